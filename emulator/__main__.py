@@ -1,0 +1,3 @@
+from emulator.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""``create_app(settings)``: the Starlette application and its route table."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from emulator import api, errors
+from emulator.config import Settings
+from emulator.openapi import OpenApi
+from emulator.pending import PENDING
+from emulator.pipeline import Call, Reply, build_routes, error_response, json_response
+from emulator.runtime import Runtime
+
+log = logging.getLogger("payemu")
+SWAGGER_PATH = "/swagger/1.0/swagger.json"
+
+
+async def pending(call: Call) -> Reply:
+    """Answer for an operation of the schema that payemu does not build yet."""
+    issue = PENDING.get(call.operation.operation_id, "a later issue")
+    message = f"{call.operation.operation_id} is not built in this version of payemu yet ({issue})."
+    return Reply(501, errors.ApiError(501, [(None, [message])]).body)
+
+
+def create_app(settings: Settings | None = None, openapi: OpenApi | None = None) -> Starlette:
+    """The emulator as an ASGI app; ``app.state.runtime`` is its :class:`Runtime`."""
+    settings = settings or Settings()
+    openapi = openapi or OpenApi.load(settings.openapi_path)
+    runtime = Runtime(settings, openapi)
+    handlers = api.handlers()
+    overlap = set(handlers) & set(PENDING)
+    if overlap:
+        raise RuntimeError(f"handled and pending at once: {sorted(overlap)}")
+    routes: list[BaseRoute] = [Route(SWAGGER_PATH, _swagger(runtime), methods=["GET"])]
+    routes += build_routes(runtime, openapi, handlers, pending)
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            HTTPException: _http_error,
+            Exception: _crash,
+        },
+    )
+    app.state.runtime = runtime
+    return app
+
+
+def _swagger(runtime: Runtime) -> Any:
+    async def swagger(request: Request) -> Response:
+        return json_response(200, runtime.api.document)
+
+    return swagger
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "").split(", ")
+        return error_response(errors.method_not_allowed(request.method, [a for a in allowed if a]))
+    if exc.status_code == 404:
+        return error_response(
+            errors.not_found("path", f"No resource at {request.method} {request.url.path}.")
+        )
+    return error_response(errors.ApiError(exc.status_code, [(None, [str(exc.detail)])]))
+
+
+async def _crash(request: Request, exc: Exception) -> Response:
+    log.error("payemu bug: %r while answering %s %s", exc, request.method, request.url.path)
+    return error_response(errors.internal("payemu hit an internal error; see its log."))

@@ -1,0 +1,163 @@
+"""The ``payemu`` command: ``serve`` and ``scenarios check|list``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Iterator, Sequence
+
+from emulator import INTERFACE_VERSION, __version__
+from emulator.config import ConfigError, Settings, load_config_file
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="payemu",
+        description=f"Local emulator of the payment orchestration service (interface {INTERFACE_VERSION}).",
+    )
+    parser.add_argument("--version", action="version", version=f"payemu {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the emulator")
+    serve.add_argument("--host", default=None, help=f"address to listen on (default {DEFAULT_HOST})")
+    serve.add_argument("--port", type=int, default=None, help=f"port (default {DEFAULT_PORT})")
+    serve.add_argument("--config", help="YAML config file (keys, seed, failover mode, ...)")
+    serve.add_argument(
+        "--scenarios", nargs="+", default=[], metavar="FILE_OR_DIR",
+        help="scenario files or directories, after the built-in test cards",
+    )
+    serve.add_argument("--seed", type=int, default=None, help="deterministic ids, tokens, data and clocks")
+    serve.add_argument("--any-key", action="store_true", help="every new non-empty key is a fresh sandbox tenant")
+    serve.add_argument("--openapi", help="validate against another published OpenAPI document")
+    serve.add_argument("--watch", action="store_true", help="reload scenario files when they change")
+    serve.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
+    )
+
+    scenarios = commands.add_parser("scenarios", help="check or list scenario rules")
+    actions = scenarios.add_subparsers(dest="action", required=True)
+    check = actions.add_parser("check", help="validate scenario files; exit 1 on any error")
+    check.add_argument("files", nargs="+")
+    listing = actions.add_parser("list", help="print the effective rule table")
+    listing.add_argument("files", nargs="*", help="extra scenario files (after the built-in ones)")
+    listing.add_argument("--config", help="YAML config file")
+    return parser
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    settings = Settings()
+    if getattr(args, "config", None):
+        settings = load_config_file(args.config, settings)
+    if getattr(args, "host", None):
+        settings.host = args.host
+    if getattr(args, "port", None) is not None:
+        settings.port = args.port
+    if getattr(args, "seed", None) is not None:
+        settings.seed = args.seed
+    if getattr(args, "any_key", False):
+        settings.any_key = True
+    if getattr(args, "openapi", None):
+        settings.openapi_path = args.openapi
+    if getattr(args, "watch", False):
+        settings.watch = True
+    settings.scenario_paths += list(getattr(args, "scenarios", None) or getattr(args, "files", None) or [])
+    settings.log_level = getattr(args, "log_level", "info")
+    return settings
+
+
+def banner(settings: Settings, schema_version: str, schema_source: str) -> str:
+    base = f"http://{settings.host}:{settings.port}"
+    keys = ", ".join(f"{k.key} ({'sandbox' if k.is_sandbox else 'live'})" for k in settings.keys)
+    lines = [
+        f"payemu {__version__} — payment orchestration emulator, interface {INTERFACE_VERSION}",
+        f"  listening on   {base}",
+        f"  API keys       {keys}{' (+ any key: --any-key)' if settings.any_key else ''}",
+        f"  schema         {schema_source} (version {schema_version})",
+        f"  dashboard      {base}/_emulator/",
+    ]
+    if settings.seed is not None:
+        lines.append(f"  seed           {settings.seed}")
+    return "\n".join(lines)
+
+
+def serve(settings: Settings) -> int:
+    import uvicorn
+
+    from emulator.app import create_app
+
+    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    app = create_app(settings)
+    runtime = app.state.runtime
+    print(banner(settings, runtime.api.version, runtime.api.source), flush=True)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        loop=_best("uvloop", "asyncio"),
+        http=_best("httptools", "h11"),
+        access_log=False,
+        log_level=settings.log_level,
+        lifespan="off",
+    )
+    _server_class()(config).run()
+    print("payemu stopped", flush=True)
+    return 0
+
+
+def _server_class() -> type:
+    import uvicorn
+
+    class QuietServer(uvicorn.Server):
+        """Stops gracefully on SIGINT/SIGTERM and exits 0 (uvicorn would re-raise the
+        signal after shutting down, so a CI script's ``kill`` looked like a crash)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    return QuietServer
+
+
+def _best(preferred: str, fallback: str) -> str:
+    try:
+        __import__(preferred)
+    except ImportError:
+        return fallback
+    return preferred
+
+
+def scenarios_command(args: argparse.Namespace) -> int:
+    from emulator import scenarios
+
+    if args.action == "check":
+        problems = scenarios.check_files(args.files)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if not problems:
+            print(f"{len(args.files)} file(s) OK")
+        return 1 if problems else 0
+    settings = settings_from(args)
+    print(scenarios.describe(settings))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "serve":
+            return serve(settings_from(args))
+        return scenarios_command(args)
+    except ConfigError as exc:
+        print(f"payemu: {exc}", file=sys.stderr)
+        return 2

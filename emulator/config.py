@@ -1,0 +1,139 @@
+"""Settings: the command line and an optional YAML config file, checked on load.
+
+Config file (all keys optional)::
+
+    keys:                         # replaces the two built-in keys when given
+      - key: sandbox-api-key
+        userName: sandbox-merchant
+        accountId: 10001
+        isSandbox: true
+        certificates: [myClientCert]
+    anyKey: false                 # every new non-empty key becomes a fresh sandbox tenant
+    seed: 42                      # deterministic ids, tokens, fake data and clocks
+    failover: all                 # all | recoverable-only
+    journalSize: 1000             # requests kept per tenant, oldest dropped first
+    scenarios: [path/to/rules.yaml]
+    openapi: path/to/openapi.json
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft7Validator
+
+from emulator.validation import field_path
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    key: str
+    user_name: str
+    account_id: int
+    is_sandbox: bool
+    certificates: tuple[str, ...] = ()
+
+
+DEFAULT_KEYS: tuple[KeySpec, ...] = (
+    KeySpec("sandbox-api-key", "sandbox-merchant", 10001, True),
+    KeySpec("live-api-key", "live-merchant", 10002, False),
+)
+
+FAILOVER_MODES = ("all", "recoverable-only")
+
+
+@dataclass
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    keys: tuple[KeySpec, ...] = DEFAULT_KEYS
+    any_key: bool = False
+    seed: int | None = None
+    failover: str = "all"
+    journal_size: int = 1000
+    scenario_paths: list[str] = field(default_factory=list)
+    openapi_path: str | None = None
+    log_level: str = "info"
+    max_body_bytes: int = 1024 * 1024
+    watch: bool = False
+
+
+_CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "keys": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["key"],
+                "properties": {
+                    "key": {"type": "string", "minLength": 1, "maxLength": 256},
+                    "userName": {"type": "string", "minLength": 1},
+                    "accountId": {"type": "integer", "minimum": 1},
+                    "isSandbox": {"type": "boolean"},
+                    "certificates": {
+                        "type": "array",
+                        "items": {"type": "string", "minLength": 1, "maxLength": 128},
+                    },
+                },
+            },
+        },
+        "anyKey": {"type": "boolean"},
+        "seed": {"type": ["integer", "null"]},
+        "failover": {"enum": list(FAILOVER_MODES)},
+        "journalSize": {"type": "integer", "minimum": 1, "maximum": 1000000},
+        "scenarios": {"type": "array", "items": {"type": "string"}},
+        "openapi": {"type": ["string", "null"]},
+    },
+}
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the file and the field."""
+
+
+def load_config_file(path: str | Path, settings: Settings | None = None) -> Settings:
+    """Read ``path`` into ``settings`` (a new default Settings when None)."""
+    settings = settings or Settings()
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from exc
+    problems = [
+        f"{path}: {field_path(list(err.absolute_path), 'config')}: {err.message}"
+        for err in Draft7Validator(_CONFIG_SCHEMA).iter_errors(data)
+    ]
+    if problems:
+        raise ConfigError("\n".join(problems))
+    base = path.parent
+    if "keys" in data:
+        settings.keys = tuple(_key_spec(i, item) for i, item in enumerate(data["keys"]))
+        names = [k.key for k in settings.keys]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"{path}: keys: the same key is listed twice")
+    settings.any_key = data.get("anyKey", settings.any_key)
+    settings.seed = data.get("seed", settings.seed)
+    settings.failover = data.get("failover", settings.failover)
+    settings.journal_size = data.get("journalSize", settings.journal_size)
+    settings.scenario_paths += [str(base / p) for p in data.get("scenarios", [])]
+    if data.get("openapi"):
+        settings.openapi_path = str(base / data["openapi"])
+    return settings
+
+
+def _key_spec(index: int, item: dict[str, Any]) -> KeySpec:
+    sandbox = item.get("isSandbox", True)
+    return KeySpec(
+        key=item["key"],
+        user_name=item.get("userName", f"merchant-{index + 1}"),
+        account_id=item.get("accountId", 10001 + index),
+        is_sandbox=sandbox,
+        certificates=tuple(item.get("certificates", ())),
+    )

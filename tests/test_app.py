@@ -1,0 +1,159 @@
+"""The app: authentication, routing errors, the served schema, route coverage."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from emulator import api
+from emulator.app import SWAGGER_PATH
+from emulator.openapi import OpenApi, default_schema_path
+from emulator.pending import PENDING
+from emulator.pipeline import Call, Reply
+from tests.conftest import LIVE
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "shared" / "reference" / "published"
+
+
+def test_api_key_status(client: TestClient) -> None:
+    response = client.get("/Utils/apiKey")
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "OK",
+        "userName": "sandbox-merchant",
+        "accountId": 10001,
+        "isSandbox": True,
+    }
+
+
+def test_live_key_is_its_own_account(client: TestClient) -> None:
+    body = client.get("/Utils/apiKey", headers=LIVE).json()
+    assert body["isSandbox"] is False
+    assert body["accountId"] == 10002
+
+
+@pytest.mark.parametrize(
+    ("headers", "message"),
+    [({}, "The X-Api-Key header is missing."), ({"X-Api-Key": "nope"}, "The API key is not valid.")],
+)
+def test_unauthenticated(anon: TestClient, headers: dict[str, str], message: str) -> None:
+    response = anon.get("/Utils/apiKey", headers=headers)
+    assert response.status_code == 401
+    assert response.json() == [{"fieldName": "X-Api-Key", "errors": [message]}]
+
+
+def test_any_key_makes_fresh_sandbox_tenants(make_app: Callable[..., Starlette]) -> None:
+    with TestClient(make_app(any_key=True)) as client:
+        first = client.get("/Utils/apiKey", headers={"X-Api-Key": "ci-job-1"}).json()
+        second = client.get("/Utils/apiKey", headers={"X-Api-Key": "ci-job-2"}).json()
+        again = client.get("/Utils/apiKey", headers={"X-Api-Key": "ci-job-1"}).json()
+    assert first["isSandbox"] and second["isSandbox"]
+    assert first["accountId"] != second["accountId"]
+    assert again == first
+
+
+def test_unknown_route_is_json_404(anon: TestClient) -> None:
+    response = anon.get("/nothing/here")
+    assert response.status_code == 404
+    assert response.json() == [{"fieldName": "path", "errors": ["No resource at GET /nothing/here."]}]
+
+
+def test_wrong_method_is_json_405_with_allow(anon: TestClient) -> None:
+    response = anon.patch("/StringTokens")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert response.json()[0]["fieldName"] == "method"
+
+
+def test_swagger_is_the_published_document(anon: TestClient) -> None:
+    response = anon.get(SWAGGER_PATH)
+    assert response.status_code == 200
+    assert response.json() == json.loads(default_schema_path().read_text())
+    assert response.json()["info"]["version"] == "Prod"
+
+
+def test_every_schema_operation_has_a_route_and_back(app: Starlette, openapi: OpenApi) -> None:
+    handled = set(api.handlers())
+    documented = {op.operation_id for op in openapi.operations.values()}
+    assert not handled & set(PENDING), "an operation is both handled and pending"
+    assert handled | set(PENDING) == documented
+    routes = {
+        (method, route.path)
+        for route in app.routes
+        for method in (getattr(route, "methods", None) or ())
+        if not route.path.startswith("/_emulator") and route.path != SWAGGER_PATH
+    }
+    served = {(m, p) for m, p in routes if m != "HEAD"}
+    assert served == {(op.method, op.path) for op in openapi.operations.values()}
+
+
+def test_pending_operations_say_so(client: TestClient, openapi: OpenApi) -> None:
+    """A pending operation answers 501 naming the issue that builds it."""
+    by_id = openapi.by_id()
+    for operation_id, issue in PENDING.items():
+        op = by_id[operation_id]
+        if op.parameters or op.body is not None:
+            continue
+        response = client.request(op.method, op.path)
+        assert response.status_code == 501
+        assert issue in response.json()[0]["errors"][0]
+
+
+def test_a_response_breaking_the_schema_is_a_500_naming_it(
+    monkeypatch: pytest.MonkeyPatch, make_app: Callable[..., Starlette]
+) -> None:
+    async def broken(call: Call) -> Reply:
+        return Reply(200, {"status": "OK", "userName": "x", "accountId": "not a number", "isSandbox": True})
+
+    monkeypatch.setattr(api.utils, "HANDLERS", {"ValidateApiKey": broken})
+    app = make_app()
+    with TestClient(app, headers=LIVE) as client:
+        response = client.get("/Utils/apiKey")
+    assert response.status_code == 500
+    message = response.json()[0]["errors"][0]
+    assert "ValidateApiKey" in message and "accountId" in message
+    assert len(app.state.runtime.violations) == 1
+    app.state.runtime.violations.clear()
+
+
+def test_a_crashing_handler_is_a_json_500_and_the_server_goes_on(
+    monkeypatch: pytest.MonkeyPatch, make_app: Callable[..., Starlette]
+) -> None:
+    calls = {"n": 0}
+
+    async def flaky(call: Call) -> Reply:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("boom")
+        return await api.utils.validate_api_key(call)
+
+    monkeypatch.setattr(api.utils, "HANDLERS", {"ValidateApiKey": flaky})
+    with TestClient(make_app(), headers=LIVE) as client:
+        first = client.get("/Utils/apiKey")
+        second = client.get("/Utils/apiKey")
+    assert first.status_code == 500
+    assert first.json() == [{"fieldName": None, "errors": ["payemu hit an internal error; see its log."]}]
+    assert "Traceback" not in first.text
+    assert second.status_code == 200
+
+
+def test_runs_against_another_published_copy(make_app: Callable[..., Starlette]) -> None:
+    """--openapi: the 1.0.9.36 export knows no fallbackUpgs on charge."""
+    other = OpenApi.load(PUBLISHED / "openapi-1.0.9.36.json")
+    with TestClient(make_app(openapi=other), headers=LIVE) as client:
+        assert client.get("/Utils/apiKey").status_code == 200
+        assert client.get(SWAGGER_PATH).json()["info"]["description"].startswith("Code Version 1.0.9.36")
+        response = client.post("/PaymentGateway/charge", json={"fallbackUpgs": []})
+    assert response.status_code == 400
+    assert "fallbackUpgs" in {e["fieldName"] for e in response.json()}
+
+
+def test_the_old_yaml_export_loads() -> None:
+    old = OpenApi.load(PUBLISHED / "openapi-1.0.7.15.yaml")
+    assert old.find("GET", "/Tools/brand") is not None
+    assert old.find("POST", "/PaymentGateway/status") is None

@@ -1,0 +1,113 @@
+"""`payemu serve` as a newcomer runs it: a real server on a real port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from emulator.cli import DEFAULT_HOST, DEFAULT_PORT, build_parser, settings_from
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_until_up(base: str, proc: subprocess.Popen[str], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited early: {proc.stdout.read() if proc.stdout else ''}")
+        try:
+            httpx.get(base + "/swagger/1.0/swagger.json", timeout=0.5)
+            return
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise AssertionError("server did not come up")
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--log-level", "warning"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(base, proc)
+        yield base, proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_serve_answers_the_key_status_and_stops_cleanly(server: tuple[str, subprocess.Popen[str]]) -> None:
+    base, proc = server
+    ok = httpx.get(base + "/Utils/apiKey", headers={"X-Api-Key": "sandbox-api-key"})
+    assert ok.status_code == 200 and ok.json()["isSandbox"] is True
+    denied = httpx.get(base + "/Utils/apiKey")
+    assert denied.status_code == 401
+    assert denied.json()[0]["fieldName"] == "X-Api-Key"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 0
+    output = proc.stdout.read() if proc.stdout else ""
+    assert f"listening on   {base}" in output
+    assert "sandbox-api-key (sandbox), live-api-key (live)" in output
+    assert "Prod" in output
+    assert "Traceback" not in output
+
+
+def test_sigint_also_stops_cleanly(server: tuple[str, subprocess.Popen[str]]) -> None:
+    _, proc = server
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 0
+
+
+def test_defaults_and_flags() -> None:
+    args = build_parser().parse_args(["serve"])
+    settings = settings_from(args)
+    assert (settings.host, settings.port) == (DEFAULT_HOST, DEFAULT_PORT) == ("127.0.0.1", 8080)
+    args = build_parser().parse_args(
+        ["serve", "--host", "0.0.0.0", "--port", "9000", "--seed", "7", "--any-key", "--log-level", "debug"]
+    )
+    settings = settings_from(args)
+    assert (settings.host, settings.port, settings.seed, settings.any_key, settings.log_level) == (
+        "0.0.0.0", 9000, 7, True, "debug",
+    )
+
+
+def test_bad_config_is_refused_with_file_and_field(tmp_path: Path) -> None:
+    config = tmp_path / "payemu.yaml"
+    config.write_text("keys:\n  - key: k1\n    isSandbox: maybe\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "emulator", "serve", "--config", str(config)],
+        cwd=ROOT, capture_output=True, text=True, timeout=30,
+    )
+    assert result.returncode == 2
+    assert f"{config}: keys[0].isSandbox" in result.stderr
+
+
+def test_python_dash_m_help() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "emulator", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 0
+    assert "serve" in result.stdout and "scenarios" in result.stdout

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import json
+
+from emulator.masking import mask, mask_pan, mask_text
+
+
+def test_mask_pan_keeps_first_six_and_last_four() -> None:
+    assert mask_pan("4111111111111111") == "411111******1111"
+    assert mask_pan("378282246310005") == "378282*****0005"
+    assert mask_pan("@abcdefabcdefabcdefabcdefabcdefab") == "@abcdefabcdefabcdefabcdefabcdefab"
+
+
+def test_mask_text_finds_numbers_in_free_text() -> None:
+    assert mask_text("card 4000000000009995 declined") == "card 400000******9995 declined"
+    assert mask_text("order 12345") == "order 12345"
+
+
+def test_mask_removes_cvv_and_redacts_payloads_and_credentials() -> None:
+    body = {
+        "card": {"cardNumber": "4111111111111111", "cvv": "123", "CVV": "999", "cardHolderName": "Jane"},
+        "payload": '{"cardNumber": "4111111111111111"}',
+        "paymentGatewayAccount": {"credentials": [{"key": "SecretKey", "value": "sk_test_123"}]},
+        "notes": ["pay 5555555555554444"],
+    }
+    masked = mask(body)
+    text = json.dumps(masked)
+    assert "4111111111111111" not in text and "5555555555554444" not in text
+    assert "123" not in json.dumps(masked["card"]) and "999" not in text
+    assert "sk_test_123" not in text
+    assert masked["card"]["cardNumber"] == "411111******1111"
+    assert masked["paymentGatewayAccount"]["credentials"][0]["key"] == "SecretKey"
+    assert body["card"]["cvv"] == "123"  # the original is untouched

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from emulator.config import ConfigError, Settings, load_config_file
+from emulator.tenants import TenantRegistry
+
+
+def test_default_keys_are_separate_tenants() -> None:
+    registry = TenantRegistry(Settings())
+    sandbox, live = registry.get("sandbox-api-key"), registry.get("live-api-key")
+    assert sandbox is not None and live is not None and sandbox is not live
+    assert (sandbox.is_sandbox, live.is_sandbox) == (True, False)
+    sandbox.tokens["x"] = "secret"
+    assert "x" not in live.tokens
+    assert registry.get("someone-else") is None
+    assert registry.get("") is None
+
+
+def test_seeded_tenants_do_not_depend_on_each_other() -> None:
+    one = TenantRegistry(Settings(seed=7))
+    two = TenantRegistry(Settings(seed=7))
+    a1 = one.get("sandbox-api-key")
+    assert a1 is not None
+    other = one.get("live-api-key")
+    assert other is not None
+    other.random_string(500)  # another tenant's activity in between
+    a2 = two.get("sandbox-api-key")
+    assert a2 is not None
+    assert a1.random_string(32) == a2.random_string(32)
+    assert a1.now() == a2.now()
+    assert a1.faker.name() == a2.faker.name()
+
+
+def test_reset_replays_a_seeded_tenant() -> None:
+    registry = TenantRegistry(Settings(seed=3))
+    tenant = registry.get("sandbox-api-key")
+    assert tenant is not None
+    first = tenant.random_string(32)
+    tenant.accounts["main"] = object()
+    tenant.reset()
+    assert tenant.accounts == {}
+    assert tenant.random_string(32) == first
+
+
+def test_created_tenants_are_fresh_and_unique() -> None:
+    registry = TenantRegistry(Settings())
+    keys = {registry.create().key for _ in range(50)}
+    assert len(keys) == 50
+    live = registry.create(sandbox=False)
+    assert live.is_sandbox is False
+    assert registry.get(live.key) is live
+
+
+def test_any_key_refuses_unprintable_keys() -> None:
+    registry = TenantRegistry(Settings(any_key=True))
+    assert registry.get("job-1") is not None
+    assert registry.get("bad\x00key") is None
+    assert registry.get("k" * 300) is None
+
+
+def test_config_file(tmp_path: Path) -> None:
+    config = tmp_path / "payemu.yaml"
+    config.write_text(
+        "keys:\n"
+        "  - {key: team-a, userName: alice, accountId: 501, isSandbox: true, certificates: [certA]}\n"
+        "  - {key: team-b, isSandbox: false}\n"
+        "seed: 11\nfailover: recoverable-only\njournalSize: 50\nscenarios: [rules.yaml]\n"
+    )
+    settings = load_config_file(config)
+    assert [k.key for k in settings.keys] == ["team-a", "team-b"]
+    assert settings.keys[0].certificates == ("certA",)
+    assert (settings.seed, settings.failover, settings.journal_size) == (11, "recoverable-only", 50)
+    assert settings.scenario_paths == [str(tmp_path / "rules.yaml")]
+    tenant = TenantRegistry(settings).get("team-a")
+    assert tenant is not None and tenant.certificates == {"certA"} and tenant.user_name == "alice"
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("failover: sometimes\n", "failover"),
+        ("keys: []\n", "keys"),
+        ("journalSize: 0\n", "journalSize"),
+        ("colour: blue\n", "colour"),
+        ("keys:\n  - {key: a}\n  - {key: a}\n", "twice"),
+        ("keys: [\n", "cannot read"),
+    ],
+)
+def test_config_errors_name_the_problem(tmp_path: Path, text: str, fragment: str) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config_file(config)
+    assert str(config) in str(caught.value) and fragment in str(caught.value)
