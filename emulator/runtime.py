@@ -6,6 +6,7 @@ from typing import Any
 
 from emulator import errors
 from emulator.config import Settings
+from emulator.gateways.catalog import Catalog, load_catalog
 from emulator.openapi import OpenApi
 from emulator.tenants import Tenant, TenantRegistry
 
@@ -17,6 +18,7 @@ class Runtime:
         self.settings = settings
         self.api = api
         self.tenants = TenantRegistry(settings)
+        self.catalog: Catalog = load_catalog()
         self.violations: list[str] = []
         self.extras: dict[str, Any] = {}
 

@@ -1,0 +1,1 @@
+"""Simulated gateways: the catalog (data) and the behaviour read from it."""

@@ -1,0 +1,260 @@
+"""The gateway catalog: every simulated gateway is data in ``catalog.yaml``.
+
+Adding a gateway is a data edit. The file is checked against a JSON Schema when loaded
+(payemu refuses to start on a malformed catalog, naming the entry and field), then turned
+into frozen :class:`GatewaySpec` records that the resources API lists and the payment
+engine reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft7Validator
+
+from emulator.validation import field_path
+
+CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
+OPERATIONS = ("Charge", "PreAuth", "Capture", "Void", "Refund", "Tokenize", "Status")
+RESULT_KEYS = (
+    "Success", "Accepted", "Rejected", "TemporaryFailure", "FatalFailure", "NotImplemented",
+    "AuthenticationFailed",
+)
+ALPHABETS = {
+    "digits": "0123456789",
+    "upper": "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+    "alnum": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+    "hex": "0123456789abcdef",
+}
+
+_FORMAT = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["length", "alphabet"],
+    "properties": {
+        "prefix": {"type": "string"},
+        "prefixByOperation": {
+            "type": "object",
+            "propertyNames": {"enum": list(OPERATIONS)},
+            "additionalProperties": {"type": "string"},
+        },
+        "length": {"type": "integer", "minimum": 4, "maximum": 64},
+        "alphabet": {"enum": list(ALPHABETS)},
+    },
+}
+_CODE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["code", "description"],
+    "properties": {"code": {"type": "string"}, "description": {"type": "string"}},
+}
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["gateways"],
+    "properties": {
+        "gateways": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": [
+                    "name", "displayName", "paymentGatewayUrl", "description", "credentialsNames",
+                    "supportsNetworkToken", "tokenizes", "authorizationDays", "reference", "codes",
+                ],
+                "properties": {
+                    "name": {"type": "string", "pattern": "^[A-Za-z0-9]+$"},
+                    "displayName": {"type": "string", "minLength": 1},
+                    "paymentGatewayUrl": {"type": "string", "minLength": 1},
+                    "description": {"type": "string", "minLength": 1},
+                    "credentialsNames": {"type": "array", "items": {"type": "string", "minLength": 1}},
+                    "optionalCredentials": {"type": "array", "items": {"type": "string", "minLength": 1}},
+                    "supportsNetworkToken": {"type": "boolean"},
+                    "tokenizes": {"type": "boolean"},
+                    "authorizationDays": {"type": "integer", "minimum": 1, "maximum": 60},
+                    "unsupportedOperations": {"type": "array", "items": {"enum": list(OPERATIONS)}},
+                    "requires": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "certificate": {"type": "boolean"},
+                            "clientIPAddress": {"type": "boolean"},
+                            "orderDesc": {"type": "boolean"},
+                            "myRefMinLength": {"type": "integer", "minimum": 0},
+                        },
+                    },
+                    "always": {"enum": ["Success", "Rejected"]},
+                    "reference": _FORMAT,
+                    "token": _FORMAT,
+                    "authorizationCode": _FORMAT,
+                    "codes": {
+                        "type": "object",
+                        "required": list(RESULT_KEYS),
+                        "additionalProperties": _CODE,
+                    },
+                    "response": {"type": "object"},
+                },
+            },
+        }
+    },
+}
+
+
+class CatalogError(ValueError):
+    """The catalog file cannot be used; the message names the gateway and the field."""
+
+
+@dataclass(frozen=True)
+class ReferenceFormat:
+    """How a gateway spells its ids: prefix (per operation), length and alphabet."""
+
+    prefix: str
+    prefix_by_operation: dict[str, str]
+    length: int
+    alphabet: str
+
+    def prefix_for(self, operation: str) -> str:
+        return self.prefix_by_operation.get(operation, self.prefix)
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> ReferenceFormat:
+        return cls(
+            prefix=data.get("prefix", ""),
+            prefix_by_operation=dict(data.get("prefixByOperation", {})),
+            length=data["length"],
+            alphabet=ALPHABETS[data["alphabet"]],
+        )
+
+
+@dataclass(frozen=True)
+class ResultCode:
+    code: str
+    description: str
+
+
+_DEFAULT_TOKEN = {"prefix": "tok_", "length": 24, "alphabet": "alnum"}
+_DEFAULT_AUTH_CODE = {"length": 6, "alphabet": "upper"}
+
+
+@dataclass(frozen=True)
+class GatewaySpec:
+    name: str
+    display_name: str
+    url: str
+    description: str
+    credentials: tuple[str, ...]
+    optional_credentials: tuple[str, ...]
+    supports_network_token: bool
+    tokenizes: bool
+    authorization_days: int
+    unsupported: frozenset[str]
+    requires_certificate: bool
+    requires_client_ip: bool
+    requires_order_desc: bool
+    min_my_ref: int
+    always: str | None
+    reference: ReferenceFormat
+    token: ReferenceFormat
+    authorization_code: ReferenceFormat
+    codes: dict[str, ResultCode]
+    response: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def accepted_credentials(self) -> tuple[str, ...]:
+        return self.credentials + self.optional_credentials
+
+    def code_for(self, key: str) -> ResultCode:
+        """The native code for a result or reject reason; unknown reasons fall back to
+        the gateway's generic decline."""
+        return self.codes.get(key) or self.codes["Rejected"]
+
+    def to_description(self) -> dict[str, Any]:
+        """The entry of ``GET /PaymentGateway``."""
+        return {
+            "name": self.name,
+            "displayName": self.display_name,
+            "paymentGatewayUrl": self.url,
+            "description": self.description,
+            "credentialsNames": list(self.accepted_credentials),
+            "supportsNetworkToken": self.supports_network_token,
+        }
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> GatewaySpec:
+        requires = data.get("requires", {})
+        return cls(
+            name=data["name"],
+            display_name=data["displayName"],
+            url=data["paymentGatewayUrl"],
+            description=data["description"],
+            credentials=tuple(data["credentialsNames"]),
+            optional_credentials=tuple(data.get("optionalCredentials", ())),
+            supports_network_token=data["supportsNetworkToken"],
+            tokenizes=data["tokenizes"],
+            authorization_days=data["authorizationDays"],
+            unsupported=frozenset(data.get("unsupportedOperations", ())),
+            requires_certificate=requires.get("certificate", False),
+            requires_client_ip=requires.get("clientIPAddress", False),
+            requires_order_desc=requires.get("orderDesc", False),
+            min_my_ref=requires.get("myRefMinLength", 0),
+            always=data.get("always"),
+            reference=ReferenceFormat.from_data(data["reference"]),
+            token=ReferenceFormat.from_data(data.get("token", _DEFAULT_TOKEN)),
+            authorization_code=ReferenceFormat.from_data(data.get("authorizationCode", _DEFAULT_AUTH_CODE)),
+            codes={key: ResultCode(v["code"], v["description"]) for key, v in data["codes"].items()},
+            response=data.get("response", {}),
+        )
+
+
+class Catalog:
+    """The loaded gateways, looked up by name case-insensitively."""
+
+    def __init__(self, gateways: list[GatewaySpec]) -> None:
+        self._by_lower = {g.name.lower(): g for g in gateways}
+        self._ordered = list(gateways)
+
+    def get(self, name: str | None) -> GatewaySpec | None:
+        return self._by_lower.get(name.lower()) if name else None
+
+    def names(self) -> list[str]:
+        return [g.name for g in self._ordered]
+
+    def __iter__(self) -> Iterator[GatewaySpec]:
+        return iter(self._ordered)
+
+    def __len__(self) -> int:
+        return len(self._ordered)
+
+
+def load_catalog(path: str | Path | None = None) -> Catalog:
+    path = Path(path) if path else CATALOG_PATH
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise CatalogError(f"{path}: cannot read the gateway catalog: {exc}") from exc
+    problems = []
+    for error in Draft7Validator(_SCHEMA).iter_errors(data):
+        where = field_path(list(error.absolute_path), "catalog")
+        if isinstance(data, dict) and len(error.absolute_path) >= 2 and error.absolute_path[0] == "gateways":
+            index = error.absolute_path[1]
+            gateways = data.get("gateways") or []
+            if isinstance(index, int) and index < len(gateways) and isinstance(gateways[index], dict):
+                where = f"{gateways[index].get('name', index)}: {where}"
+        problems.append(f"{path}: {where}: {error.message}")
+    if problems:
+        raise CatalogError("\n".join(problems))
+    gateways = [GatewaySpec.from_data(item) for item in data["gateways"]]
+    seen: set[str] = set()
+    for gateway in gateways:
+        if gateway.name.lower() in seen:
+            raise CatalogError(f"{path}: gateway {gateway.name} is listed twice")
+        seen.add(gateway.name.lower())
+        overlap = set(gateway.credentials) & set(gateway.optional_credentials)
+        if overlap:
+            raise CatalogError(f"{path}: {gateway.name}: {sorted(overlap)} both required and optional")
+    return Catalog(gateways)
