@@ -1,0 +1,65 @@
+"""Client certificate names per tenant."""
+
+from __future__ import annotations
+
+import pytest
+
+from emulator import certificates
+from emulator.config import KeySpec, Settings
+from emulator.errors import ApiError
+from emulator.tenants import Tenant
+
+
+def _tenant(*names: str) -> Tenant:
+    return Tenant(KeySpec("k", "u", 1, True, tuple(names)), Settings(), None)
+
+
+def test_config_certificates_are_registered() -> None:
+    tenant = _tenant("myClientCert")
+    certificates.require_certificate(tenant, "myClientCert", "certificateName")
+    assert certificates.names(tenant) == ["myClientCert"]
+    assert certificates.is_registered(tenant, "myClientCert")
+    assert not certificates.is_registered(tenant, "myclientcert")
+
+
+def test_unknown_certificate_is_refused_clearly() -> None:
+    tenant = _tenant()
+    with pytest.raises(ApiError) as caught:
+        certificates.require_certificate(tenant, "nope", "fallbackUpgs[1].paymentGatewayCertName")
+    assert caught.value.status == 400
+    assert caught.value.body == [{
+        "fieldName": "fallbackUpgs[1].paymentGatewayCertName",
+        "errors": ["Unknown client certificate 'nope'. Register it with POST /_emulator/certificates "
+                   "or in the config file."],
+    }]
+    with pytest.raises(ApiError) as caught:
+        certificates.require_certificate(tenant, None, "certificateName")
+    assert caught.value.body[0]["fieldName"] == "certificateName"
+
+
+def test_register_and_remove() -> None:
+    tenant = _tenant()
+    assert certificates.register(tenant, "a") is True
+    assert certificates.register(tenant, "a") is False
+    certificates.require_certificate(tenant, "a", "certificateName")
+    assert certificates.remove(tenant, "a") is True
+    assert certificates.remove(tenant, "a") is False
+    with pytest.raises(ApiError):
+        certificates.require_certificate(tenant, "a", "certificateName")
+    for bad in ("", "x" * 129, "tab\there"):
+        with pytest.raises(ValueError):
+            certificates.register(tenant, bad)
+    assert certificates.register(tenant, "x" * 128) is True
+
+
+def test_reset_restores_the_configured_names() -> None:
+    tenant = _tenant("cfg")
+    certificates.register(tenant, "extra")
+    tenant.reset()
+    assert certificates.names(tenant) == ["cfg"]
+
+
+def test_certificates_are_per_tenant() -> None:
+    one, two = _tenant(), _tenant()
+    certificates.register(one, "mine")
+    assert not certificates.is_registered(two, "mine")

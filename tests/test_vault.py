@@ -1,0 +1,164 @@
+"""The string-token vault: storage per tenant, @token card references, and its HTTP API."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from emulator import vault
+from emulator.config import KeySpec, Settings
+from emulator.errors import ApiError
+from emulator.tenants import Tenant
+
+CARD = {"cardHolderName": "Jane Doe", "expirationMonth": 12, "expirationYear": 2030}
+
+
+def _tenant(key: str = "k1", seed: int | None = 7) -> Tenant:
+    return Tenant(KeySpec(key, "user", 1, True), Settings(), seed)
+
+
+def _error(caught: pytest.ExceptionInfo[ApiError]) -> tuple[int, list[dict[str, Any]]]:
+    return caught.value.status, caught.value.body
+
+
+# -- the store ---------------------------------------------------------------------------
+def test_store_get_delete() -> None:
+    tenant = _tenant()
+    entry = vault.store(tenant, "secret")
+    assert len(entry.token) == 32 and entry.token.isalnum() and entry.token.isascii()
+    assert entry.create_time == tenant.now()
+    assert vault.get(tenant, entry.token) is entry
+    assert vault.delete(tenant, entry.token) is True
+    assert vault.get(tenant, entry.token) is None
+    assert vault.delete(tenant, entry.token) is False
+
+
+def test_tokens_come_from_the_tenant_seed() -> None:
+    def tokens(key: str) -> list[str]:
+        tenant = _tenant(key)
+        return [vault.store(tenant, "x").token for _ in range(3)]
+
+    assert tokens("a") == tokens("a")
+    assert tokens("a") != tokens("b")
+    assert len(set(tokens("a"))) == 3
+
+
+def test_store_retries_on_a_collision(monkeypatch: pytest.MonkeyPatch) -> None:
+    tenant = _tenant()
+    taken = vault.store(tenant, "one").token
+    ids = iter([taken, "B" * 32])
+    monkeypatch.setattr(tenant, "random_string", lambda length: next(ids))
+    assert vault.store(tenant, "two").token == "B" * 32
+    assert tenant.tokens[taken].payload == "one"
+
+
+def test_store_refuses_payloads_outside_the_limits() -> None:
+    tenant = _tenant()
+    assert len(vault.store(tenant, "é" * 16384).payload) == 16384
+    for payload in ("", "x" * 16385):
+        with pytest.raises(ApiError) as caught:
+            vault.store(tenant, payload)
+        assert _error(caught)[1][0]["fieldName"] == "payload"
+
+
+def test_repr_hides_the_payload() -> None:
+    entry = vault.store(_tenant(), "4111111111111111")
+    assert "4111" not in repr(entry) and "16 characters" in repr(entry)
+
+
+# -- resolve_card --------------------------------------------------------------------------
+def test_a_digits_token_is_the_card_number() -> None:
+    tenant = _tenant()
+    token = vault.store(tenant, "4111111111111111").token
+    card = {**CARD, "cardNumber": f"@{token}", "cvv": "123"}
+    resolved = vault.resolve_card(tenant, card)
+    assert resolved == {**card, "cardNumber": "4111111111111111"}
+    assert card["cardNumber"] == f"@{token}"  # the request is not changed
+
+
+def test_a_digits_token_may_be_spaced() -> None:
+    tenant = _tenant()
+    token = vault.store(tenant, " 4242 4242-4242 4242 ").token
+    assert vault.resolve_card(tenant, {**CARD, "cardNumber": f"@{token}"})["cardNumber"] == "4242424242424242"
+
+
+def test_a_json_token_fills_the_card() -> None:
+    tenant = _tenant()
+    payload = json.dumps(
+        {"CARDNUMBER": "5555555555554444", "cardholdername": "Token Holder", "ExpirationMonth": "07",
+         "expirationyear": 2031, "CVV": 987, "colour": "red"}
+    )
+    token = vault.store(tenant, payload).token
+    resolved = vault.resolve_card(tenant, {"cardNumber": f"@{token}", "cardHolderName": "Request Holder"})
+    assert resolved == {
+        "cardNumber": "5555555555554444", "cardHolderName": "Request Holder", "expirationMonth": 7,
+        "expirationYear": 2031, "cvv": "987",
+    }
+
+
+def test_explicit_fields_win_over_the_json_token() -> None:
+    tenant = _tenant()
+    token = vault.store(tenant, json.dumps({"cardNumber": "4111111111111111", "cvv": "111",
+                                            "expirationYear": 2040})).token
+    resolved = vault.resolve_card(tenant, {**CARD, "cardNumber": f"@{token}", "cvv": "222"})
+    assert resolved["cvv"] == "222" and resolved["expirationYear"] == 2030
+    assert resolved["cardNumber"] == "4111111111111111"
+
+
+def test_a_cvv_token() -> None:
+    tenant = _tenant()
+    number = vault.store(tenant, "4111111111111111").token
+    cvv = vault.store(tenant, "1234").token
+    resolved = vault.resolve_card(tenant, {**CARD, "cardNumber": f"@{number}", "cvv": f"@{cvv}"})
+    assert resolved["cvv"] == "1234" and resolved["cardNumber"] == "4111111111111111"
+    json_cvv = vault.store(tenant, '{"Cvv": "321"}').token
+    assert vault.resolve_card(tenant, {**CARD, "cardNumber": "4111111111111111", "cvv": f"@{json_cvv}"})["cvv"] == "321"
+
+
+def test_a_card_without_references_is_copied_unchanged() -> None:
+    card = {**CARD, "cardNumber": "4111111111111111", "cvv": None}
+    resolved = vault.resolve_card(_tenant(), card)
+    assert resolved == card and resolved is not card
+
+
+@pytest.mark.parametrize(
+    "payload",
+    ["hello", "12345", "4111-abcd", '{"cardHolderName": "x"}', '{"cardNumber": "12ab"}', "[1, 2]", '{"cardNumber": '],
+)
+def test_a_token_without_a_card_number_is_refused(payload: str) -> None:
+    tenant = _tenant()
+    token = vault.store(tenant, payload).token
+    with pytest.raises(ApiError) as caught:
+        vault.resolve_card(tenant, {**CARD, "cardNumber": f"@{token}"})
+    expected = [{"fieldName": "card.cardNumber", "errors": ["The token does not hold a card number."]}]
+    assert _error(caught) == (400, expected)
+
+
+@pytest.mark.parametrize("payload", ["12", "12345", "abc", '{"cvv": "1"}', '{"number": "4111"}'])
+def test_a_cvv_token_without_a_code_is_refused(payload: str) -> None:
+    tenant = _tenant()
+    token = vault.store(tenant, payload).token
+    with pytest.raises(ApiError) as caught:
+        vault.resolve_card(tenant, {**CARD, "cardNumber": "4111111111111111", "cvv": f"@{token}"})
+    assert _error(caught) == (400, [{"fieldName": "card.cvv", "errors": ["The token does not hold a security code."]}])
+
+
+def test_unknown_deleted_and_foreign_tokens_are_refused() -> None:
+    tenant, other = _tenant("a"), _tenant("b")
+    deleted = vault.store(tenant, "4111111111111111").token
+    vault.delete(tenant, deleted)
+    foreign = vault.store(other, "4111111111111111").token
+    for token in (deleted, foreign, "Z" * 32):
+        with pytest.raises(ApiError) as caught:
+            vault.resolve_card(tenant, {**CARD, "cardNumber": f"@{token}"})
+        status, body = _error(caught)
+        assert status == 400 and body[0]["fieldName"] == "card.cardNumber"
+        assert token in body[0]["errors"][0]
+    with pytest.raises(ApiError) as caught:
+        vault.resolve_card(tenant, {**CARD, "cardNumber": "4111111111111111", "cvv": f"@{deleted}"})
+    assert _error(caught)[1][0]["fieldName"] == "card.cvv"
+    with pytest.raises(ApiError) as caught:
+        vault.resolve_card(tenant, {**CARD, "cardNumber": "@short"})
+    assert _error(caught)[1][0]["fieldName"] == "card.cardNumber"
