@@ -9,6 +9,7 @@ _PAN = re.compile(r"\d{12,20}")
 _PAN_IN_TEXT = re.compile(r"(?<!\d)(\d{6})(\d{2,10})(\d{4})(?!\d)")
 _DROP = frozenset({"cvv", "cvc", "cvv2", "securitycode"})
 _REDACT = frozenset({"payload", "clearpayload", "password", "secret"})
+_SCALARS = (int, float, bool, type(None))
 
 
 def mask_pan(number: str) -> str:
@@ -26,21 +27,24 @@ def mask_text(text: str) -> str:
 def mask(value: Any, credentials: bool = False) -> Any:
     """A copy of a JSON value fit for the journal, logs and pages: card numbers masked,
     CVVs removed, string-token payloads and credential values redacted."""
-    if isinstance(value, dict):
+    kind = type(value)
+    if kind is str:
+        return mask_text(value) if len(value) >= 12 else value  # type: ignore[arg-type]
+    if kind is dict:
         out: dict[str, Any] = {}
         for key, item in value.items():
-            lower = key.lower() if isinstance(key, str) else key
+            lower = key.lower()
             if lower in _DROP:
                 continue
-            if lower in _REDACT and isinstance(item, str):
+            if lower in _REDACT and type(item) is str:
                 out[key] = f"[redacted: {len(item)} characters]"
             elif credentials and lower == "value":
                 out[key] = "[redacted]" if item is not None else None
+            elif type(item) in _SCALARS:
+                out[key] = item
             else:
                 out[key] = mask(item, credentials or lower == "credentials")
         return out
-    if isinstance(value, list):
+    if kind is list:
         return [mask(item, credentials) for item in value]
-    if isinstance(value, str) and len(value) >= 12:
-        return mask_text(value)
     return value

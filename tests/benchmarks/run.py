@@ -1,0 +1,190 @@
+"""payemu's benchmark: the same HTTP load against payemu and a bare Starlette app.
+
+    python -m tests.benchmarks.run [--duration 10] [--connections 16] [--transactions 1000000]
+
+Each server runs pinned to core 0 (``taskset``), wrk runs pinned to core 1. Printed per
+path: requests/s, p50 and p99 latency, and the payemu / bare-Starlette ratio from the same
+run; then payemu's start-up time to the first 200, its RSS idle, and its RSS per stored
+transaction. Needs Debian's ``wrk`` (``apt-get install wrk``). Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+KEY = "sandbox-api-key"
+CARD = {
+    "cardHolderName": "Bench Mark",
+    "cardNumber": "4111111111111111",
+    "expirationMonth": 12,
+    "expirationYear": 2031,
+    "cvv": "123",
+}
+CHARGE = {
+    "amount": 10.5,
+    "currency": "USD",
+    "paymentGatewayAccount": {"paymentGatewayName": "NULLSuccess", "credentials": []},
+    "card": CARD,
+}
+PATHS = {
+    "charge": ("POST", "/PaymentGateway/charge", CHARGE),
+    "string-token": ("POST", "/StringTokens", {"payload": "a secret string to keep"}),
+    "api-key": ("GET", "/Utils/apiKey", None),
+}
+
+
+@dataclass
+class Load:
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def pinned(core: int, argv: list[str]) -> list[str]:
+    return ["taskset", "-c", str(core), *argv] if shutil.which("taskset") else argv
+
+
+def start(argv: list[str], base: str, probe: str) -> tuple[subprocess.Popen[bytes], float]:
+    """Start a server; return it and the seconds until ``probe`` first answered 200."""
+    began = time.perf_counter()
+    proc = subprocess.Popen(pinned(0, argv), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = began + 30
+    while time.perf_counter() < deadline:
+        try:
+            if httpx.get(base + probe, headers={"X-Api-Key": KEY}, timeout=0.2).status_code == 200:
+                return proc, time.perf_counter() - began
+        except httpx.TransportError:
+            time.sleep(0.005)
+    proc.kill()
+    raise RuntimeError(f"server did not start: {argv}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def wrk(base: str, name: str, duration: int, connections: int) -> Load:
+    method, path, body = PATHS[name]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(body or {}, handle)
+    env = {**os.environ, "BODY_FILE": handle.name, "METHOD": method, "API_KEY": KEY}
+    argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", "-s", str(HERE / "post.lua"), base + path]
+    if method == "GET":
+        env["BODY_FILE"] = "/dev/null"
+    out = subprocess.run(pinned(1, argv), env=env, capture_output=True, text=True, check=True).stdout
+    os.unlink(handle.name)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = _ms(re.search(r"50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    errors = re.search(r"Socket errors: .*", out)
+    return Load(rps, p50, p99, int(bad.group(1)) if bad else 0 + (1 if errors else 0))
+
+
+def measure(argv: list[str], probe: str, names: list[str], duration: int, connections: int) -> dict[str, Load]:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc, _ = start([*argv, "--port", str(port)], base, probe)
+    try:
+        results = {}
+        for name in names:
+            wrk(base, name, 2, connections)  # warm-up
+            results[name] = wrk(base, name, duration, connections)
+        return results
+    finally:
+        stop(proc)
+
+
+def startup_and_idle(runs: int = 5) -> tuple[float, float]:
+    times, rss = [], []
+    for _ in range(runs):
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        argv = [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--log-level", "warning"]
+        proc, seconds = start(argv, base, "/Utils/apiKey")
+        times.append(seconds)
+        rss.append(rss_mb(proc.pid))
+        stop(proc)
+    return sorted(times)[len(times) // 2], sorted(rss)[len(rss) // 2]
+
+
+def per_transaction(count: int) -> tuple[float, float]:
+    """RSS growth per stored transaction, measured in a child process that stores ``count``."""
+    code = "from tests.benchmarks.fill import main; main()"
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(count)], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    data = json.loads(out.strip().splitlines()[-1])
+    return data["bytesPerTransaction"], data["seconds"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--transactions", type=int, default=1_000_000)
+    parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        print("wrk is missing: apt-get install wrk", file=sys.stderr)
+        return 2
+    uvicorn = [sys.executable, "-m", "uvicorn", "tests.benchmarks.bare_app:app", "--loop", "uvloop",
+               "--http", "httptools", "--no-access-log", "--log-level", "warning"]
+    payemu = [sys.executable, "-m", "emulator", "serve", "--log-level", "warning"]
+    bare = measure(uvicorn, "/Utils/apiKey", args.paths, args.duration, args.connections)
+    ours = measure(payemu, "/Utils/apiKey", args.paths, args.duration, args.connections)
+    print(f"load: wrk -t1 -c{args.connections} -d{args.duration}s, servers on core 0, wrk on core 1")
+    print(f"{'path':<14}{'server':<10}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
+    for name in args.paths:
+        for label, load in (("bare", bare[name]), ("payemu", ours[name])):
+            print(f"{name:<14}{label:<10}{load.rps:>10.0f}{load.p50_ms:>9.2f}{load.p99_ms:>9.2f}{load.errors:>9}")
+        print(f"{name:<14}{'ratio':<10}{ours[name].rps / bare[name].rps:>10.2f}")
+    seconds, idle = startup_and_idle()
+    print(f"start-up to first 200: {seconds * 1000:.0f} ms (median of 5)")
+    print(f"RSS idle: {idle:.1f} MB")
+    if args.transactions:
+        per, took = per_transaction(args.transactions)
+        print(f"RSS per stored transaction: {per:.0f} bytes ({args.transactions} stored in {took:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
