@@ -5,12 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from starlette.testclient import TestClient
 
 from emulator import accounts
 from emulator.config import KeySpec, Settings
 from emulator.errors import ApiError
 from emulator.gateways.catalog import load_catalog
 from emulator.tenants import Tenant
+from tests.conftest import LIVE, SANDBOX
 
 CATALOG = load_catalog()
 
@@ -114,3 +116,127 @@ def test_output_models() -> None:
     }
     assert set(account.to_brief()) == {"name", "paymentGatewayName", "creationTime"}
     assert account.to_brief()["creationTime"].endswith("Z")
+
+
+# -- the HTTP API --------------------------------------------------------------------------
+STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_abc"}]}
+
+
+def test_put_get_list_delete(client: TestClient) -> None:
+    put = client.put("/PaymentGatewayAccounts/stripeprod", json=STRIPE)
+    assert put.status_code == 200, put.text
+    full = put.json()
+    assert full["name"] == "stripeprod" and full["paymentGatewayName"] == "Stripe"
+    assert full["credentials"] == [{"key": "SecretKey", "value": "sk_test_abc"}]
+    assert client.get("/PaymentGatewayAccounts/stripeprod").json() == full
+    listed = client.get("/PaymentGatewayAccounts")
+    assert listed.status_code == 200
+    brief = {"name": "stripeprod", "paymentGatewayName": "Stripe", "creationTime": full["creationTime"]}
+    assert listed.json() == [brief]
+    deleted = client.delete("/PaymentGatewayAccounts/stripeprod")
+    assert deleted.status_code == 200 and deleted.content == b""
+    for method in ("GET", "DELETE"):
+        gone = client.request(method, "/PaymentGatewayAccounts/stripeprod")
+        assert gone.status_code == 404
+        assert gone.json() == [{"fieldName": "name", "errors": ["No payment gateway account named stripeprod."]}]
+    assert client.get("/PaymentGatewayAccounts").json() == []
+
+
+def test_an_empty_list(client: TestClient) -> None:
+    response = client.get("/PaymentGatewayAccounts")
+    assert response.status_code == 200 and response.json() == []
+
+
+def test_pascal_case_keys_and_gateway_case(client: TestClient) -> None:
+    body = {"PaymentGatewayName": "authorizenet", "Credentials": [
+        {"Key": "apiloginid", "Value": "login"}, {"KEY": "TransactionKey", "VALUE": "tk"}]}
+    response = client.put("/PaymentGatewayAccounts/anet1", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["paymentGatewayName"] == "AuthorizeNet"
+    assert response.json()["credentials"] == [{"key": "ApiLoginId", "value": "login"},
+                                              {"key": "TransactionKey", "value": "tk"}]
+
+
+def test_replace_answers_the_new_account(make_app) -> None:  # type: ignore[no-untyped-def]
+    with TestClient(make_app(seed=5), headers=SANDBOX) as client:
+        first = client.put("/PaymentGatewayAccounts/main", json=STRIPE).json()
+        client.app.state.runtime.tenants.get("sandbox-api-key").clock.advance(timedelta(hours=1))
+        null = {"paymentGatewayName": "NULLFailure", "credentials": []}
+        second = client.put("/PaymentGatewayAccounts/main", json=null)
+        assert second.status_code == 200
+        assert second.json()["paymentGatewayName"] == "NULLFailure" and second.json()["credentials"] == []
+        assert second.json()["creationTime"] > first["creationTime"]
+        assert len(client.get("/PaymentGatewayAccounts").json()) == 1
+
+
+@pytest.mark.parametrize("name", ["abc", "A" * 64, "Mixed09Case"])
+def test_name_limits_that_pass(client: TestClient, name: str) -> None:
+    assert client.put(f"/PaymentGatewayAccounts/{name}", json=STRIPE).status_code == 200
+    assert client.get(f"/PaymentGatewayAccounts/{name}").json()["name"] == name
+    assert client.delete(f"/PaymentGatewayAccounts/{name}").status_code == 200
+
+
+@pytest.mark.parametrize("name", ["ab", "A" * 65, "with-hyphen", "under_score", "sp%20ace"])
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
+def test_name_limits_that_fail(client: TestClient, name: str, method: str) -> None:
+    response = client.request(method, f"/PaymentGatewayAccounts/{name}", json=STRIPE if method == "PUT" else None)
+    assert response.status_code == 400
+    assert [e["fieldName"] for e in response.json()] == ["name"]
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({"paymentGatewayName": "Bitpal", "credentials": []}, ["paymentGatewayName"]),
+        ({"paymentGatewayName": "", "credentials": []}, ["paymentGatewayName"]),
+        ({"paymentGatewayName": "Stripe"}, ["credentials"]),
+        ({"paymentGatewayName": "Stripe", "credentials": [{"key": "Password", "value": "x"}]}, ["credentials[0].key"]),
+        ({"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "a"},
+                                                          {"key": "SECRETKEY", "value": "b"}]}, ["credentials[1].key"]),
+        ({"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "v" * 4097}]},
+         ["credentials[0].value"]),
+        ({"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey"}] * 51}, ["credentials"]),
+        ({"paymentGatewayName": "Stripe", "credentials": [], "extra": 1}, ["extra"]),
+    ],
+)
+def test_bad_bodies(client: TestClient, body: dict, fields: list[str]) -> None:  # type: ignore[type-arg]
+    response = client.put("/PaymentGatewayAccounts/stripe1", json=body)
+    assert response.status_code == 400, response.text
+    assert [e["fieldName"] for e in response.json()] == fields
+    assert client.get("/PaymentGatewayAccounts/stripe1").status_code == 404
+
+
+def test_credential_limits_at_the_edge(client: TestClient) -> None:
+    body = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "v" * 4096}]}
+    response = client.put("/PaymentGatewayAccounts/stripe1", json=body)
+    assert response.status_code == 200 and response.json()["credentials"][0]["value"] == "v" * 4096
+    adyen = {"paymentGatewayName": "Adyen", "credentials": [{"key": "ApiKey", "value": None}]}
+    assert client.put("/PaymentGatewayAccounts/adyen1", json=adyen).json()["credentials"] == [
+        {"key": "ApiKey", "value": None}]
+
+
+def test_unknown_key_error_names_the_accepted_keys(client: TestClient) -> None:
+    body = {"paymentGatewayName": "Elavon", "credentials": [{"key": "ApiKey", "value": "x"}]}
+    errors = client.put("/PaymentGatewayAccounts/elavon1", json=body).json()
+    assert errors == [{"fieldName": "credentials[0].key", "errors": [
+        "'ApiKey' is not a credential of Elavon. Elavon accepts: MerchantId, Password, RebatePWD."]}]
+
+
+def test_accounts_are_per_key(client: TestClient) -> None:
+    assert client.put("/PaymentGatewayAccounts/shared1", json=STRIPE).status_code == 200
+    for method in ("GET", "DELETE"):
+        response = client.request(method, "/PaymentGatewayAccounts/shared1", headers=LIVE)
+        assert response.status_code == 404
+        assert response.json()[0]["fieldName"] == "name"
+    assert client.get("/PaymentGatewayAccounts", headers=LIVE).json() == []
+    live = client.put("/PaymentGatewayAccounts/shared1", headers=LIVE,
+                      json={"paymentGatewayName": "NULLSuccess", "credentials": []})
+    assert live.status_code == 200
+    assert client.get("/PaymentGatewayAccounts/shared1").json()["paymentGatewayName"] == "Stripe"
+
+
+def test_accounts_need_a_key(anon: TestClient) -> None:
+    for method, path in (("GET", "/PaymentGatewayAccounts"), ("GET", "/PaymentGatewayAccounts/abc"),
+                         ("DELETE", "/PaymentGatewayAccounts/abc")):
+        response = anon.request(method, path)
+        assert response.status_code == 401 and response.json()[0]["fieldName"] == "X-Api-Key"

@@ -6,11 +6,13 @@ import json
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 
 from emulator import vault
 from emulator.config import KeySpec, Settings
 from emulator.errors import ApiError
 from emulator.tenants import Tenant
+from tests.conftest import LIVE, SANDBOX
 
 CARD = {"cardHolderName": "Jane Doe", "expirationMonth": 12, "expirationYear": 2030}
 
@@ -162,3 +164,77 @@ def test_unknown_deleted_and_foreign_tokens_are_refused() -> None:
     with pytest.raises(ApiError) as caught:
         vault.resolve_card(tenant, {**CARD, "cardNumber": "@short"})
     assert _error(caught)[1][0]["fieldName"] == "card.cardNumber"
+
+
+# -- the HTTP API --------------------------------------------------------------------------
+def test_post_get_meta_delete(client: TestClient) -> None:
+    created = client.post("/StringTokens", json={"payload": "4111111111111111"})
+    assert created.status_code == 201, created.text
+    meta = created.json()
+    token = meta["token"]
+    assert set(meta) == {"token", "createTime"} and len(token) == 32 and token.isalnum()
+    assert created.headers["location"] == f"http://testserver/StringTokens/{token}"
+    full = client.get(f"/StringTokens/{token}")
+    assert full.status_code == 200
+    assert full.json() == {"clearPayload": "4111111111111111", "token": token, "createTime": meta["createTime"]}
+    assert client.get(f"/StringTokens/{token}/meta").json() == meta
+    deleted = client.delete(f"/StringTokens/{token}")
+    assert deleted.status_code == 200 and deleted.content == b""
+    for method, path in (("GET", token), ("GET", f"{token}/meta"), ("DELETE", token)):
+        gone = client.request(method, f"/StringTokens/{path}")
+        assert gone.status_code == 404, path
+        assert gone.json() == [{"fieldName": "token", "errors": [f"No string token {token} exists for this API key."]}]
+
+
+def test_location_follows_the_base_url(make_app) -> None:  # type: ignore[no-untyped-def]
+    with TestClient(make_app(), base_url="http://emu.example:9000", headers=SANDBOX) as client:
+        created = client.post("/StringTokens", json={"payload": "x"})
+        location = created.headers["location"]
+        assert location == f"http://emu.example:9000/StringTokens/{created.json()['token']}"
+        assert client.get(location).json()["clearPayload"] == "x"
+
+
+@pytest.mark.parametrize("payload", ["x", "x" * 16384, "é" * 16384, "😀" * 16384, '{"cardNumber": "4111111111111111"}'])
+def test_payload_limits_that_pass(client: TestClient, payload: str) -> None:
+    created = client.post("/StringTokens", json={"payload": payload})
+    assert created.status_code == 201, created.text[:200]
+    assert client.get(f"/StringTokens/{created.json()['token']}").json()["clearPayload"] == payload
+
+
+@pytest.mark.parametrize("payload", ["", "x" * 16385, "é" * 16385, None, 42, ["x"]])
+def test_payload_limits_that_fail(client: TestClient, payload: Any) -> None:
+    response = client.post("/StringTokens", json={"payload": payload})
+    assert response.status_code == 400
+    assert [e["fieldName"] for e in response.json()] == ["payload"]
+    assert client.app.state.runtime.tenants.get("sandbox-api-key").tokens == {}
+
+
+@pytest.mark.parametrize("token", ["A" * 31, "A" * 33, "A" * 31 + "-", "A" * 31 + "_"])
+@pytest.mark.parametrize("suffix", ["", "/meta"])
+def test_token_id_limits_that_fail(client: TestClient, token: str, suffix: str) -> None:
+    response = client.get(f"/StringTokens/{token}{suffix}")
+    assert response.status_code == 400
+    assert [e["fieldName"] for e in response.json()] == ["token"]
+    assert client.delete(f"/StringTokens/{token}").status_code == 400
+
+
+def test_well_formed_unknown_token_is_404(client: TestClient) -> None:
+    for method, suffix in (("GET", ""), ("GET", "/meta"), ("DELETE", "")):
+        response = client.request(method, f"/StringTokens/{'A' * 32}{suffix}")
+        assert response.status_code == 404 and response.json()[0]["fieldName"] == "token"
+
+
+def test_tokens_are_per_key(client: TestClient) -> None:
+    token = client.post("/StringTokens", json={"payload": "mine"}).json()["token"]
+    for method, suffix in (("GET", ""), ("GET", "/meta"), ("DELETE", "")):
+        response = client.request(method, f"/StringTokens/{token}{suffix}", headers=LIVE)
+        assert response.status_code == 404 and response.json()[0]["fieldName"] == "token"
+    assert client.get(f"/StringTokens/{token}").json()["clearPayload"] == "mine"
+
+
+def test_seeded_tokens_replay(make_app) -> None:  # type: ignore[no-untyped-def]
+    def run() -> list[dict[str, Any]]:
+        with TestClient(make_app(seed=11), headers=SANDBOX) as client:
+            return [client.post("/StringTokens", json={"payload": str(i)}).json() for i in range(3)]
+
+    assert run() == run()
