@@ -52,6 +52,7 @@ class Tenant:
         self.accounts: dict[str, Any] = {}
         self.tokens: dict[str, Any] = {}
         self.transactions: dict[str, Any] = {}
+        self.gateway_tokens: dict[str, Any] = {}  # userToken → ledger.GatewayToken
         self.rules: list[Any] = []
         self.sequences: dict[Any, int] = {}
         self.sessions: dict[str, Any] = {}

@@ -1,0 +1,192 @@
+"""The ledger's rules, states and reservations, without HTTP."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from emulator import ledger
+from emulator.config import KeySpec, Settings
+from emulator.gateways.simulator import operation_result
+from emulator.tenants import Tenant
+
+CARD = "4111111111111111"
+_counter = iter(range(1_000_000))
+
+
+def tenant() -> Tenant:
+    return Tenant(KeySpec("k", "merchant", 1, True), Settings(), 3)
+
+
+def add(who: Tenant, operation: str, amount: float = 100.0, code: str = "Success", gateway: str = "Stripe",
+        parent: ledger.Transaction | None = None, currency: str = "USD", **extra: Any) -> ledger.Transaction:
+    result = operation_result(
+        operation, amount, currency, code, None, gatewayName=gateway, gatewayReference=f"ref{next(_counter)}",
+        rejectReasonCode="CardDeclined" if code == "Rejected" else None,
+        authorizationCode="A1B2C3" if code == "Success" else None,
+    )
+    return ledger.record(who, result, account="main", card_number=CARD, my_ref=extra.pop("my_ref", "order-1"),
+                         authorization_days=7, parent=parent, **extra)
+
+
+def check(who: Tenant, tx: ledger.Transaction, operation: str, amount: float = 10.0, gateway: str = "Stripe",
+          currency: str | None = "USD") -> str | None:
+    refusal = ledger.check(tx, operation, gateway, currency, amount, who.now())
+    return refusal.reason if refusal else None
+
+
+def test_capture_rules() -> None:
+    who = tenant()
+    auth = add(who, "PreAuth", 100)
+    assert check(who, auth, "Capture", 115) is None, "up to 115 % of the authorized amount"
+    assert check(who, auth, "Capture", 115.01) == "AmountExceeded"
+    assert check(who, auth, "Capture", gateway="Adyen") == "GatewayMismatch"
+    assert check(who, auth, "Capture", currency="EUR") == "CurrencyMismatch"
+    assert check(who, add(who, "Charge"), "Capture") == "OperationNotAllowed"
+    assert check(who, add(who, "PreAuth", code="Rejected"), "Capture") == "OperationNotAllowed"
+    add(who, "Capture", 90, parent=auth)
+    assert auth.captured_by and auth.captured_amount == 90
+    assert check(who, auth, "Capture") == "AlreadyCaptured"
+    voided = add(who, "PreAuth")
+    add(who, "Void", parent=voided)
+    assert check(who, voided, "Capture") == "AlreadyVoided"
+
+
+def test_authorization_expires_on_the_tenant_clock() -> None:
+    who = tenant()
+    auth = add(who, "PreAuth")
+    who.clock.advance(timedelta(days=7))
+    assert check(who, auth, "Capture") is None and auth.state(who.now()) == "Authorized"
+    who.clock.advance(timedelta(seconds=1))
+    assert check(who, auth, "Capture") == "AuthorizationExpired"
+    assert auth.state(who.now()) == "Expired"
+    assert check(who, auth, "Void") is None, "an expired hold can still be voided"
+
+
+def test_void_rules() -> None:
+    who = tenant()
+    charge = add(who, "Charge")
+    assert check(who, charge, "Void") is None
+    auth = add(who, "PreAuth")
+    capture = add(who, "Capture", parent=auth)
+    assert check(who, auth, "Void") == "AlreadyCaptured"
+    assert check(who, capture, "Void") == "OperationNotAllowed"
+    refunded = add(who, "Charge")
+    add(who, "Refund", 5, parent=refunded)
+    assert check(who, refunded, "Void") == "AlreadyRefunded"
+    void = add(who, "Void", parent=charge)
+    assert check(who, charge, "Void") == "AlreadyVoided"
+    assert check(who, void, "Void") == "OperationNotAllowed"
+    assert check(who, void, "Refund") == "OperationNotAllowed"
+
+
+def test_refunds_are_partial_and_repeated_never_above_the_original() -> None:
+    who = tenant()
+    charge = add(who, "Charge", 100)
+    assert check(who, add(who, "PreAuth"), "Refund") == "OperationNotAllowed"
+    for _ in range(3):
+        assert check(who, charge, "Refund", 30) is None
+        add(who, "Refund", 30, parent=charge)
+    assert charge.state(who.now()) == "PartiallyRefunded" and charge.refunded_amount == 90
+    assert check(who, charge, "Refund", 10.01) == "AmountExceeded"
+    add(who, "Refund", 10, parent=charge)
+    assert charge.state(who.now()) == "Refunded"
+    assert check(who, charge, "Refund", 0.01) == "AlreadyRefunded"
+    declined = add(who, "Charge", 100)
+    add(who, "Refund", 40, code="Rejected", parent=declined)
+    assert declined.refunded_amount == 0, "a declined refund changes nothing"
+    assert declined.operations[0]["resultCode"] == "Rejected"
+
+
+def test_refund_of_a_capture() -> None:
+    who = tenant()
+    auth = add(who, "PreAuth", 100)
+    capture = add(who, "Capture", 80, parent=auth)
+    assert check(who, capture, "Refund", 80) is None
+    assert check(who, capture, "Refund", 80.01) == "AmountExceeded"
+
+
+def test_status_rules() -> None:
+    who = tenant()
+    assert check(who, add(who, "Charge", code="Rejected"), "Status", currency=None) is None
+    auth = add(who, "PreAuth")
+    assert check(who, auth, "Status", currency=None) is None
+    assert check(who, auth, "Status", gateway="stripe", currency=None) is None, "gateway names are case-insensitive"
+    assert check(who, auth, "Status", gateway="Adyen", currency=None) == "GatewayMismatch"
+    assert check(who, add(who, "Capture", parent=auth), "Status", currency=None) == "OperationNotAllowed"
+
+
+def test_accepted_settles_after_its_time() -> None:
+    who = tenant()
+    pending = add(who, "Charge", code="Accepted", settles_to="Rejected", settle_after_seconds=5)
+    assert pending.state(who.now()) == "Pending"
+    assert check(who, pending, "Refund") == "OperationNotAllowed"
+    who.clock.advance(timedelta(seconds=5))
+    assert pending.state(who.now()) == "Declined"
+    assert (pending.result_code, pending.reject_reason) == ("Rejected", "CardDeclined")
+    ok = add(who, "PreAuth", code="Accepted", settles_to="Success", settle_after_seconds=1)
+    who.clock.advance(timedelta(seconds=1))
+    assert check(who, ok, "Capture") is None and ok.state(who.now()) == "Authorized"
+    forever = add(who, "Charge", code="Accepted")
+    who.clock.advance(timedelta(days=30))
+    assert forever.state(who.now()) == "Pending", "no settlesTo: pending until the rule says otherwise"
+
+
+def test_reservation_refuses_a_second_operation() -> None:
+    who = tenant()
+    auth = add(who, "PreAuth")
+    ledger.reserve(auth, "Capture")
+    assert check(who, auth, "Capture") == "OperationInProgress"
+    assert check(who, auth, "Void") == "OperationInProgress"
+    assert check(who, auth, "Status", currency=None) is None, "status reads without waiting"
+    ledger.release(auth)
+    assert check(who, auth, "Capture") is None
+
+
+@pytest.mark.parametrize(
+    ("operation", "code", "state"),
+    [("Charge", "Success", "Charged"), ("PreAuth", "Success", "Authorized"), ("Charge", "Rejected", "Declined"),
+     ("Charge", "TemporaryFailure", "Failed"), ("Charge", "Accepted", "Pending"), ("Tokenize", "Success", "Tokenized")],
+)
+def test_states(operation: str, code: str, state: str) -> None:
+    who = tenant()
+    assert add(who, operation, code=code).state(who.now()) == state
+
+
+def test_to_json_is_masked_and_follows_the_clock() -> None:
+    who = tenant()
+    auth = add(who, "PreAuth", 50, my_ref="order-9")
+    add(who, "Capture", 50, parent=auth)
+    data = auth.to_json()
+    assert data["cardMasked"] == "411111******1111" and CARD not in json.dumps(data)
+    assert data["state"] == "Captured" and data["capturedAmount"] == 50 and data["myRef"] == "order-9"
+    assert [o["operation"] for o in data["operations"]] == ["Capture"]
+    assert set(data) >= {
+        "reference", "operation", "gateway", "account", "amount", "currency", "state", "resultCode", "createdAt",
+        "myRef", "cardMasked", "capturedAmount", "refundedAmount", "operations", "attempts",
+    }
+    late = add(who, "PreAuth")
+    who.clock.advance(timedelta(days=8))
+    assert late.to_json()["state"] == "Expired"
+    assert CARD not in repr(late)
+
+
+def test_find_by_reference_or_latest_my_ref() -> None:
+    who = tenant()
+    first = add(who, "Charge", my_ref="same")
+    second = add(who, "PreAuth", my_ref="same")
+    add(who, "Capture", parent=second, my_ref="same")
+    assert ledger.find(who, first.reference) is first
+    assert ledger.find(who, None, "same") is second, "the latest charge or authorization"
+    assert ledger.find(who, "nope") is None and ledger.find(who, None, "other") is None
+    assert ledger.find(who, "nope", "same") is None, "refTransId wins over myRef"
+
+
+def test_gateway_tokens_keep_the_card_out_of_repr() -> None:
+    who = tenant()
+    ledger.remember_token(who, "tok_1", "Stripe", "main", CARD)
+    token = who.gateway_tokens["tok_1"]
+    assert token.card_number == CARD and CARD not in repr(token)
