@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from emulator import INTERFACE_VERSION, __version__
 from emulator.config import ConfigError, Settings, load_config_file
+from emulator.scenarios import ScenarioError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -30,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", help="YAML config file (keys, seed, failover mode, ...)")
     serve.add_argument(
         "--scenarios", nargs="+", default=[], metavar="FILE_OR_DIR",
-        help="scenario files or directories, after the built-in test cards",
+        help="scenario files or directories, matched before the built-in test cards",
     )
     serve.add_argument("--seed", type=int, default=None, help="deterministic ids, tokens, data and clocks")
     serve.add_argument("--any-key", action="store_true", help="every new non-empty key is a fresh sandbox tenant")
@@ -45,8 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     check = actions.add_parser("check", help="validate scenario files; exit 1 on any error")
     check.add_argument("files", nargs="+")
     listing = actions.add_parser("list", help="print the effective rule table")
-    listing.add_argument("files", nargs="*", help="extra scenario files (after the built-in ones)")
+    listing.add_argument("files", nargs="*", help="extra scenario files (matched before the built-in ones)")
     listing.add_argument("--config", help="YAML config file")
+    table = actions.add_parser("table", help="print the Markdown table of the built-in test cards")
+    table.add_argument("--write-readme", action="store_true", help="write it into README.md between its markers")
     return parser
 
 
@@ -147,6 +150,13 @@ def scenarios_command(args: argparse.Namespace) -> int:
         if not problems:
             print(f"{len(args.files)} file(s) OK")
         return 1 if problems else 0
+    if args.action == "table":
+        if args.write_readme:
+            changed = scenarios.write_readme()
+            print(f"{scenarios.report.README}: test-card table {'updated' if changed else 'already up to date'}")
+        else:
+            print(scenarios.builtin_table(), end="")
+        return 0
     settings = settings_from(args)
     print(scenarios.describe(settings))
     return 0
@@ -160,4 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return scenarios_command(args)
     except ConfigError as exc:
         print(f"payemu: {exc}", file=sys.stderr)
+        return 2
+    except ScenarioError as exc:
+        print("payemu: scenario files have problems:", file=sys.stderr)
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ from emulator import errors
 from emulator.config import Settings
 from emulator.gateways.catalog import Catalog, load_catalog
 from emulator.openapi import OpenApi
+from emulator.scenarios import ScenarioBook
 from emulator.tenants import Tenant, TenantRegistry
 
 
@@ -19,6 +20,7 @@ class Runtime:
         self.api = api
         self.tenants = TenantRegistry(settings)
         self.catalog: Catalog = load_catalog()
+        self.scenarios: ScenarioBook = ScenarioBook.load(settings)
         self.violations: list[str] = []
         self.extras: dict[str, Any] = {}
 

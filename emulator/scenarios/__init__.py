@@ -1,0 +1,49 @@
+"""Scenarios: YAML rules that decide each simulated gateway attempt's outcome.
+
+- :mod:`.model` — ``Attempt``, ``Outcome``, ``Rule`` and matching;
+- :mod:`.schema` — the JSON Schema of a rule;
+- :mod:`.loader` — files and text → checked rules, every problem as ``file:line: reason``;
+- :mod:`.book` — ``ScenarioBook``: rule order, ``decide``, ``reload``;
+- :mod:`.report` — ``payemu scenarios check|list|table`` and the README test-card table.
+"""
+
+from __future__ import annotations
+
+from emulator.scenarios.book import BUILTIN, ScenarioBook
+from emulator.scenarios.loader import Problem, ScenarioError, parse_rules
+from emulator.scenarios.model import (
+    DEFAULT_REJECT_REASON,
+    FAULTS,
+    OPERATIONS,
+    REJECT_REASONS,
+    RESULT_CODES,
+    SETTLE_RESULTS,
+    Attempt,
+    Match,
+    Outcome,
+    Rule,
+)
+from emulator.scenarios.report import builtin_table, check_files, describe, markdown_table, write_readme
+
+__all__ = [
+    "BUILTIN",
+    "DEFAULT_REJECT_REASON",
+    "FAULTS",
+    "OPERATIONS",
+    "REJECT_REASONS",
+    "RESULT_CODES",
+    "SETTLE_RESULTS",
+    "Attempt",
+    "Match",
+    "Outcome",
+    "Problem",
+    "Rule",
+    "ScenarioBook",
+    "ScenarioError",
+    "builtin_table",
+    "check_files",
+    "describe",
+    "markdown_table",
+    "parse_rules",
+    "write_readme",
+]

@@ -1,0 +1,127 @@
+"""The scenario book: the loaded file rules, and the decision for one gateway attempt.
+
+Order of rules: the tenant's runtime rules (``tenant.rules``, added through the control
+API), then the ``--scenarios`` files in the order given (a directory's files in name
+order), then the built-in test cards of ``scenarios/default.yaml`` last, so user files can
+override them. The first matching rule wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
+from emulator.scenarios.model import Attempt, Outcome, Rule
+
+if TYPE_CHECKING:
+    from emulator.config import Settings
+    from emulator.tenants import Tenant
+
+# emulator/data/default-scenarios.yaml links to scenarios/default.yaml (as data/openapi.json
+# links to schemas/openapi.json), so the built-in test cards ship inside the package.
+BUILTIN = (Path(__file__).resolve().parents[1] / "data" / "default-scenarios.yaml").resolve()
+
+Signature = tuple[tuple[str, int, int], ...]
+
+
+class ScenarioBook:
+    """File rules shared by every tenant; per-tenant state (runtime rules, sequence
+    counters) lives on the tenant, so :meth:`reload` never loses it."""
+
+    def __init__(self, paths: Sequence[str | Path] = (), builtin: Path | None = BUILTIN) -> None:
+        self.paths = [Path(p) for p in paths]
+        self.builtin = builtin
+        self._rules: tuple[Rule, ...] = ()
+        self._signature: Signature = ()
+        self.reload()
+
+    @classmethod
+    def load(cls, settings: Settings) -> ScenarioBook:
+        """The book of ``settings.scenario_paths`` plus the built-in test cards; raises
+        :class:`ScenarioError` (every problem as ``file:line: reason``) on a bad file."""
+        return cls(settings.scenario_paths)
+
+    @property
+    def file_rules(self) -> tuple[Rule, ...]:
+        return self._rules
+
+    def files(self) -> list[Path]:
+        """Every file read, in rule order (the built-in file last)."""
+        files = expand_paths(self.paths, [])
+        builtin = self._builtin_for(files)
+        return files + ([builtin] if builtin else [])
+
+    def reload(self) -> int:
+        """Re-read every file. On a problem raise :class:`ScenarioError` and keep the
+        rules already loaded. Returns the number of file rules."""
+        problems: list[Problem] = []
+        files = expand_paths(self.paths, problems)
+        try:
+            rules = load_files(files, self._builtin_for(files))
+        except ScenarioError as exc:
+            raise ScenarioError(problems + exc.details) from None
+        if problems:
+            raise ScenarioError(problems)
+        self._rules = tuple(rules)
+        self._signature = _signature(self.files())
+        return len(rules)
+
+    def changed(self) -> bool:
+        """Whether a file was changed, added to a directory or removed since the last load."""
+        return _signature(self.files()) != self._signature
+
+    def reload_if_changed(self) -> bool:
+        """Reload when :meth:`changed`; True when it did (raises like :meth:`reload`)."""
+        if not self.changed():
+            return False
+        self.reload()
+        return True
+
+    def rules(self, tenant: Tenant) -> list[Rule]:
+        """Every rule that applies to ``tenant``, in matching order."""
+        return [*tenant.rules, *self._rules]
+
+    def decide(self, tenant: Tenant, attempt: Attempt, mock: bool = False) -> Outcome | None:
+        """The outcome of the first rule matching ``attempt``, or None (the gateway's
+        default). With ``mock`` (NULLSuccess, NULLFailure: they ignore card and amount)
+        only rules whose ``when`` names a ``gateway`` or an ``account`` are considered.
+        A ``sequence`` rule answers its i-th entry to its i-th matching call, counted per
+        tenant and card number; the last entry repeats."""
+        for rule in (*tenant.rules, *self._rules):
+            if mock and not rule.match.names_gateway_or_account:
+                continue
+            if not rule.match.matches(attempt):
+                continue
+            if not rule.is_sequence:
+                return rule.outcomes[0]
+            key = (rule.name, attempt.card_digits or "*")
+            index = tenant.sequences.get(key, 0)
+            tenant.sequences[key] = index + 1
+            return rule.outcome(index)
+        return None
+
+    def _builtin_for(self, files: list[Path]) -> Path | None:
+        """The built-in file, unless the user listed it (then it keeps their position)."""
+        if self.builtin is None or any(_same(f, self.builtin) for f in files):
+            return None
+        return self.builtin
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _signature(files: list[Path]) -> Signature:
+    entries = []
+    for path in files:
+        try:
+            stat = path.stat()
+            entries.append((str(path), stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            entries.append((str(path), -1, -1))
+    return tuple(entries)

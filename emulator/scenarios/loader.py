@@ -1,0 +1,430 @@
+"""Reading scenario files: YAML with line numbers, the schema check, the checks the schema
+cannot express, and the build of immutable :class:`Rule` objects.
+
+Every problem is reported as ``source:line: reason`` and all of them are collected before
+:class:`ScenarioError` is raised, so one run of ``payemu scenarios check`` shows them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from emulator.scenarios import schema
+from emulator.scenarios.model import (
+    DEFAULT_REJECT_REASON,
+    FAULTS,
+    OPERATIONS,
+    REJECT_REASONS,
+    RESULT_CODES,
+    SETTLE_RESULTS,
+    Match,
+    Outcome,
+    Rule,
+    canonical,
+    digits,
+)
+
+SCENARIO_SUFFIXES = (".yaml", ".yml")
+NO_ACCEPTED = ("Tokenize", "Status")
+
+
+@dataclass(frozen=True)
+class Problem:
+    source: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        return f"{where}: {self.reason}"
+
+
+class ScenarioError(ValueError):
+    """Scenario files that cannot be used; ``problems`` holds every ``source:line: reason``."""
+
+    def __init__(self, problems: Sequence[Problem | str]) -> None:
+        self.details = [p for p in problems if isinstance(p, Problem)]
+        self.problems = [str(p) for p in problems]
+        super().__init__("\n".join(self.problems))
+
+
+# -- YAML with line numbers -------------------------------------------------------------
+
+
+class _Map(dict[Any, Any]):
+    """A mapping that remembers the line of itself and of each key (1-based)."""
+
+    line: int = 0
+    lines: dict[Any, int]
+
+
+class _Seq(list[Any]):
+    """A sequence that remembers the line of itself and of each item (1-based)."""
+
+    line: int = 0
+    lines: list[int]
+
+
+class _LineLoader(yaml.SafeLoader):
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[tuple[Any, int]] = []
+
+
+def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Iterator[_Map]:
+    data = _Map()
+    data.line = node.start_mark.line + 1
+    data.lines = {}
+    yield data
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            key = str(key)
+        if key in data:
+            loader.duplicates.append((key, key_node.start_mark.line + 1))
+        data[key] = loader.construct_object(value_node, deep=True)
+        data.lines[key] = key_node.start_mark.line + 1
+
+
+def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> Iterator[_Seq]:
+    data = _Seq()
+    data.line = node.start_mark.line + 1
+    data.lines = [item.start_mark.line + 1 for item in node.value]
+    yield data
+    data.extend(loader.construct_object(item, deep=True) for item in node.value)
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+def _line_of(root: Any, path: Iterable[Any], fallback: int) -> int:
+    """The line of the deepest element of ``path`` that the YAML recorded."""
+    line, node = fallback, root
+    for part in path:
+        lines = getattr(node, "lines", None)
+        if isinstance(node, _Map) and part in node:
+            line = node.lines.get(part, line)
+            node = node[part]
+        elif isinstance(node, _Seq) and isinstance(part, int) and 0 <= part < len(node):
+            line = lines[part] if lines else line
+            node = node[part]
+        else:
+            break
+    return line
+
+
+# -- parsing ----------------------------------------------------------------------------
+
+
+def parse_rules(text: str, source: str) -> list[Rule]:
+    """The rules of one file's text: ``{"scenarios": [...]}``, a bare list, or a single
+    rule (YAML or JSON). Raises :class:`ScenarioError` naming every problem."""
+    problems: list[Problem] = []
+    rules = _parse(text, source, problems)
+    if problems:
+        raise ScenarioError(problems)
+    return rules
+
+
+def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
+    loader = _LineLoader(text)
+    try:
+        document = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        reason = str(exc.problem or exc.context)
+        if exc.context and exc.problem:
+            where = f" at line {exc.context_mark.line + 1}" if exc.context_mark else ""
+            reason += f" ({exc.context}{where})"
+        problems.append(Problem(source, mark.line + 1 if mark else None, f"YAML syntax error: {reason}"))
+        return []
+    except yaml.YAMLError as exc:
+        problems.append(Problem(source, None, f"YAML syntax error: {exc}"))
+        return []
+    finally:
+        loader.dispose()
+    found = [Problem(source, line, f"duplicate key {key!r}") for key, line in loader.duplicates]
+    rules: list[Rule] = []
+    names: dict[str, int] = {}
+    for item, line in _rule_items(document, source, found):
+        name = item.get("name") if isinstance(item, dict) else None
+        if isinstance(name, str) and name in names:
+            where = _line_of(item, ["name"], line)
+            found.append(Problem(source, where, f"duplicate rule name {name!r} (first at {source}:{names[name]})"))
+        elif isinstance(name, str):
+            names[name] = line
+        rule = _build(item, source, line, found)
+        if rule is not None:
+            rules.append(rule)
+    problems += sorted(found, key=lambda p: p.line or 0)
+    return rules
+
+
+def _rule_items(document: Any, source: str, problems: list[Problem]) -> Iterator[tuple[Any, int]]:
+    if document is None:
+        return
+    if isinstance(document, _Map) and "scenarios" in document:
+        for key in document:
+            if key != "scenarios":
+                problems.append(Problem(source, document.lines[key], f"unknown key {key!r} (allowed: scenarios)"))
+        document_line = document.lines["scenarios"]
+        document = document["scenarios"]
+        if document is None:
+            return
+        if not isinstance(document, _Seq):
+            problems.append(Problem(source, document_line, "scenarios: expected a list of rules"))
+            return
+    if isinstance(document, _Seq):
+        yield from zip(document, document.lines, strict=True)
+    elif isinstance(document, _Map):
+        yield document, document.line
+    else:
+        problems.append(Problem(source, 1, f"expected a list of rules or {{scenarios: [...]}}, got {document!r}"))
+
+
+def _build(item: Any, source: str, line: int, problems: list[Problem]) -> Rule | None:
+    label = f"rule {item['name']!r}" if isinstance(item, dict) and isinstance(item.get("name"), str) else "rule"
+    errors = list(schema.rule_errors(item))
+    if isinstance(item, dict):
+        errors += _semantic_errors(item)
+    found = [
+        Problem(source, _line_of(item, path, line), f"{label}: {_dotted(path) + ': ' if path else ''}{reason}")
+        for path, reason in errors
+    ]
+    if found or not isinstance(item, dict):
+        problems += found
+        return None
+    return _rule(item, source, line)
+
+
+def _dotted(path: Sequence[Any]) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _semantic_errors(rule: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
+    """What the schema cannot say: then XOR sequence, which keys go with which result."""
+    has_then, has_sequence = "then" in rule, "sequence" in rule
+    if has_then and has_sequence:
+        yield ["sequence"], "give either 'then' or 'sequence', not both"
+    elif not has_then and not has_sequence:
+        yield [], "missing key 'then' (or 'sequence')"
+    when = rule.get("when")
+    operations: set[str] = set()
+    if isinstance(when, dict):
+        amount = when.get("amount")
+        bounded = isinstance(amount, dict) and _is_number(amount.get("min")) and _is_number(amount.get("max"))
+        if bounded and amount["min"] > amount["max"]:
+            yield ["when", "amount"], f"min {amount['min']} is above max {amount['max']}"
+        wanted = when.get("operation")
+        for value in wanted if isinstance(wanted, list) else [wanted]:
+            if isinstance(value, str) and canonical(value, OPERATIONS):
+                operations.add(canonical(value, OPERATIONS) or "")
+    entries: list[tuple[list[Any], Any]] = []
+    if has_then:
+        entries.append((["then"], rule["then"]))
+    if isinstance(rule.get("sequence"), list):
+        entries += [(["sequence", i], entry) for i, entry in enumerate(rule["sequence"])]
+    for path, entry in entries:
+        if isinstance(entry, dict):
+            yield from _then_errors(path, entry, operations)
+
+
+def _then_errors(path: list[Any], then: dict[str, Any], operations: set[str]) -> Iterator[tuple[list[Any], str]]:
+    code = then.get("operationResultCode")
+    result = canonical(code, RESULT_CODES) if isinstance(code, str) else None
+    if result is None:
+        return
+    if "rejectReasonCode" in then and result != "Rejected":
+        yield [*path, "rejectReasonCode"], f"only allowed with operationResultCode Rejected, not {result}"
+    if "settlesTo" in then and result != "Accepted":
+        yield [*path, "settlesTo"], f"only allowed with operationResultCode Accepted, not {result}"
+    if "settleAfterSeconds" in then and "settlesTo" not in then:
+        yield [*path, "settleAfterSeconds"], "needs settlesTo"
+    if result == "Accepted" and operations & set(NO_ACCEPTED):
+        names = sorted(operations & set(NO_ACCEPTED))
+        verb = "never answers" if len(names) == 1 else "never answer"
+        yield [*path, "operationResultCode"], f"{' and '.join(names)} {verb} Accepted"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# -- building ---------------------------------------------------------------------------
+
+
+def _rule(item: dict[str, Any], source: str, line: int) -> Rule:
+    name = item["name"]
+    when = _canonical_when(item.get("when") or {})
+    data: dict[str, Any] = {"name": name}
+    if "description" in item:
+        data["description"] = item["description"]
+    data["when"] = when
+    if "then" in item:
+        entries = [_canonical_then(item["then"])]
+        data["then"] = entries[0]
+    else:
+        entries = [_canonical_then(entry) for entry in item["sequence"]]
+        data["sequence"] = entries
+    return Rule(
+        name=name,
+        match=_match(when),
+        outcomes=tuple(_outcome(entry, name) for entry in entries),
+        is_sequence="sequence" in item,
+        source=source,
+        line=line,
+        description=item.get("description"),
+        data=data,
+    )
+
+
+def _canonical_when(when: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in when.items():
+        if key == "cardNumber":
+            value = [str(v) for v in value] if isinstance(value, list) else str(value)
+        elif key == "amount":
+            value = {k: float(v) for k, v in value.items()} if isinstance(value, dict) else float(value)
+        elif key == "currency":
+            value = value.upper()
+        elif key == "operation":
+            names = [canonical(v, OPERATIONS) for v in _listed(value)]
+            value = names if isinstance(value, list) else names[0]
+        elif key == "attempt":
+            value = [int(v) for v in value] if isinstance(value, list) else int(value)
+        out[key] = value
+    return out
+
+
+def _canonical_then(then: dict[str, Any]) -> dict[str, Any]:
+    out = dict(then)
+    out["operationResultCode"] = canonical(then["operationResultCode"], RESULT_CODES)
+    if "rejectReasonCode" in then:
+        out["rejectReasonCode"] = canonical(then["rejectReasonCode"], REJECT_REASONS) or then["rejectReasonCode"]
+    if "gatewayResultCode" in then:
+        out["gatewayResultCode"] = str(then["gatewayResultCode"])
+    if "delayMs" in then:
+        out["delayMs"] = int(then["delayMs"])
+    if "fault" in then:
+        out["fault"] = canonical(then["fault"], FAULTS)
+    if "settlesTo" in then:
+        out["settlesTo"] = canonical(then["settlesTo"], SETTLE_RESULTS)
+    if "settleAfterSeconds" in then:
+        out["settleAfterSeconds"] = float(then["settleAfterSeconds"])
+    return dict(out)
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _match(when: dict[str, Any]) -> Match:
+    amount = when.get("amount")
+    exact = amount if isinstance(amount, float) else None
+    bounds = amount if isinstance(amount, dict) else {}
+    return Match(
+        card_numbers=frozenset(digits(n) for n in _listed(when["cardNumber"])) if "cardNumber" in when else None,
+        amount=exact,
+        amount_min=bounds.get("min"),
+        amount_max=bounds.get("max"),
+        currency=when.get("currency"),
+        operations=frozenset(o.lower() for o in _listed(when["operation"])) if "operation" in when else None,
+        gateway=when["gateway"].casefold() if "gateway" in when else None,
+        account=when["account"].casefold() if "account" in when else None,
+        attempts=frozenset(_listed(when["attempt"])) if "attempt" in when else None,
+    )
+
+
+def _outcome(then: dict[str, Any], rule: str) -> Outcome:
+    result = then["operationResultCode"]
+    reason = then.get("rejectReasonCode") or (DEFAULT_REJECT_REASON if result == "Rejected" else None)
+    settles_to = then.get("settlesTo")
+    return Outcome(
+        operation_result_code=result,
+        reject_reason_code=reason,
+        gateway_result_code=then.get("gatewayResultCode"),
+        gateway_result_description=then.get("gatewayResultDescription"),
+        delay_ms=then.get("delayMs", 0),
+        fault=then.get("fault", "none"),
+        settles_to=settles_to,
+        settle_after_seconds=then.get("settleAfterSeconds", 0.0) if settles_to else None,
+        rule=rule,
+    )
+
+
+# -- files ------------------------------------------------------------------------------
+
+
+def _clashes(groups: Iterable[list[Rule]]) -> list[Problem]:
+    """Rule names used again in a later file (a file's own repeats are reported by its parse)."""
+    seen: dict[str, Rule] = {}
+    problems: list[Problem] = []
+    for rules in groups:
+        for rule in rules:
+            first = seen.get(rule.name)
+            if first is not None:
+                reason = f"duplicate rule name {rule.name!r} (first at {first.location})"
+                problems.append(Problem(rule.source, rule.line, reason))
+        seen.update({rule.name: rule for rule in rules if rule.name not in seen})
+    return problems
+
+
+def expand_paths(paths: Iterable[str | Path], problems: list[Problem]) -> list[Path]:
+    """Files in the order given; a directory contributes its ``*.yaml``/``*.yml`` files
+    in name order. Missing paths become problems."""
+    files: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            files += sorted(p for p in path.iterdir() if p.suffix in SCENARIO_SUFFIXES and p.is_file())
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(Problem(str(path), None, "no such file or directory"))
+    return files
+
+
+_CACHE: dict[tuple[str, int, int], list[Rule]] = {}
+
+
+def load_file(path: Path, problems: list[Problem]) -> list[Rule]:
+    """The rules of one file (cached by path, modification time and size)."""
+    try:
+        stat = path.stat()
+        key = (str(path), stat.st_mtime_ns, stat.st_size)
+        if key in _CACHE:
+            return _CACHE[key]
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(Problem(str(path), None, f"cannot read: {exc}"))
+        return []
+    found: list[Problem] = []
+    rules = _parse(text, str(path), found)
+    problems += found
+    if not found:
+        _CACHE[key] = rules
+    return rules
+
+
+def load_files(files: Sequence[Path], builtin: Path | None = None) -> list[Rule]:
+    """Rules of ``files`` in order, then those of ``builtin`` (the built-in test cards) last.
+    Names are unique across all of them; a clash is reported at the user's file."""
+    problems: list[Problem] = []
+    defaults = load_file(builtin, problems) if builtin is not None else []
+    groups = [load_file(path, problems) for path in files]
+    problems += _clashes([defaults, *groups])
+    if problems:
+        raise ScenarioError(problems)
+    return [rule for rules in groups for rule in rules] + defaults

@@ -1,0 +1,172 @@
+"""The JSON Schema of one scenario rule (the structural check of every scenario file).
+
+``ienum`` is an extra keyword: a case-insensitive enum (``charge`` is read as ``Charge``).
+``x-expected`` names what an ``anyOf`` wants when the value fits none of its branches;
+``x-message`` replaces a ``pattern`` failure's message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from jsonschema import Draft7Validator, ValidationError, validators
+
+from emulator.scenarios.model import FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
+
+MAX_DELAY_MS = 60000
+MAX_SETTLE_SECONDS = 365 * 86400
+
+_TEXT: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 200}
+_CARD: dict[str, Any] = {
+    "type": ["string", "integer"],
+    "minimum": 0,
+    "pattern": r"^\s*[0-9][0-9 -]*$",
+    "x-message": "a card number holds digits (spaces and dashes allowed)",
+}
+_OPERATION: dict[str, Any] = {"type": "string", "ienum": list(OPERATIONS)}
+_AMOUNT: dict[str, Any] = {"type": "number", "minimum": 0}
+
+WHEN: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "cardNumber": {
+            "anyOf": [_CARD, {"type": "array", "minItems": 1, "items": _CARD}],
+            "x-expected": "a card number or a list of card numbers",
+        },
+        "amount": {
+            "anyOf": [
+                _AMOUNT,
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "minProperties": 1,
+                    "properties": {"min": _AMOUNT, "max": _AMOUNT},
+                },
+            ],
+            "x-expected": "a number or {min, max}",
+        },
+        "currency": {
+            "type": "string",
+            "pattern": "^[A-Za-z]{3}$",
+            "x-message": "a currency is a three-letter code such as USD",
+        },
+        "operation": {
+            "anyOf": [_OPERATION, {"type": "array", "minItems": 1, "items": _OPERATION}],
+            "x-expected": "an operation or a list of operations",
+        },
+        "gateway": _TEXT,
+        "account": _TEXT,
+        "attempt": {
+            "anyOf": [
+                {"type": "integer", "minimum": 1},
+                {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 1}},
+            ],
+            "x-expected": "an attempt number (1 = primary) or a list of them",
+        },
+    },
+}
+
+THEN: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["operationResultCode"],
+    "properties": {
+        "operationResultCode": {"type": "string", "ienum": list(RESULT_CODES)},
+        "rejectReasonCode": {
+            "type": "string",
+            "maxLength": 64,
+            "pattern": "^[A-Za-z][A-Za-z0-9_]*$",
+            "x-message": "a reject reason is a word such as InsufficientFunds",
+        },
+        "gatewayResultCode": {"type": ["string", "integer"], "minLength": 1, "maxLength": 64},
+        "gatewayResultDescription": {"type": "string", "maxLength": 500},
+        "delayMs": {"type": "integer", "minimum": 0, "maximum": MAX_DELAY_MS},
+        "fault": {"type": "string", "ienum": list(FAULTS)},
+        "settlesTo": {"type": "string", "ienum": list(SETTLE_RESULTS)},
+        "settleAfterSeconds": {"type": "number", "minimum": 0, "maximum": MAX_SETTLE_SECONDS},
+    },
+}
+
+RULE: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name"],
+    "properties": {
+        "name": {
+            "type": "string",
+            "maxLength": 100,
+            "pattern": r"^\S(.*\S)?$",
+            "x-message": "a rule name is non-empty text without leading or trailing spaces",
+        },
+        "description": {"type": "string", "maxLength": 500},
+        "when": WHEN,
+        "then": THEN,
+        "sequence": {"type": "array", "minItems": 1, "maxItems": 1000, "items": THEN},
+    },
+}
+
+
+def _ienum(validator: Any, choices: list[str], instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+    if isinstance(instance, str) and instance.lower() not in {c.lower() for c in choices}:
+        yield ValidationError(f"{instance!r} is not one of {', '.join(choices)}")
+
+
+RuleValidator = validators.extend(Draft7Validator, {"ienum": _ienum})
+RULE_VALIDATOR = RuleValidator(RULE)
+
+
+def fits(schema: dict[str, Any], instance: Any) -> bool:
+    """Whether ``instance`` has one of the JSON types ``schema`` declares."""
+    declared = schema.get("type")
+    types = declared if isinstance(declared, list) else [declared]
+    return any(RULE_VALIDATOR.is_type(instance, t) for t in types if t)
+
+
+def rule_errors(rule: Any) -> Iterator[tuple[list[Any], str]]:
+    """(path inside the rule, reason) for every structural problem of ``rule``."""
+    for error in sorted(RULE_VALIDATOR.iter_errors(rule), key=lambda e: list(map(str, e.absolute_path))):
+        yield from _explain(error)
+
+
+def _explain(error: ValidationError) -> Iterator[tuple[list[Any], str]]:
+    path = list(error.absolute_path)
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "anyOf":
+        for index, branch in enumerate(error.validator_value):
+            if fits(branch, error.instance):
+                for sub in error.context or []:
+                    if sub.relative_schema_path[0] == index:
+                        yield from _explain(sub)
+                return
+        yield path, f"expected {schema.get('x-expected', 'another kind of value')}, got {error.instance!r}"
+    elif error.validator == "additionalProperties":
+        allowed = list(schema.get("properties", {}))
+        for key in error.instance:
+            if key not in allowed:
+                yield [*path, key], f"unknown key {key!r} (allowed: {', '.join(allowed)})"
+    elif error.validator == "required":
+        for key in error.validator_value:
+            if isinstance(error.instance, dict) and key not in error.instance:
+                yield path, f"missing key {key!r}"
+    elif error.validator == "pattern" and "x-message" in schema:
+        yield path, f"{schema['x-message']}, got {error.instance!r}"
+    elif error.validator == "type":
+        wanted = " or ".join(_YAML_NAMES.get(t, t) for t in _as_list(error.validator_value))
+        yield path, f"expected {wanted}, got {error.instance!r}"
+    else:
+        yield path, error.message
+
+
+_YAML_NAMES = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "text",
+    "number": "a number",
+    "integer": "an integer",
+}
+
+
+def _as_list(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]

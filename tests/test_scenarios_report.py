@@ -1,0 +1,161 @@
+"""``payemu scenarios check|list|table``, ``payemu serve`` refusing bad files, and the
+README's generated test-card table."""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from emulator import cli
+from emulator.config import Settings
+from emulator.scenarios import builtin_table, describe, markdown_table, parse_rules
+from emulator.scenarios.report import TABLE_END, TABLE_START, readme_with_table, write_readme
+
+ROOT = Path(__file__).resolve().parents[1]
+GOOD = "- {name: good, when: {amount: 12.5, currency: EUR}, then: {operationResultCode: Rejected}}\n"
+BAD = "- name: bad\n  then: {operationResultCode: Success, fault: crash}\n"
+
+
+def test_check_exit_codes_and_messages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text(GOOD)
+    bad.write_text(BAD)
+    assert cli.main(["scenarios", "check", str(good)]) == 0
+    assert capsys.readouterr().out == "1 file(s) OK\n"
+    assert cli.main(["scenarios", "check", str(good), str(bad)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == f"{bad}:2: rule 'bad': then.fault: 'crash' is not one of none, reset, lostResponse\n"
+    assert captured.out == ""
+
+
+def test_check_as_a_command(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD + "- {name: bad, then: {operationResultCode: Success}}\n")
+    run = subprocess.run([sys.executable, "-m", "emulator", "scenarios", "check", str(bad)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert run.returncode == 1
+    assert run.stderr.splitlines() == [
+        f"{bad}:2: rule 'bad': then.fault: 'crash' is not one of none, reset, lostResponse",
+        f"{bad}:3: duplicate rule name 'bad' (first at {bad}:1)",
+    ]
+
+
+def test_serve_refuses_bad_scenario_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: None)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD)
+    assert cli.main(["serve", "--port", "1", "--scenarios", str(bad), str(tmp_path / "nope")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "payemu: scenario files have problems:",
+        f"{tmp_path / 'nope'}: no such file or directory",
+        f"{bad}:2: rule 'bad': then.fault: 'crash' is not one of none, reset, lostResponse",
+    ]
+
+
+def test_list_prints_the_effective_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    assert cli.main(["scenarios", "list", str(good)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    first = rf"{re.escape(str(good))}:1 +good +amount=12\.50 currency=EUR → Rejected \(CardDeclined\)"
+    assert re.fullmatch(first, lines[0])
+    (funds,) = [line for line in lines if " insufficient-funds-amount " in line]
+    assert re.fullmatch(
+        r"scenarios/default\.yaml:\d+ +insufficient-funds-amount +"
+        r"amount=9011\.00 operation=Charge,PreAuth,Capture,Refund → Rejected \(InsufficientFunds\)",
+        funds,
+    )
+    assert len(lines) == 1 + len(builtin_rules_names())
+    assert cli.main(["scenarios", "list", str(tmp_path / "bad.yaml")]) == 2
+
+
+def builtin_rules_names() -> list[str]:
+    return re.findall(r"\| `([a-z-]+)` \|$", builtin_table(), re.M)
+
+
+def test_describe_spells_out_every_kind_of_rule() -> None:
+    rules = parse_rules("""
+- name: seq
+  when: {cardNumber: ["4111111111111111", "4242424242424242"], attempt: [1, 2]}
+  sequence: [{operationResultCode: TemporaryFailure}, {operationResultCode: Success, delayMs: 20}]
+- name: pending
+  when: {amount: {min: 5, max: 6}, operation: charge}
+  then: {operationResultCode: Accepted, settlesTo: Success, settleAfterSeconds: 5, gatewayResultCode: "P1"}
+- name: anything
+  then: {operationResultCode: Success, fault: lostResponse}
+""", "runtime")
+    from emulator.scenarios.report import describe_rules
+
+    assert describe_rules(rules).splitlines() == [
+        "runtime  seq       cardNumber=4111111111111111,4242424242424242 attempt=1,2 → "
+        "TemporaryFailure → Success, delay 20 ms (last repeats)",
+        "runtime  pending   amount=5.00..6.00 operation=Charge → "
+        "Accepted, gateway code P1, settles to Success after 5 s",
+        "runtime  anything  any → Success, fault lostResponse",
+    ]
+
+
+def test_describe_of_settings_ends_with_the_built_in_cards(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    lines = describe(Settings(scenario_paths=[str(good)])).splitlines()
+    assert lines[0].startswith(f"{good}:1  good")
+    assert "reset-card" in lines[-1]
+
+
+def test_markdown_table_groups_cards_amounts_and_others() -> None:
+    rules = parse_rules("""
+- {name: c, when: {cardNumber: "4111111111111111", currency: usd}, then: {operationResultCode: Rejected}}
+- {name: a, description: "pipes | escaped", when: {amount: {min: 1, max: 2}},
+   then: {operationResultCode: Success, delayMs: 5}}
+- {name: o, when: {gateway: NULLSuccess}, then: {operationResultCode: FatalFailure}}
+""", "t.yaml")
+    assert markdown_table(rules) == (
+        "**Test cards**\n\n"
+        "| card number | operations | outcome | reject reason | notes | rule |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| `4111111111111111` | any | Rejected | CardDeclined | currency USD only | `c` |\n\n"
+        "**Test amounts (any card)**\n\n"
+        "| amount | operations | outcome | reject reason | notes | rule |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| `1.00`–`2.00` | any | Success | — | delay 5 ms; pipes \\| escaped | `a` |\n\n"
+        "**Other rules**\n\n"
+        "| when | operations | outcome | reject reason | notes | rule |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| `gateway=NULLSuccess` | any | FatalFailure | — | gateway NULLSuccess only | `o` |\n"
+    )
+
+
+def test_readme_table_is_the_generated_one() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start, end = readme.index(TABLE_START) + len(TABLE_START), readme.index(TABLE_END)
+    assert readme[start:end] == "\n" + builtin_table(), "run: payemu scenarios table --write-readme"
+    assert "## Test cards and amounts" in readme
+    assert readme.index("## API keys and tenants") < readme.index("## Test cards and amounts")
+
+
+def test_readme_example_rules_are_valid() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Test cards and amounts"):]
+    example = re.search(r"```yaml\n(scenarios:.*?)```", section, re.S)
+    assert example is not None
+    assert [r.name for r in parse_rules(example.group(1), "README.md")] == ["big-amounts-decline", "flaky-then-fine"]
+
+
+def test_table_command_prints_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["scenarios", "table"]) == 0
+    assert capsys.readouterr().out == builtin_table()
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{TABLE_START}\nold\n{TABLE_END}\nafter\n")
+    assert write_readme(readme) is True
+    assert readme.read_text() == f"# x\n{TABLE_START}\n{builtin_table()}{TABLE_END}\nafter\n"
+    assert write_readme(readme) is False
+    with pytest.raises(ValueError, match="markers"):
+        readme_with_table("no markers here", "table")
