@@ -15,11 +15,6 @@ PENDING: dict[str, str] = {
     "GatewayRefund": "issue 4 (payment engine)",
     "GatewayStatus": "issue 4 (payment engine)",
     "GatewayTokenize": "issue 4 (payment engine)",
-    "CountryLookup": "issue 3 (resources)",
-    "BrandLookup": "issue 3 (resources)",
-    "IinLookup": "issue 3 (resources)",
-    "LuhnCheck": "issue 3 (resources)",
-    "CardValidate": "issue 3 (resources)",
     "StartSession": "issue 6 (eWallet sessions)",
     "ValidateResults": "issue 6 (eWallet sessions)",
 }

@@ -1,0 +1,80 @@
+"""The README's gateway table, generated from the catalog so the two never disagree.
+
+``python -m emulator.gateways.table`` prints it; ``--write-readme [PATH]`` replaces the
+part of the README between ``<!-- gateways:start -->`` and ``<!-- gateways:end -->``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from emulator.gateways.catalog import OPERATIONS, Catalog, GatewaySpec, load_catalog
+
+START = "<!-- gateways:start -->"
+END = "<!-- gateways:end -->"
+README = Path(__file__).resolve().parents[2] / "README.md"
+_HEADER = (
+    "| gateway | credentials (optional in italics) | tokenizes | network tokens | authorization lasts "
+    "| not supported | notes |\n"
+    "|---|---|---|---|---|---|---|"
+)
+
+
+def _notes(gateway: GatewaySpec) -> str:
+    if gateway.always:
+        return f"mock: always {'approves' if gateway.always == 'Success' else 'declines'}"
+    needs = []
+    if gateway.requires_certificate:
+        needs.append("`certificateName`")
+    if gateway.requires_client_ip:
+        needs.append("`payerDetails.clientIPAddress`")
+    if gateway.requires_order_desc:
+        needs.append("`orderDesc`")
+    if gateway.min_my_ref:
+        needs.append(f"`myRef` of {gateway.min_my_ref}+ characters")
+    return f"needs {' and '.join(needs)}" if needs else "—"
+
+
+def _row(gateway: GatewaySpec) -> str:
+    credentials = [f"`{name}`" for name in gateway.credentials]
+    credentials += [f"*`{name}`*" for name in gateway.optional_credentials]
+    unsupported = [op for op in OPERATIONS if op in gateway.unsupported]
+    cells = [
+        f"`{gateway.name}`",
+        ", ".join(credentials) or "none",
+        "yes" if gateway.tokenizes else "no",
+        "yes" if gateway.supports_network_token else "no",
+        f"{gateway.authorization_days} days",
+        ", ".join(unsupported) or "—",
+        _notes(gateway),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def markdown(catalog: Catalog) -> str:
+    return "\n".join([_HEADER, *(_row(gateway) for gateway in catalog)])
+
+
+def replace_block(text: str, table: str) -> str:
+    """``text`` with the block between the markers replaced by ``table``."""
+    pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.DOTALL)
+    if not pattern.search(text):
+        raise ValueError(f"the README has no {START} … {END} block")
+    return pattern.sub(lambda _: f"{START}\n{table}\n{END}", text, count=1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    table = markdown(load_catalog())
+    if args[:1] == ["--write-readme"]:
+        path = Path(args[1]) if len(args) > 1 else README
+        path.write_text(replace_block(path.read_text(encoding="utf-8"), table), encoding="utf-8")
+        return 0
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,40 @@
+"""The README's gateway table is the catalog's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from emulator.gateways import table
+from emulator.gateways.catalog import load_catalog
+
+
+def test_readme_table_matches_the_catalog() -> None:
+    text = table.README.read_text(encoding="utf-8")
+    expected = table.replace_block(text, table.markdown(load_catalog()))
+    assert text == expected, "run: python -m emulator.gateways.table --write-readme"
+
+
+def test_rows_carry_the_behaviour_facts() -> None:
+    rows = {line.split(" | ")[0].strip("| `"): line for line in table.markdown(load_catalog()).splitlines()[2:]}
+    assert len(rows) == len(load_catalog())
+    assert "mock: always approves" in rows["NULLSuccess"]
+    assert "*`ShopperInteraction`*" in rows["Adyen"]
+    assert "Charge, Refund, Tokenize" in rows["AMEX"] and "`myRef` of 6+ characters" in rows["AMEX"]
+    assert "`certificateName` and `payerDetails.clientIPAddress`" in rows["FirstDataIPG"]
+    assert "needs `orderDesc`" in rows["Cardstream"]
+
+
+def test_write_readme(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{table.START}\nold\n{table.END}\noutro\n")
+    assert table.main(["--write-readme", str(readme)]) == 0
+    written = readme.read_text()
+    assert written.startswith("intro\n") and written.endswith("outro\n") and "old" not in written
+    assert table.markdown(load_catalog()) in written
+    assert table.main([]) == 0
+    assert "`Stripe`" in capsys.readouterr().out
+    readme.write_text("no markers")
+    with pytest.raises(ValueError, match="gateways:start"):
+        table.main(["--write-readme", str(readme)])
