@@ -8,13 +8,6 @@ naming the issue that builds it; it never pretends to work.
 from __future__ import annotations
 
 PENDING: dict[str, str] = {
-    "GatewayCharge": "issue 4 (payment engine)",
-    "GatewayAuthorize": "issue 4 (payment engine)",
-    "GatewayCapture": "issue 4 (payment engine)",
-    "GatewayVoid": "issue 4 (payment engine)",
-    "GatewayRefund": "issue 4 (payment engine)",
-    "GatewayStatus": "issue 4 (payment engine)",
-    "GatewayTokenize": "issue 4 (payment engine)",
     "StartSession": "issue 6 (eWallet sessions)",
     "ValidateResults": "issue 6 (eWallet sessions)",
 }

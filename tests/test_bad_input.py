@@ -97,6 +97,8 @@ def test_enums_and_property_names_read_case_insensitively(client: TestClient) ->
     body = _patched(DATA["bases"]["charge"], {"networkTokenBrand": "VISA", "card.cardType": "visa"})
     body["card"]["CardNumber"] = body["card"].pop("cardNumber")
     body["Currency"] = body.pop("currency")
+    del body["paymentGatewayAccountName"]  # no stored account: inline credentials instead
+    body["PaymentGatewayAccount"] = {"PaymentGatewayName": "nullsuccess"}
     response = client.post("/PaymentGateway/charge", json=body)
     assert response.status_code != 400, response.text
     assert json.dumps(response.json())

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from emulator import cards
 from emulator.clock import isoformat
-from emulator.ewallet.brands import detect as detect_brand
 from emulator.gateways.catalog import GatewaySpec, ReferenceFormat
 
 if TYPE_CHECKING:
@@ -324,7 +324,7 @@ def speak(
         "approved": code == "Success",
         "cardBin": number[:6] or None,
         "cardLast4": number[-4:] or None,
-        "cardBrand": item.card_brand or (detect_brand(number) if number else None),
+        "cardBrand": item.card_brand or brand_of(number),
         "created": isoformat(now),
         "createdEpoch": int(now.timestamp()),
         "myRef": item.my_ref,
@@ -377,6 +377,14 @@ def render(template: Any, values: dict[str, Any]) -> Any:
         return str(value)
 
     return _PLACEHOLDER.sub(one, template)
+
+
+def brand_of(number: str) -> str | None:
+    """The card brand (a Payments.CardTypes value) from the BIN table, None if unknown."""
+    if not number:
+        return None
+    brand = cards.default_table().lookup(number, whole_card=True).brand
+    return brand.name if brand else None
 
 
 def minor_units(amount: float, currency: str) -> int:

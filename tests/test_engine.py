@@ -1,0 +1,197 @@
+"""The payment engine called directly, as eWallet sessions call it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+
+from emulator import engine
+from emulator.accounts import StoredAccount
+from emulator.errors import ApiError
+from emulator.pipeline import DropConnection
+from emulator.runtime import Runtime
+from emulator.scenarios import parse_rules
+from emulator.tenants import Tenant
+
+CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12,
+        "expirationYear": 2030}
+
+
+@pytest.fixture
+def world(make_app: Callable[..., Starlette]) -> tuple[Runtime, Tenant]:
+    runtime: Runtime = make_app(seed=9).state.runtime
+    tenant = runtime.tenants.get("sandbox-api-key")
+    assert tenant is not None
+    now = tenant.now()
+    tenant.accounts["stripeMain"] = StoredAccount("stripeMain", "Stripe", [("SecretKey", "sk")], now)
+    tenant.accounts["adyenMain"] = StoredAccount("adyenMain", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")], now)
+    tenant.accounts["nullFail"] = StoredAccount("nullFail", "NULLFailure", [], now)
+    return runtime, tenant
+
+
+def process(world: tuple[Runtime, Tenant], operation: str, request: dict[str, Any],
+            attempts: list[dict[str, Any]] | None = None) -> engine.Outcome:
+    runtime, tenant = world
+    return asyncio.run(engine.process(runtime, tenant, operation, request, [] if attempts is None else attempts))
+
+
+def charge(**changes: Any) -> dict[str, Any]:
+    return {"amount": 12.5, "currency": "usd", "card": dict(CARD), "paymentGatewayAccountName": "stripeMain", **changes}
+
+
+def errors_of(caught: pytest.ExceptionInfo[ApiError]) -> dict[str | None, list[str]]:
+    return dict(caught.value.entries)
+
+
+def test_outcome_carries_result_status_and_the_attempts(world: tuple[Runtime, Tenant]) -> None:
+    journal: list[dict[str, Any]] = []
+    outcome = process(world, "Charge", charge(fallbackUpgs=[{"paymentGatewayAccountName": "adyenMain"}]), journal)
+    assert outcome.status == 200 and outcome.headers == {}
+    assert outcome.result["currency"] == "USD" and outcome.result["gatewayName"] == "Stripe"
+    assert journal == outcome.attempts and len(outcome.attempts) == 1
+    entry = outcome.attempts[0]
+    assert set(entry) == {
+        "attemptNumber", "paymentGatewayAccountName", "gatewayName", "isFallback", "timestamp", "result",
+    }
+    assert entry["result"] is outcome.result and entry["timestamp"].endswith("Z")
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "headers"),
+    [("Success", 200, {}), ("Accepted", 202, {}), ("Rejected", 409, {}), ("NotImplemented", 409, {}),
+     ("FatalFailure", 500, {}), ("TemporaryFailure", 503, {"Retry-After": "1"})],
+)
+def test_status_per_result_code(world: tuple[Runtime, Tenant], code: str, status: int, headers: dict[str, str]) -> None:
+    tenant = world[1]
+    rule = f"{{name: r, when: {{gateway: Stripe}}, then: {{operationResultCode: {code}}}}}"
+    tenant.rules[:0] = parse_rules(rule, "t")
+    outcome = process(world, "Charge", charge())
+    assert (outcome.result["operationResultCode"], outcome.status, outcome.headers) == (code, status, headers)
+
+
+def test_credentials(world: tuple[Runtime, Tenant]) -> None:
+    with pytest.raises(ApiError) as caught:
+        process(world, "Charge", charge(paymentGatewayAccountName=None))
+    message = "Give paymentGatewayAccountName or paymentGatewayAccount."
+    assert errors_of(caught) == {"paymentGatewayAccountName": [message]}
+    with pytest.raises(ApiError) as caught:
+        process(world, "PreAuth", charge(paymentGatewayAccountName="ghost"))
+    assert caught.value.status == 400 and "ghost" in errors_of(caught)["paymentGatewayAccountName"][0]
+    inline = {"paymentGatewayName": "nullsuccess", "credentials": []}
+    outcome = process(world, "Charge", charge(paymentGatewayAccountName="ghost", paymentGatewayAccount=inline))
+    assert outcome.result["gatewayName"] == "NULLSuccess" and outcome.attempts[0]["paymentGatewayAccountName"] is None
+
+
+def test_every_fallback_is_checked_before_any_attempt(world: tuple[Runtime, Tenant]) -> None:
+    _, tenant = world
+    upgs = [{"paymentGatewayAccountName": "adyenMain"}, {"paymentGatewayAccountName": "ghost"},
+            {"paymentGatewayAccountName": "stripeMain", "paymentGatewayCertName": "noSuchCert"}]
+    with pytest.raises(ApiError) as caught:
+        process(world, "Charge", charge(fallbackUpgs=upgs))
+    assert set(errors_of(caught)) == {
+        "fallbackUpgs[1].paymentGatewayAccountName", "fallbackUpgs[2].paymentGatewayCertName",
+    }
+    assert tenant.transactions == {}
+
+
+def test_currency(world: tuple[Runtime, Tenant]) -> None:
+    runtime, _ = world
+    assert engine.currency_of(runtime, " jpy ") == "JPY"
+    with pytest.raises(ApiError) as caught:
+        engine.currency_of(runtime, "XYZ")
+    assert errors_of(caught) == {"currency": ["Unknown currency code 'XYZ'."]}
+    assert len(engine.currencies(runtime)) > 150
+
+
+def test_tokenize_has_no_amount_and_remembers_the_card(world: tuple[Runtime, Tenant]) -> None:
+    _, tenant = world
+    outcome = process(world, "Tokenize", {"card": dict(CARD, cardNumber="4000000000009995"),
+                                          "paymentGatewayAccountName": "stripeMain"})
+    assert outcome.status == 409 and outcome.result["rejectReasonCode"] == "InsufficientFunds"
+    outcome = process(world, "Tokenize", {"card": dict(CARD), "paymentGatewayAccountName": "stripeMain"})
+    result = outcome.result
+    assert (outcome.status, result["amount"], result["currency"]) == (200, 0.0, "USD")
+    token = tenant.gateway_tokens[result["gatewayToken"]]
+    assert token.gateway == "Stripe" and token.card_number == CARD["cardNumber"]
+    assert engine.token_for(tenant, result["gatewayToken"], "Stripe") == (CARD["cardNumber"], None)
+    number, problem = engine.token_for(tenant, result["gatewayToken"], "Adyen")
+    assert number == CARD["cardNumber"] and problem is not None and "issued by Stripe" in problem
+    assert engine.token_for(tenant, None, "Stripe") == (None, None)
+
+
+def test_string_token_card_is_resolved_and_matched(world: tuple[Runtime, Tenant]) -> None:
+    from emulator import vault
+
+    _, tenant = world
+    token = vault.store(tenant, '{"cardNumber": "4000 0000 0000 9995", "cvv": "123"}')
+    outcome = process(world, "Charge", charge(card=dict(CARD, cardNumber="@" + token.token)))
+    assert outcome.result["rejectReasonCode"] == "InsufficientFunds"
+    tx = tenant.transactions[outcome.result["gatewayReference"]]
+    assert tx.card_number == "4000000000009995" and tx.to_json()["cardMasked"] == "400000******9995"
+
+
+def test_reset_fault_drops_before_recording(world: tuple[Runtime, Tenant]) -> None:
+    _, tenant = world
+    with pytest.raises(DropConnection) as caught:
+        process(world, "Charge", charge(amount=9032.0))
+    assert caught.value.reason == "reset" and tenant.transactions == {}
+
+
+def test_lost_response_records_then_drops(world: tuple[Runtime, Tenant]) -> None:
+    _, tenant = world
+    journal: list[dict[str, Any]] = []
+    with pytest.raises(DropConnection) as caught:
+        process(world, "PreAuth", charge(amount=9031.0, myRef="lost-1"), journal)
+    assert caught.value.reason == "lostResponse"
+    (tx,) = tenant.transactions.values()
+    assert tx.my_ref == "lost-1" and tx.result_code == "Success" and len(journal) == 1
+    found = process(world, "Status", {"myRef": "lost-1", "paymentGatewayAccountName": "stripeMain"})
+    assert found.status == 200 and found.result["gatewayReference"] == tx.reference
+
+
+def test_lost_response_on_a_capture_commits_it(world: tuple[Runtime, Tenant]) -> None:
+    _, tenant = world
+    auth = process(world, "PreAuth", charge(amount=9000.0)).result["gatewayReference"]
+    body = {"refTransId": auth, "amount": 9031.0, "currency": "USD", "paymentGatewayAccountName": "stripeMain"}
+    with pytest.raises(DropConnection):
+        process(world, "Capture", body)
+    assert tenant.transactions[auth].captured_by is not None and tenant.transactions[auth].busy is None
+    again = process(world, "Capture", body)
+    assert again.result["rejectReasonCode"] == "AlreadyCaptured"
+
+
+def test_reset_on_a_capture_releases_the_authorization(world: tuple[Runtime, Tenant]) -> None:
+    _, tenant = world
+    auth = process(world, "PreAuth", charge(amount=9000.0)).result["gatewayReference"]
+    body = {"refTransId": auth, "amount": 9032.0, "currency": "USD", "paymentGatewayAccountName": "stripeMain"}
+    with pytest.raises(DropConnection):
+        process(world, "Capture", body)
+    tx = tenant.transactions[auth]
+    assert tx.captured_by is None and tx.busy is None and len(tenant.transactions) == 1
+    assert process(world, "Capture", dict(body, amount=9000.0)).status == 200
+
+
+def test_status_scenarios_can_fail_the_lookup(world: tuple[Runtime, Tenant]) -> None:
+    _, tenant = world
+    reference = process(world, "Charge", charge()).result["gatewayReference"]
+    lookup = {"refTransId": reference, "paymentGatewayAccountName": "stripeMain"}
+    tenant.rules[:0] = parse_rules(
+        "{name: s, when: {operation: Status}, sequence: [{operationResultCode: TemporaryFailure},"
+        " {operationResultCode: Rejected, rejectReasonCode: DoNotHonor}, {operationResultCode: Success}]}", "t"
+    )
+    failed = process(world, "Status", lookup)
+    assert failed.status == 500 and failed.result["operationResultCode"] == "TemporaryFailure", "status has no 503"
+    assert failed.result["gatewayReference"] != reference
+    declined = process(world, "Status", lookup)
+    assert declined.status == 409 and declined.result["rejectReasonCode"] == "DoNotHonor"
+    found = process(world, "Status", lookup)
+    assert found.status == 200 and found.result["gatewayReference"] == reference
+
+
+def test_not_a_payment_operation(world: tuple[Runtime, Tenant]) -> None:
+    with pytest.raises(ValueError):
+        process(world, "Teleport", {})
