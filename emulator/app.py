@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator import api, errors
+from emulator import api, control, errors
 from emulator.config import Settings
 from emulator.openapi import OpenApi
 from emulator.pending import PENDING
@@ -40,6 +40,7 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
         raise RuntimeError(f"handled and pending at once: {sorted(overlap)}")
     routes: list[BaseRoute] = [Route(SWAGGER_PATH, _swagger(runtime), methods=["GET"])]
     routes += build_routes(runtime, openapi, handlers, pending)
+    routes += control.routes(runtime)
     app = Starlette(
         routes=routes,
         exception_handlers={

@@ -38,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--openapi", help="validate against another published OpenAPI document")
     serve.add_argument("--watch", action="store_true", help="reload scenario files when they change")
     serve.add_argument(
+        "--journal-size", type=int, default=None, metavar="N",
+        help="requests kept in each tenant's journal, oldest dropped first (default 1000)",
+    )
+    serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
     )
 
@@ -69,6 +73,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
         settings.openapi_path = args.openapi
     if getattr(args, "watch", False):
         settings.watch = True
+    if getattr(args, "journal_size", None) is not None:
+        if args.journal_size < 1:
+            raise ConfigError("--journal-size must be at least 1")
+        settings.journal_size = args.journal_size
     settings.scenario_paths += list(getattr(args, "scenarios", None) or getattr(args, "files", None) or [])
     settings.log_level = getattr(args, "log_level", "info")
     return settings

@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from emulator import errors
 from emulator.clock import isoformat
-from emulator.masking import mask
+from emulator.masking import mask, mask_text
 from emulator.openapi import OpenApi, Operation, Parameter
 
 if TYPE_CHECKING:
@@ -168,10 +168,11 @@ def _read_parameter(param: Parameter, raw: str | None) -> tuple[Any, list[errors
 class Endpoint:
     """One documented operation bound to its handler."""
 
-    def __init__(self, runtime: Runtime, operation: Operation, handler: Handler) -> None:
+    def __init__(self, runtime: Runtime, operation: Operation, handler: Handler, journal: bool = True) -> None:
         self.runtime = runtime
         self.operation = operation
         self.handler = handler
+        self.journal = journal  # False for the control API: the journal records the public API
 
     async def __call__(self, request: Request) -> Response:
         started = time.perf_counter()
@@ -200,14 +201,14 @@ class Endpoint:
         except errors.ApiError as exc:
             reply = Reply(exc.status, exc.body, exc.headers, error=True)
         except DropConnection as exc:
-            if tenant is not None:
+            if tenant is not None and self.journal:
                 self._journal(tenant, request, body, None, call, started, dropped=exc.reason)
             return await _drop(request, exc)
         except Exception:
             log.exception("payemu bug while answering %s %s", op.method, op.path)
             reply = Reply(500, errors.internal("payemu hit an internal error; see its log.").body)
         reply = self._checked(reply)
-        if tenant is not None:
+        if tenant is not None and self.journal:
             self._journal(tenant, request, body, reply, call, started)
         return json_response(reply.status, reply.body, reply.headers)
 
@@ -234,6 +235,12 @@ class Endpoint:
 
     async def _body(self, request: Request) -> Any:
         op = self.operation
+        if op.raw.get("x-payemu-raw-body"):
+            # The handler reads the text itself (e.g. YAML); it checks the media type.
+            try:
+                return (await read_body(request, self.runtime.settings.max_body_bytes)).decode()
+            except UnicodeDecodeError:
+                raise errors.invalid("body", "The request body is not valid UTF-8.") from None
         if op.body is None:
             return None
         raw = await read_body(request, self.runtime.settings.max_body_bytes)
@@ -293,7 +300,7 @@ class Endpoint:
             "time": isoformat(tenant.now()),
             "method": request.method,
             "path": request.url.path,
-            "query": request.url.query,
+            "query": mask_text(request.url.query),
             "operationId": self.operation.operation_id,
             "status": reply.status if reply else None,
             "latencyMs": round((time.perf_counter() - started) * 1000, 3),
@@ -328,13 +335,15 @@ def build_routes(
     api: OpenApi,
     handlers: dict[str, Handler],
     fallback: Handler,
+    journal: bool = True,
 ) -> list[Route]:
     """One Starlette route per path, dispatching on the method, so a wrong method gets
-    a 405 listing exactly the methods of that path."""
+    a 405 listing exactly the methods of that path. ``journal=False``: requests are not
+    recorded in the tenant's journal (the control API)."""
     by_path: dict[str, dict[str, Endpoint]] = {}
     for op in api.operations.values():
         handler = handlers.get(op.operation_id, fallback)
-        by_path.setdefault(op.path, {})[op.method] = Endpoint(runtime, op, handler)
+        by_path.setdefault(op.path, {})[op.method] = Endpoint(runtime, op, handler, journal)
     return [_route(path, methods) for path, methods in by_path.items()]
 
 

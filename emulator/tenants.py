@@ -100,7 +100,12 @@ class TenantRegistry:
             tenant = self._add(self._spec(key, sandbox=True))
         return tenant
 
-    def create(self, sandbox: bool = True, user_name: str | None = None) -> Tenant:
+    def create(self, sandbox: bool = True, user_name: str | None = None, key: str | None = None) -> Tenant:
+        """A fresh tenant under ``key`` (ValueError if taken) or a new random key."""
+        if key is not None:
+            if key in self._tenants:
+                raise ValueError(f"the API key {key!r} is already in use")
+            return self._add(self._spec(key, sandbox, user_name))
         key = "test-" + "".join(self._rng.choices(ALPHANUMERIC, k=28))
         while key in self._tenants:
             key = "test-" + "".join(self._rng.choices(ALPHANUMERIC, k=28))

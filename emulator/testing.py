@@ -1,1 +1,293 @@
-"""pytest plugin entry point (fixtures arrive with the CI-tooling work)."""
+"""pytest plugin for test suites that pay through payemu (entry point ``pytest11: payemu``).
+
+Fixtures:
+
+* ``payemu_server`` (session): an in-process payemu on a free port of 127.0.0.1, served by
+  uvicorn in a background thread — or, with ``--payemu-url URL`` / ``PAYEMU_URL``, a payemu
+  that is already running (e.g. one ``payemu serve`` shared by parallel workers).
+* ``payemu`` (function): a fresh isolated tenant for the test, with ``base_url``,
+  ``api_key``, ``client`` (an ``httpx.Client`` sending the key) and helpers for the control
+  API: ``add_scenario``, ``requests``, ``advance_clock``, ``clock``, ``transactions``,
+  ``reset``, ``add_certificate``. The tenant is removed when the test ends (unless
+  ``--payemu-keep-tenants``).
+
+Importing this module has no side effects: nothing starts until a test asks for a fixture.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    import httpx
+    from starlette.applications import Starlette
+
+    from emulator.config import Settings
+
+URL_ENV = "PAYEMU_URL"
+SEED_ENV = "PAYEMU_SEED"
+START_TIMEOUT_SECONDS = 10.0
+_SERVER = pytest.StashKey["PayemuServer"]()
+
+
+class ControlError(AssertionError):
+    """A control API call that did not succeed (the message holds payemu's answer)."""
+
+    def __init__(self, method: str, path: str, status: int, body: str) -> None:
+        super().__init__(f"payemu {method} {path} answered {status}: {body}")
+        self.status = status
+        self.body = body
+
+
+# -- the server ------------------------------------------------------------------------
+class PayemuServer:
+    """A payemu the tests talk to: in-process (``app`` set) or remote (``app`` None)."""
+
+    def __init__(self, base_url: str, seeded: bool, app: Starlette | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.seeded = seeded
+        self.app = app
+        self.startup_seconds = 0.0
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def start(cls, settings: Settings | None = None) -> PayemuServer:
+        """Serve a new app on a free loopback port; returns once it accepts requests."""
+        import uvicorn
+
+        from emulator.app import create_app
+        from emulator.cli import _best
+        from emulator.config import Settings
+
+        began = time.perf_counter()
+        settings = settings or Settings()
+        app = create_app(settings)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            app,
+            loop=_best("uvloop", "asyncio"),
+            http=_best("httptools", "h11"),
+            lifespan="off",
+            access_log=False,
+            log_level="warning",
+        )
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="payemu-server", daemon=True)
+        thread.start()
+        deadline = began + START_TIMEOUT_SECONDS
+        while not server.started:
+            if not thread.is_alive() or time.perf_counter() > deadline:
+                server.should_exit = True
+                sock.close()
+                raise RuntimeError("the in-process payemu server did not start")
+            time.sleep(0.002)
+        made = cls(f"http://127.0.0.1:{port}", settings.seed is not None, app)
+        made._server, made._thread = server, thread
+        made.startup_seconds = time.perf_counter() - began
+        return made
+
+    @classmethod
+    def connect(cls, base_url: str) -> PayemuServer:
+        """A payemu already running at ``base_url`` (checked through its health call)."""
+        import httpx
+
+        url = base_url.rstrip("/")
+        try:
+            response = httpx.get(url + "/_emulator/health", timeout=10)
+        except httpx.HTTPError as exc:
+            raise RuntimeError(f"no payemu answers at {url}: {exc}") from exc
+        if response.status_code != 200:
+            raise RuntimeError(f"{url} is not a payemu (health answered {response.status_code})")
+        return cls(url, bool(response.json().get("seeded")))
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
+            self._server = self._thread = None
+
+    def tenant(self, sandbox: bool = True, user_name: str | None = None, label: str | None = None) -> Payemu:
+        """A fresh tenant. On a seeded payemu, ``label`` (e.g. the test's node id) fixes its
+        key, so the test gets the same ids and codes whatever runs before or beside it."""
+        import httpx
+
+        body: dict[str, Any] = {"sandbox": sandbox}
+        if user_name:
+            body["userName"] = user_name
+        if label is not None and self.seeded:
+            body["apiKey"] = "pytest-" + hashlib.sha256(label.encode()).hexdigest()[:32]
+        with httpx.Client(base_url=self.base_url, timeout=30) as client:
+            response = client.post("/_emulator/tenants", json=body)
+            if response.status_code == 409 and "apiKey" in body:
+                # the key is in use (another session on this server): take a random one
+                del body["apiKey"]
+                response = client.post("/_emulator/tenants", json=body)
+        if response.status_code != 201:
+            raise ControlError("POST", "/_emulator/tenants", response.status_code, response.text)
+        return Payemu(self.base_url, response.json())
+
+
+# -- one tenant --------------------------------------------------------------------------
+class Payemu:
+    """One isolated tenant of a payemu, and the control calls a test needs."""
+
+    def __init__(self, base_url: str, tenant: dict[str, Any]) -> None:
+        import httpx
+
+        self.base_url = base_url
+        self.api_key: str = tenant["apiKey"]
+        self.account_id: int = tenant["accountId"]
+        self.user_name: str = tenant["userName"]
+        self.is_sandbox: bool = tenant["isSandbox"]
+        self.client: httpx.Client = httpx.Client(base_url=base_url, headers={"X-Api-Key": self.api_key}, timeout=30)
+
+    def __repr__(self) -> str:
+        return f"<payemu tenant {self.api_key} at {self.base_url}>"
+
+    def _control(self, method: str, path: str, expect: int = 200, **kwargs: Any) -> Any:
+        response = self.client.request(method, "/_emulator" + path, **kwargs)
+        if response.status_code != expect:
+            raise ControlError(method, "/_emulator" + path, response.status_code, response.text)
+        return response.json() if response.content else None
+
+    def add_scenario(self, rules: dict[str, Any] | list[dict[str, Any]] | str) -> list[dict[str, Any]]:
+        """Add runtime rules for this tenant, in front of every other rule: one rule, a list,
+        a ``{"scenarios": [...]}`` dict, or YAML text of a scenario file. Returns them."""
+        if isinstance(rules, str):
+            content, media = rules.encode(), "application/yaml"
+        else:
+            content, media = json.dumps(rules).encode(), "application/json"
+        return self._control(
+            "POST", "/scenarios", 201, content=content, headers={"Content-Type": media}
+        )["rules"]
+
+    def remove_scenario(self, name: str | None = None) -> list[str]:
+        """Remove one runtime rule by name, or all of them; returns the removed names."""
+        return self._control("DELETE", "/scenarios" + (f"/{name}" if name else ""))["removed"]
+
+    def scenarios(self) -> list[dict[str, Any]]:
+        """The effective rules for this tenant, first match first."""
+        return self._control("GET", "/scenarios")["rules"]
+
+    def requests(
+        self, path: str | None = None, since: str | None = None, until: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Journal entries of this tenant, oldest first; ``path`` matches a prefix."""
+        params = {k: v for k, v in {"path": path, "since": since, "until": until, "limit": limit}.items() if v}
+        return self._control("GET", "/requests", params=params)["requests"]
+
+    def advance_clock(self, by: str | float) -> dict[str, Any]:
+        """Move this tenant's clock forward (``"8d"``, ``"1h30m"``, or seconds)."""
+        return self._control("POST", "/clock", json={"advance": by})
+
+    def clock(self) -> dict[str, Any]:
+        return self._control("GET", "/clock")
+
+    def transactions(self) -> list[dict[str, Any]]:
+        return self._control("GET", "/transactions")["transactions"]
+
+    def add_certificate(self, name: str) -> list[str]:
+        return self._control("POST", "/certificates", 201, json={"name": name})["certificates"]
+
+    def reset(self) -> None:
+        """Empty every store of this tenant (accounts, tokens, ledger, journal, clock, rules)."""
+        self._control("POST", "/reset")
+
+    def close(self, remove: bool = True) -> None:
+        """Close the client; ``remove`` also deletes the tenant from the server."""
+        try:
+            if remove:
+                self.client.delete("/_emulator/tenants/current")
+        finally:
+            self.client.close()
+
+
+# -- pytest wiring ---------------------------------------------------------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("payemu", "payemu payment emulator")
+    group.addoption(
+        "--payemu-url",
+        default=None,
+        help=f"use the payemu running at this URL instead of an in-process one (or set {URL_ENV})",
+    )
+    group.addoption(
+        "--payemu-seed",
+        type=int,
+        default=None,
+        help=f"seed of the in-process payemu: byte-identical ids and codes per test (or set {SEED_ENV})",
+    )
+    group.addoption(
+        "--payemu-scenarios",
+        action="append",
+        default=[],
+        metavar="FILE_OR_DIR",
+        help="scenario files for the in-process payemu (repeatable)",
+    )
+    group.addoption("--payemu-config", default=None, help="payemu config file for the in-process payemu")
+    group.addoption(
+        "--payemu-keep-tenants",
+        action="store_true",
+        help="keep each test's tenant after the test (to look at its journal afterwards)",
+    )
+
+
+def _settings(config: pytest.Config) -> Settings:
+    from emulator.config import Settings, load_config_file
+
+    settings = Settings()
+    if config.getoption("payemu_config"):
+        settings = load_config_file(config.getoption("payemu_config"), settings)
+    seed = config.getoption("payemu_seed")
+    if seed is None and os.environ.get(SEED_ENV):
+        seed = int(os.environ[SEED_ENV])
+    if seed is not None:
+        settings.seed = seed
+    settings.scenario_paths += list(config.getoption("payemu_scenarios"))
+    settings.log_level = "warning"
+    return settings
+
+
+@pytest.fixture(scope="session")
+def payemu_server(pytestconfig: pytest.Config) -> Iterator[PayemuServer]:
+    """The payemu of this test session (see the module docstring)."""
+    url = pytestconfig.getoption("payemu_url") or os.environ.get(URL_ENV)
+    if url:
+        yield PayemuServer.connect(url)
+        return
+    server = PayemuServer.start(_settings(pytestconfig))
+    pytestconfig.stash[_SERVER] = server
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    server = config.stash.get(_SERVER, None)
+    if server is not None:
+        terminalreporter.write_line(
+            f"payemu: in-process server at {server.base_url} started in {server.startup_seconds:.3f} s"
+        )
+
+
+@pytest.fixture
+def payemu(payemu_server: PayemuServer, request: pytest.FixtureRequest) -> Iterator[Payemu]:
+    """A fresh isolated tenant of payemu for this test, removed afterwards."""
+    tenant = payemu_server.tenant(label=request.node.nodeid)
+    try:
+        yield tenant
+    finally:
+        tenant.close(remove=not request.config.getoption("payemu_keep_tenants"))

@@ -31,3 +31,11 @@ def test_mask_removes_cvv_and_redacts_payloads_and_credentials() -> None:
     assert masked["card"]["cardNumber"] == "411111******1111"
     assert masked["paymentGatewayAccount"]["credentials"][0]["key"] == "SecretKey"
     assert body["card"]["cvv"] == "123"  # the original is untouched
+
+
+def test_grouped_numbers_and_numbers_sent_as_numbers_are_masked_too() -> None:
+    assert mask_text("4111 1111 1111 1111") == "4111 11** **** 1111"
+    assert mask_text("pan 3782-822463-10005.") == "pan 3782-82****-*0005."
+    assert mask_text("order 12345 2030-01-01 1234 5678") == "order 12345 2030-01-01 1234 5678"
+    masked = mask({"cardNumber": 4111111111111111, "amounts": [5555555555554444, 10.5], "ok": True, "n": 42})
+    assert masked == {"cardNumber": "411111******1111", "amounts": ["555555******4444", 10.5], "ok": True, "n": 42}

@@ -1,0 +1,109 @@
+"""Control: the request journal — filters, bounded size, masking."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from emulator.cli import build_parser, settings_from
+from emulator.config import ConfigError
+from tests.conftest import LIVE, SANDBOX
+
+CARD = "4111111111111111"
+FULL_PAN = re.compile(r"(?<!\d)\d{13,19}(?!\d)")
+
+
+def _journal(client: TestClient, headers: dict[str, str] = SANDBOX, **params: object) -> dict[str, object]:
+    response = client.get("/_emulator/requests", params=params, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_an_entry_holds_the_whole_exchange(client: TestClient) -> None:
+    client.get("/Utils/apiKey")
+    client.get("/Utils/apiKey", headers=LIVE)
+    journal = _journal(client)
+    assert journal["dropped"] == 0 and journal["size"] == 1000
+    [entry] = journal["requests"]
+    assert entry["method"] == "GET" and entry["path"] == "/Utils/apiKey" and entry["status"] == 200
+    assert entry["operationId"] == "ValidateApiKey"
+    assert entry["response"]["userName"] == "sandbox-merchant"
+    assert entry["request"] is None and entry["attempts"] == [] and entry["id"] == 1
+    assert entry["latencyMs"] >= 0 and entry["time"].endswith("Z")
+
+
+def test_errors_are_journaled_too(client: TestClient) -> None:
+    client.post("/StringTokens", json={"nonsense": 1})
+    [entry] = _journal(client)["requests"]
+    assert entry["status"] == 400
+    assert "nonsense" in {e["fieldName"] for e in entry["response"]}
+
+
+def test_filter_by_path_prefix_and_limit(client: TestClient) -> None:
+    client.get("/Utils/apiKey")
+    client.get("/PaymentGateway")
+    client.get("/Utils/apiKey")
+    assert [e["id"] for e in _journal(client, path="/Utils")["requests"]] == [1, 3]
+    assert [e["path"] for e in _journal(client, path="/PaymentGateway")["requests"]] == ["/PaymentGateway"]
+    assert [e["id"] for e in _journal(client, limit=2)["requests"]] == [2, 3]
+    assert _journal(client, path="/nothing")["requests"] == []
+
+
+def test_filter_by_time(make_app: Callable[..., Starlette]) -> None:
+    with TestClient(make_app(seed=5), headers=SANDBOX) as client:
+        client.get("/Utils/apiKey")
+        middle = client.post("/_emulator/clock", json={"advance": "1h"}).json()["now"]
+        client.get("/PaymentGateway")
+        client.post("/_emulator/clock", json={"advance": "1h"})
+        client.get("/Utils/apiKey")
+        assert [e["id"] for e in _journal(client, since=middle)["requests"]] == [2, 3]
+        # the frozen clock stood still between the advance and the second request
+        assert [e["id"] for e in _journal(client, until=middle)["requests"]] == [1, 2]
+        # other spellings of the same moment: no milliseconds, an offset, no zone (UTC)
+        plain = middle.replace(".000Z", "")
+        assert [e["id"] for e in _journal(client, since=plain + "Z")["requests"]] == [2, 3]
+        assert [e["id"] for e in _journal(client, since=plain + "+00:00")["requests"]] == [2, 3]
+        assert [e["id"] for e in _journal(client, since=plain, until=plain)["requests"]] == [2]
+
+
+@pytest.mark.parametrize(("name", "value"), [("since", "yesterday"), ("until", "2030-13-01"), ("limit", "0"),
+                                             ("limit", "many")])
+def test_bad_filters(client: TestClient, name: str, value: str) -> None:
+    response = client.get("/_emulator/requests", params={name: value})
+    assert response.status_code == 400
+    assert response.json()[0]["fieldName"] == name
+
+
+def test_bounded_oldest_dropped_first(make_app: Callable[..., Starlette]) -> None:
+    with TestClient(make_app(journal_size=3), headers=SANDBOX) as client:
+        for _ in range(5):
+            client.get("/Utils/apiKey")
+        journal = _journal(client)
+    assert journal["size"] == 3 and journal["dropped"] == 2
+    assert [e["id"] for e in journal["requests"]] == [3, 4, 5]
+
+
+def test_journal_size_on_the_command_line() -> None:
+    parser = build_parser()
+    assert settings_from(parser.parse_args(["serve", "--journal-size", "50"])).journal_size == 50
+    assert settings_from(parser.parse_args(["serve"])).journal_size == 1000
+    with pytest.raises(ConfigError, match="at least 1"):
+        settings_from(parser.parse_args(["serve", "--journal-size", "0"]))
+
+
+def test_card_data_is_masked_in_bodies_and_queries(client: TestClient) -> None:
+    payload = json.dumps({"cardNumber": CARD, "cvv": "737", "expirationMonth": 12, "expirationYear": 2030})
+    client.post("/StringTokens", json={"payload": payload})
+    client.get("/Tools/luhn", params={"number": CARD})
+    client.post("/Tools/validate", json={"cardNumber": CARD, "cvv": "737", "expirationMonth": 12,
+                                         "expirationYear": 2030})
+    text = json.dumps(_journal(client))
+    assert CARD not in text and "737" not in text
+    assert not FULL_PAN.search(text)
+    luhn = _journal(client, path="/Tools/luhn")["requests"][0]
+    assert luhn["query"] == "number=411111******1111"

@@ -1,0 +1,173 @@
+"""The pytest plugin: its fixtures (used right here — the plugin is installed with payemu),
+the in-process server, reusing a running one, and staying out of the way."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from emulator.config import Settings
+from emulator.testing import ControlError, Payemu, PayemuServer
+
+CARD = "4111111111111111"
+
+
+def test_the_fixture_is_a_fresh_tenant(payemu: Payemu, payemu_server: PayemuServer) -> None:
+    assert payemu.base_url == payemu_server.base_url
+    status = payemu.client.get("/Utils/apiKey").json()
+    assert status == {"status": "OK", "userName": payemu.user_name, "accountId": payemu.account_id,
+                      "isSandbox": True}
+    assert payemu.api_key not in ("sandbox-api-key", "live-api-key")
+    [entry] = payemu.requests()
+    assert (entry["path"], entry["status"], entry["id"]) == ("/Utils/apiKey", 200, 1)
+
+
+def test_journal_helpers(payemu: Payemu) -> None:
+    payemu.client.get("/Utils/apiKey")
+    payemu.client.get("/PaymentGateway")
+    assert [e["path"] for e in payemu.requests()] == ["/Utils/apiKey", "/PaymentGateway"]
+    assert [e["path"] for e in payemu.requests(path="/PaymentGateway")] == ["/PaymentGateway"]
+    assert [e["id"] for e in payemu.requests(limit=1)] == [2]
+
+
+def test_clock_helpers(payemu: Payemu) -> None:
+    assert payemu.clock()["offset"] == 0
+    assert payemu.advance_clock("8d")["offset"] == 8 * 86400
+    assert payemu.advance_clock(60)["offset"] == 8 * 86400 + 60
+    with pytest.raises(ControlError, match="400") as caught:
+        payemu.advance_clock("soon")
+    assert caught.value.status == 400 and "advance" in caught.value.body
+
+
+def test_scenario_helpers(payemu: Payemu) -> None:
+    added = payemu.add_scenario({"name": "broke", "when": {"cardNumber": CARD},
+                                 "then": {"operationResultCode": "Rejected", "rejectReasonCode": "DoNotHonor"}})
+    assert added[0]["name"] == "broke" and added[0]["source"] == "runtime"
+    payemu.add_scenario("- name: slow\n  when: {amount: 5}\n  then: {operationResultCode: Success, delayMs: 10}\n")
+    assert [r["name"] for r in payemu.scenarios()[:2]] == ["slow", "broke"]
+    assert payemu.remove_scenario("slow") == ["slow"]
+    assert payemu.remove_scenario() == ["broke"]
+    with pytest.raises(ControlError, match=re.escape("scenarios[0].then.operationResultCode")):
+        payemu.add_scenario({"name": "bad", "then": {"operationResultCode": "Maybe"}})
+
+
+def test_certificates_transactions_and_reset(payemu: Payemu) -> None:
+    assert payemu.add_certificate("shopCert") == ["shopCert"]
+    assert payemu.transactions() == []
+    payemu.client.get("/Utils/apiKey")
+    payemu.advance_clock("1h")
+    payemu.reset()
+    assert payemu.requests() == [] and payemu.clock()["offset"] == 0
+    assert payemu.client.get("/_emulator/certificates").json() == {"certificates": []}
+
+
+def test_tenants_are_isolated_and_removed_on_close(payemu_server: PayemuServer) -> None:
+    first, second = payemu_server.tenant(), payemu_server.tenant()
+    try:
+        first.client.get("/Utils/apiKey")
+        first.add_scenario({"name": "mine", "then": {"operationResultCode": "Success"}})
+        assert second.requests() == []
+        assert "mine" not in [r["name"] for r in second.scenarios()]
+    finally:
+        first.close()
+        second.close()
+    with httpx.Client(base_url=payemu_server.base_url, headers={"X-Api-Key": first.api_key}) as client:
+        assert client.get("/Utils/apiKey").status_code == 401
+
+
+def test_a_seeded_server_gives_each_label_its_own_fixed_key() -> None:
+    server = PayemuServer.start(Settings(seed=11))
+    try:
+        one = server.tenant(label="tests/test_x.py::test_a")
+        one.close()
+        again = server.tenant(label="tests/test_x.py::test_a")
+        other = server.tenant(label="tests/test_x.py::test_b")
+        assert again.api_key == one.api_key != other.api_key
+        assert again.api_key.startswith("pytest-")
+        busy = server.tenant(label="tests/test_x.py::test_a")  # the key is in use: a random one
+        assert busy.api_key.startswith("test-")
+        for tenant in (again, other, busy):
+            tenant.close()
+    finally:
+        server.stop()
+
+
+def test_in_process_start_up_is_fast() -> None:
+    """Measured in a fresh interpreter, imports included; the goal is under half a second.
+    The assertion is generous so a loaded CI machine does not make it flaky."""
+    script = (
+        "import time; began = time.perf_counter()\n"
+        "from emulator.testing import PayemuServer\n"
+        "server = PayemuServer.start()\n"
+        "total = time.perf_counter() - began\n"
+        "import httpx; assert httpx.get(server.base_url + '/_emulator/health').status_code == 200\n"
+        "server.stop(); print(f'{total:.3f} {server.startup_seconds:.3f}')\n"
+    )
+    best = min(
+        tuple(map(float, subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                        check=True).stdout.split()))
+        for _ in range(2)
+    )
+    print(f"in-process server start-up: {best[0]:.3f} s with imports, {best[1]:.3f} s without")
+    assert best[0] < 2.0
+
+
+def test_stop_frees_the_port() -> None:
+    server = PayemuServer.start()
+    url = server.base_url
+    server.stop()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(url + "/_emulator/health", timeout=2)
+
+
+def test_connect_to_a_running_server() -> None:
+    running = PayemuServer.start(Settings(seed=1))
+    try:
+        remote = PayemuServer.connect(running.base_url + "/")
+        assert remote.base_url == running.base_url and remote.seeded is True and remote.app is None
+        tenant = remote.tenant()
+        assert tenant.client.get("/Utils/apiKey").status_code == 200
+        tenant.close()
+        remote.stop()  # a remote server is not ours to stop
+        assert httpx.get(running.base_url + "/_emulator/health").status_code == 200
+    finally:
+        running.stop()
+    with pytest.raises(RuntimeError, match="no payemu answers"):
+        PayemuServer.connect(running.base_url)
+
+
+def test_importing_the_plugin_starts_and_imports_nothing() -> None:
+    code = (
+        "import sys, threading, emulator.testing\n"
+        "print(sorted(m for m in ('uvicorn', 'httpx', 'emulator.app', 'starlette') if m in sys.modules),"
+        " threading.active_count())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] 1"
+
+
+def test_a_suite_that_does_not_use_it_is_untouched(tmp_path: Path) -> None:
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert 1 + 1 == 2\n")
+    began = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plain.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout and "payemu:" not in result.stdout
+    assert time.perf_counter() - began < 30
+
+
+def test_the_readme_in_process_example_runs() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    code = readme.split("<!-- in-process example -->\n```python\n", 1)[1].split("\n```\n", 1)[0]
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md (in-process example)", "exec"), namespace)
+    asyncio.run(namespace["main"]())  # type: ignore[operator]
