@@ -240,3 +240,16 @@ def test_accounts_need_a_key(anon: TestClient) -> None:
                          ("DELETE", "/PaymentGatewayAccounts/abc")):
         response = anon.request(method, path)
         assert response.status_code == 401 and response.json()[0]["fieldName"] == "X-Api-Key"
+
+
+def test_payments_see_a_deleted_account_as_gone(client: TestClient) -> None:
+    assert client.put("/PaymentGatewayAccounts/stripe1", json=STRIPE).status_code == 200
+    charge = {"amount": 10, "currency": "USD", "paymentGatewayAccountName": "stripe1",
+              "card": {"cardNumber": "4242424242424242", "cardHolderName": "Jane Doe", "expirationMonth": 12,
+                       "expirationYear": 2030}}
+    approved = client.post("/PaymentGateway/charge", json=charge)
+    assert approved.status_code == 200 and approved.json()["gatewayName"] == "Stripe"
+    assert client.post("/PaymentGateway/charge", json=charge, headers=LIVE).status_code == 400
+    client.delete("/PaymentGatewayAccounts/stripe1")
+    refused = client.post("/PaymentGateway/charge", json=charge)
+    assert refused.status_code == 400 and refused.json()[0]["fieldName"] == "paymentGatewayAccountName"

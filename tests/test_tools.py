@@ -119,6 +119,12 @@ def test_luhn_bad_input(client: TestClient, params: dict[str, str], fields: list
     assert response.status_code == 400 and _fields(response) == fields
 
 
+def test_luhn_number_is_masked_in_the_journal(client: TestClient) -> None:
+    client.get("/Tools/luhn", params={"number": "4111111111111111"})
+    entry = list(client.app.state.runtime.tenants.get("sandbox-api-key").journal)[-1]
+    assert "4111111111111111" not in entry["query"]
+
+
 # -- POST /Tools/validate ----------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("iin", "ip", "billing", "level", "by_ip", "proxy"),

@@ -238,3 +238,19 @@ def test_seeded_tokens_replay(make_app) -> None:  # type: ignore[no-untyped-def]
             return [client.post("/StringTokens", json={"payload": str(i)}).json() for i in range(3)]
 
     assert run() == run()
+
+
+def test_payments_read_tokens_of_their_own_key_only(client: TestClient) -> None:
+    payload = json.dumps({"cardNumber": "4242424242424242", "cvv": "123"})
+    token = client.post("/StringTokens", json={"payload": payload}).json()["token"]
+    charge = {"amount": 10, "currency": "USD",
+              "paymentGatewayAccount": {"paymentGatewayName": "NULLSuccess", "credentials": []},
+              "card": {**CARD, "cardNumber": f"@{token}"}}
+    assert client.post("/PaymentGateway/charge", json=charge).status_code == 200
+    foreign = client.post("/PaymentGateway/charge", json=charge, headers=LIVE)
+    assert foreign.status_code == 400 and foreign.json()[0]["fieldName"] == "card.cardNumber"
+    client.delete(f"/StringTokens/{token}")
+    gone = client.post("/PaymentGateway/charge", json=charge)
+    assert gone.status_code == 400
+    assert gone.json() == [{"fieldName": "card.cardNumber",
+                            "errors": [f"The string token {token} does not exist for this API key."]}]
