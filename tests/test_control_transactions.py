@@ -1,0 +1,32 @@
+"""Control: the tenant's ledger, masked, with states read on the tenant's clock."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.testclient import TestClient
+
+from tests.conftest import LIVE
+
+CARD = {"cardHolderName": "Ada", "cardNumber": "4242424242424242", "expirationMonth": 12, "expirationYear": 2030,
+        "cvv": "123"}
+STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
+
+
+def test_the_ledger_with_states_on_the_tenants_clock(client: TestClient) -> None:
+    assert client.get("/_emulator/transactions").json() == {"transactions": []}
+    body = {"amount": 20.0, "currency": "USD", "card": CARD, "paymentGatewayAccount": STRIPE}
+    charge = client.post("/PaymentGateway/charge", json=body).json()
+    auth = client.post("/PaymentGateway/authorize", json={**body, "amount": 30.0}).json()
+    listed = client.get("/_emulator/transactions").json()["transactions"]
+    assert [(t["reference"], t["operation"], t["state"], t["amount"]) for t in listed] == [
+        (charge["gatewayReference"], "Charge", "Charged", 20.0),
+        (auth["gatewayReference"], "PreAuth", "Authorized", 30.0),
+    ]
+    assert listed[0]["cardMasked"] == "424242******4242"
+    text = json.dumps(listed)
+    assert "4242424242424242" not in text and "cvv" not in text.lower()
+    client.post("/_emulator/clock", json={"advance": "8d"})
+    states = [t["state"] for t in client.get("/_emulator/transactions").json()["transactions"]]
+    assert states == ["Charged", "Expired"]
+    assert client.get("/_emulator/transactions", headers=LIVE).json() == {"transactions": []}
