@@ -13,6 +13,7 @@ from starlette.routing import BaseRoute, Route
 
 from emulator import api, control, errors
 from emulator.config import Settings
+from emulator.ewallet import routes as ewallet_pages
 from emulator.openapi import OpenApi
 from emulator.pending import PENDING
 from emulator.pipeline import Call, Reply, build_routes, error_response, json_response
@@ -41,6 +42,7 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
     routes: list[BaseRoute] = [Route(SWAGGER_PATH, _swagger(runtime), methods=["GET"])]
     routes += build_routes(runtime, openapi, handlers, pending)
     routes += control.routes(runtime)
+    routes += ewallet_pages.routes(runtime)
     app = Starlette(
         routes=routes,
         exception_handlers={

@@ -8,6 +8,4 @@ naming the issue that builds it; it never pretends to work.
 from __future__ import annotations
 
 PENDING: dict[str, str] = {
-    "StartSession": "issue 6 (eWallet sessions)",
-    "ValidateResults": "issue 6 (eWallet sessions)",
 }

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from emulator.api import accounts, gateways, payments, tokens, tools, utils
+from emulator.api import accounts, ewallet, gateways, payments, tokens, tools, utils
 from emulator.pipeline import Handler
 
 
 def handlers() -> dict[str, Handler]:
     """operationId → handler, for every operation payemu has built."""
     table: dict[str, Handler] = {}
-    for module in (utils, gateways, accounts, tokens, tools, payments):
+    for module in (utils, ewallet, gateways, accounts, tokens, tools, payments):
         for operation_id, handler in module.HANDLERS.items():
             if operation_id in table:
                 raise RuntimeError(f"{operation_id} is handled twice")

@@ -1,0 +1,98 @@
+"""The Docker image (checked without Docker): base, user, port, command, health check."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from emulator import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) in order, continuation lines joined, comments dropped."""
+    found: list[tuple[str, str]] = []
+    pending = ""
+    for line in (ROOT / "Dockerfile").read_text().splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.endswith("\\"):
+            pending += stripped[:-1] + " "
+            continue
+        whole = pending + stripped
+        pending = ""
+        keyword, _, rest = whole.partition(" ")
+        found.append((keyword.upper(), rest.strip()))
+    assert not pending, "the Dockerfile ends inside a continued line"
+    return found
+
+
+def one(name: str) -> str:
+    values = [rest for keyword, rest in instructions() if keyword == name]
+    assert len(values) == 1, f"expected one {name}, found {len(values)}"
+    return values[0]
+
+
+def exec_form(text: str) -> list[str]:
+    value = json.loads(text)
+    assert isinstance(value, list) and all(isinstance(v, str) for v in value), "use the JSON (exec) form"
+    return value
+
+
+def test_slim_python_base() -> None:
+    assert one("FROM") == "python:3.11-slim"
+
+
+def test_runs_as_a_non_root_user() -> None:
+    order = [keyword for keyword, _ in instructions()]
+    user = one("USER")
+    assert user not in ("root", "0") and not user.startswith("0:")
+    assert order.index("USER") < order.index("CMD")
+    assert any(keyword == "RUN" and f"useradd --system --uid 10001 --create-home --shell /usr/sbin/nologin {user}"
+               in rest for keyword, rest in instructions())
+
+
+def test_command_matches_the_cli_defaults() -> None:
+    command = exec_form(one("CMD"))
+    assert command[:2] == ["payemu", "serve"]
+    args = cli.build_parser().parse_args(command[1:])
+    settings = cli.settings_from(args)
+    assert settings.host == "0.0.0.0"
+    assert settings.port == cli.DEFAULT_PORT
+    assert one("EXPOSE") == str(cli.DEFAULT_PORT)
+    assert settings.scenario_paths == ["/scenarios"]
+    assert any(keyword == "RUN" and "mkdir /scenarios" in rest for keyword, rest in instructions())
+
+
+def test_health_check_asks_the_health_route(make_app) -> None:  # type: ignore[no-untyped-def]
+    check = one("HEALTHCHECK")
+    options, _, command = check.partition("CMD ")
+    assert "--interval=" in options and "--timeout=" in options
+    argv = exec_form(command)
+    assert argv[:2] == ["python", "-c"]
+    url = f"http://127.0.0.1:{cli.DEFAULT_PORT}/_emulator/health"
+    assert url in argv[2]
+    with TestClient(make_app()) as client:
+        assert client.get("/_emulator/health").status_code == 200
+
+
+@pytest.mark.parametrize("source", ["pyproject.toml", "README.md", "emulator", "schemas", "scenarios"])
+def test_copied_sources_exist_and_are_not_ignored(source: str) -> None:
+    copied = [src for keyword, rest in instructions() if keyword == "COPY" for src in shlex.split(rest)[:-1]]
+    assert source in copied
+    assert (ROOT / source).exists()
+    ignored = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#")]
+    assert source not in ignored
+
+
+def test_dockerignore_keeps_the_context_small() -> None:
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    for heavy in (".git", ".venv", "tests", "test-artifacts"):
+        assert heavy in ignored

@@ -1,0 +1,230 @@
+"""Paying a session: the page's choice, the engine request, the stored result."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+
+from emulator import engine as engine_module
+from emulator import errors, vault
+from emulator.ewallet import payment, sessions
+from emulator.ewallet.sessions import Session
+from emulator.pipeline import DropConnection
+from emulator.runtime import Runtime
+from emulator.tenants import Tenant
+from tests.ewallet_fakes import CARD, FakeEngine, setup_tenant
+
+NEW_CARD = {"cardHolderName": "Jane Doe", "cardNumber": "5555555555554444", "expirationMonth": 7,
+            "expirationYear": 2031, "cvv": "321"}
+
+
+@pytest.fixture
+def runtime(app: Starlette) -> Runtime:
+    return app.state.runtime
+
+
+@pytest.fixture
+def tenant(runtime: Runtime) -> Tenant:
+    found = runtime.tenants.get("sandbox-api-key")
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def engine(monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
+    fake = FakeEngine()
+    monkeypatch.setattr(engine_module, "process", fake.process)
+    return fake
+
+
+def _session(tenant: Tenant, **changes: Any) -> Session:
+    stored = setup_tenant(tenant)
+    body: dict[str, Any] = {
+        "operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 20.5,
+        "paymentGatewayAccountId": "primary",
+        "fallbackUpgs": [{"paymentGatewayAccountId": "backup"}],
+        "storedCards": [{"token": stored, "lastDigits": "1111", "expirationMonth": 12, "expirationYear": 2030,
+                         "brand": "Visa", "nameOnCard": "Stored Holder"}],
+    }
+    body.update(changes)
+    return sessions.create(tenant, body)
+
+
+def _pay(runtime: Runtime, tenant: Tenant, session: Session, body: Any,
+         log: list[dict[str, Any]] | None = None) -> payment.Paid:
+    return asyncio.run(payment.pay(runtime, tenant, session, body, "203.0.113.9", log if log is not None else []))
+
+
+def test_stored_card_and_cvv_with_failover(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+    session = _session(tenant, countryCode="US", paymentNote="Order 9")
+    log: list[dict[str, Any]] = []
+    paid = _pay(runtime, tenant, session, {"storedCard": 0, "cvv": "123"}, log)
+    operation, request = engine.calls[0]
+    assert operation == "Charge"
+    assert request["card"]["cardNumber"] == "@" + session.stored_cards[0]["token"]
+    assert request["card"]["cvv"] == "123"
+    assert request["card"]["cardHolderName"] == "Stored Holder"
+    assert (request["card"]["expirationMonth"], request["card"]["expirationYear"]) == (12, 2030)
+    assert request["paymentGatewayAccountName"] == "primary"
+    assert request["fallbackUpgs"] == [{"paymentGatewayAccountName": "backup"}]
+    assert (request["amount"], request["currency"], request["myRef"]) == (20.5, "USD", session.token)
+    assert request["orderDesc"] == "Order 9"
+    assert request["payerDetails"] == {"countryCode": "US", "clientIPAddress": "203.0.113.9"}
+    assert "generateToken" not in request
+    assert paid.result.success and session.paid_by == paid.result.result_id
+    assert session.state(tenant.now()) == "paid"
+    assert paid.summary["providerAccountId"] == "backup"
+    assert paid.summary["attempts"] == 2
+    assert paid.summary["maskedCard"] == "411111******1111"
+    assert len(log) == 2  # the engine's attempt records, for the journal
+
+
+@pytest.mark.parametrize(
+    ("operation", "engine_operation", "generate"),
+    [("CHARGE_AND_TOKENIZE", "Charge", True), ("PREAUTH_AND_TOKENIZE", "PreAuth", True)],
+)
+def test_operations_map_to_the_engine(runtime: Runtime, tenant: Tenant, engine: FakeEngine,
+                                      operation: str, engine_operation: str, generate: bool) -> None:
+    session = _session(tenant, operation=operation)
+    paid = _pay(runtime, tenant, session, {"card": NEW_CARD})
+    called, request = engine.calls[0]
+    assert called == engine_operation
+    assert request["generateToken"] is generate
+    assert request["card"] == NEW_CARD
+    model = paid.result.data["tokenAndMaskedCardModel"]
+    assert model["token"] == "gwtok_1"
+    assert model["bankCard"] == {
+        "type": "MasterCard", "nameOnCard": "Jane Doe", "issueNumber": None, "ownerId": None,
+        "securityCode": None, "number": "555555******4444", "expirationMonth": 7, "expirationYear": 2031,
+    }
+
+
+def test_tokenize_session(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+    session = _session(tenant, operation="TOKENIZE", amount=0, paymentGatewayAccountId="backup", fallbackUpgs=None)
+    paid = _pay(runtime, tenant, session, {"card": NEW_CARD})
+    called, request = engine.calls[0]
+    assert called == "Tokenize"
+    assert "amount" not in request and "currency" not in request and "fallbackUpgs" not in request
+    assert paid.result.data["tokenAndMaskedCardModel"]["token"] == "gwtok_1"
+    assert paid.summary["operationType"] == "Tokenize"
+
+
+def test_tokenize_walks_the_fallbacks_itself(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+    """The tokenize body has no fallbackUpgs: one engine call per account, numbered across."""
+    tenant.certificates.update({"c1", "c2"})
+    session = _session(tenant, operation="TOKENIZE", amount=0, paymentGatewayCertName="c1",
+                       fallbackUpgs=[{"paymentGatewayAccountId": "primary"},
+                                     {"paymentGatewayAccountId": "backup", "paymentGatewayCertName": "c2"}])
+    log: list[dict[str, Any]] = []
+    paid = _pay(runtime, tenant, session, {"card": NEW_CARD}, log)
+    assert [(r["paymentGatewayAccountName"], r.get("certificateName")) for _, r in engine.calls] == [
+        ("primary", "c1"), ("primary", None), ("backup", "c2")]
+    assert all("fallbackUpgs" not in r for _, r in engine.calls)
+    attempts = paid.result.data["attempts"]
+    assert [(a["attemptNumber"], a["isFallback"], a["paymentGatewayAccountId"]) for a in attempts] == [
+        (1, False, "primary"), (2, True, "primary"), (3, True, "backup")]
+    assert paid.result.success and paid.summary["providerAccountId"] == "backup"
+    assert len(log) == 3
+
+
+def test_a_decline_leaves_the_session_open(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+    session = _session(tenant, fallbackUpgs=None)
+    paid = _pay(runtime, tenant, session, {"card": NEW_CARD})
+    assert not paid.result.success
+    assert paid.summary["operationResultCode"] == "Rejected"
+    assert session.state(tenant.now()) == "open"
+    assert paid.result.data["providerAccountId"] is None
+    # the customer may try again; a second result is kept
+    _pay(runtime, tenant, session, {"card": NEW_CARD})
+    assert len(session.results) == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "card"),
+        ({"storedCard": 0}, "cvv"),
+        ({"storedCard": 0, "cvv": "12"}, "cvv"),
+        ({"storedCard": 3, "cvv": "123"}, "storedCard"),
+        ({"storedCard": -1, "cvv": "123"}, "storedCard"),
+        ({"card": {**NEW_CARD, "cardNumber": "5555555555554445"}}, "card.cardNumber"),
+        ({"card": {**NEW_CARD, "cardNumber": "5555 5555"}}, "card.cardNumber"),
+        ({"card": {**NEW_CARD, "cardNumber": "411111111111116"}}, "card.cardNumber"),  # Luhn-valid, 15 digits
+        ({"card": {**NEW_CARD, "expirationMonth": 13}}, "card.expirationMonth"),
+        ({"card": {**NEW_CARD, "cvv": "1"}}, "card.cvv"),
+        ({"card": {k: v for k, v in NEW_CARD.items() if k != "cvv"}}, "card.cvv"),
+        ({"card": NEW_CARD, "storedCard": 0, "cvv": "123"}, "body"),
+        ({"card": NEW_CARD, "tip": 1}, "tip"),
+        ([], "body"),
+    ],
+)
+def test_bad_choices(runtime: Runtime, tenant: Tenant, engine: FakeEngine, body: Any, field: str) -> None:
+    session = _session(tenant)
+    with pytest.raises(errors.ApiError) as caught:
+        _pay(runtime, tenant, session, body)
+    assert caught.value.status == 400
+    assert [name for name, _ in caught.value.entries] == [field]
+    assert engine.calls == []
+
+
+def test_brand_not_allowed(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+    session = _session(tenant, allowedBrands=["Visa"])
+    with pytest.raises(errors.ApiError) as caught:
+        _pay(runtime, tenant, session, {"card": NEW_CARD})
+    assert caught.value.entries == [("card.cardNumber", ["MasterCard cards are not accepted here; accepted: Visa."])]
+
+
+def test_paid_expired_and_busy_sessions_refuse(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+    session = _session(tenant)
+    _pay(runtime, tenant, session, {"card": NEW_CARD})
+    with pytest.raises(errors.ApiError) as paid:
+        _pay(runtime, tenant, session, {"card": NEW_CARD})
+    assert paid.value.status == 409
+    other = _session(tenant)
+    other.busy = True
+    with pytest.raises(errors.ApiError) as busy:
+        _pay(runtime, tenant, other, {"card": NEW_CARD})
+    assert busy.value.status == 409
+    other.busy = False
+    tenant.clock.advance(timedelta(minutes=31))
+    with pytest.raises(errors.ApiError) as expired:
+        _pay(runtime, tenant, other, {"card": NEW_CARD})
+    assert expired.value.status == 410
+    assert len(engine.calls) == 1
+
+
+def test_deleted_stored_card(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+    session = _session(tenant)
+    del tenant.tokens[session.stored_cards[0]["token"]]
+    with pytest.raises(errors.ApiError) as caught:
+        _pay(runtime, tenant, session, {"storedCard": 0, "cvv": "123"})
+    assert caught.value.entries[0][0] == "storedCard"
+
+
+def test_a_dropped_connection_becomes_a_json_error(runtime: Runtime, tenant: Tenant,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    async def drop(*args: Any) -> Any:
+        raise DropConnection("reset")
+
+    monkeypatch.setattr(engine_module, "process", drop)
+    session = _session(tenant)
+    with pytest.raises(errors.ApiError) as caught:
+        _pay(runtime, tenant, session, {"card": NEW_CARD})
+    assert caught.value.status == 503
+    assert not session.busy and session.state(tenant.now()) == "open"
+
+
+def test_card_of_a_json_token_takes_its_holder(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+    holder_token = vault.store(tenant, json.dumps({"cardNumber": "378282246310005", "cardHolderName": "Ann Lee"}))
+    session = _session(tenant, storedCards=[{"token": holder_token.token, "lastDigits": "0005",
+                                             "expirationMonth": 5, "expirationYear": 2032}])
+    paid = _pay(runtime, tenant, session, {"storedCard": 0, "cvv": "1234"})
+    assert engine.calls[0][1]["card"]["cardHolderName"] == "Ann Lee"
+    card = paid.result.data["tokenAndMaskedCardModel"]["bankCard"]
+    assert (card["type"], card["nameOnCard"], card["number"]) == ("AMEX", "Ann Lee", "378282*****0005")
+    assert CARD not in json.dumps(paid.summary)

@@ -1,0 +1,132 @@
+"""Result tokens (signing, verifying) and the EWalletResultData built from an outcome."""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+
+from emulator import errors
+from emulator.ewallet import results, sessions
+from emulator.ewallet.results import CardView, Signer
+from emulator.tenants import Tenant
+from tests.ewallet_fakes import operation_result, setup_tenant
+
+NOW = datetime(2030, 5, 1, 12, 0, tzinfo=UTC)
+CARD = CardView("4111111111111111", "Visa", "Jane", None, 12, 2030)
+
+
+def _tenant(app: Starlette, key: str = "sandbox-api-key") -> Tenant:
+    found = app.state.runtime.tenants.get(key)
+    assert found is not None
+    return found
+
+
+def _session(tenant: Tenant, operation: str = "CHARGE") -> sessions.Session:
+    setup_tenant(tenant)
+    return sessions.create(tenant, {"operation": operation, "mode": "TEST", "currencyCode": "USD", "amount": 5.0,
+                                    "paymentGatewayAccountId": "primary"})
+
+
+def _attempt(number: int, account: str, code: str, reference: str | None, token: str | None = None) -> dict[str, Any]:
+    return {"attemptNumber": number, "paymentGatewayAccountName": account, "gatewayName": "NULLSuccess",
+            "isFallback": number > 1, "timestamp": NOW if number == 1 else "2030-05-01T12:00:01.000Z",
+            "result": operation_result("Charge", code, "NULLSuccess", 5.0, "USD", reference, token)}
+
+
+def test_sign_and_verify() -> None:
+    signer = Signer(b"k" * 32)
+    token = signer.sign({"a": 1, "s": "sess", "r": "res"})
+    assert signer.verify(token) == {"a": 1, "s": "sess", "r": "res"}
+    assert set(token) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+    assert Signer(b"x" * 32).verify(token) is None
+    payload, signature = token.split(".")
+    forged = base64.urlsafe_b64encode(b'{"a":2,"r":"res","s":"sess"}').rstrip(b"=").decode()
+    for bad in (f"{forged}.{signature}", f"{payload}.", f".{signature}", "", "é.é", payload):
+        assert signer.verify(bad) is None
+
+
+def test_seeded_signers_agree_and_random_ones_differ(make_app: Any) -> None:
+    seeded = [Signer.of(make_app(seed=3).state.runtime) for _ in range(2)]
+    assert seeded[0].sign({"x": 1}) == seeded[1].sign({"x": 1})
+    unseeded = [Signer.of(make_app().state.runtime) for _ in range(2)]
+    assert unseeded[0].sign({"x": 1}) != unseeded[1].sign({"x": 1})
+
+
+def test_build_with_failover() -> None:
+    session = sessions.Session("t" * 40, {"operation": "CHARGE", "amount": 5.0, "currencyCode": "USD"}, NOW, NOW)
+    attempts = [_attempt(1, "primary", "Rejected", None), _attempt(2, "backup", "Success", "ref-2")]
+    data = results.build(session, attempts[-1]["result"], attempts, CARD, NOW)
+    assert data["upgChargeResults"] == attempts[-1]["result"]
+    assert data["failedUpgChargeResults"] == [attempts[0]["result"]]
+    assert data["directChargeResults"] is None
+    assert (data["providerTransactionId"], data["providerAuthorizationCode"], data["providerAccountId"]) == (
+        "ref-2", "AUTH42", "backup")
+    assert (data["transactionAmount"], data["transactionCurrency"]) == (5.0, "USD")
+    assert data["transactionTimestamp"] == "2030-05-01T12:00:01.000Z"
+    first = data["attempts"][0]
+    assert first["timestamp"] == "2030-05-01T12:00:00.000Z"
+    assert (first["attemptNumber"], first["paymentGatewayAccountId"], first["isFallback"]) == (1, "primary", False)
+    assert first["rejectReasonCode"] == "CardDeclined"
+    assert data["tokenAndMaskedCardModel"]["token"] is None  # not a tokenizing session
+    assert data["tokenAndMaskedCardModel"]["bankCard"]["number"] == "411111******1111"
+
+
+def test_build_all_failed() -> None:
+    session = sessions.Session("t" * 40, {"operation": "CHARGE_AND_TOKENIZE", "amount": 5.0,
+                                          "currencyCode": "USD"}, NOW, NOW)
+    attempts = [_attempt(1, "primary", "Rejected", None)]
+    data = results.build(session, attempts[0]["result"], attempts, CARD, NOW)
+    assert data["providerTransactionId"] is None and data["providerAccountId"] is None
+    assert data["tokenAndMaskedCardModel"]["errorMessage"] == "Declined"
+    assert data["tokenAndMaskedCardModel"]["token"] is None
+    assert len(data["failedUpgChargeResults"]) == 1
+
+
+def test_build_without_attempts_and_with_an_object_token() -> None:
+    session = sessions.Session("t" * 40, {"operation": "TOKENIZE", "amount": 0, "currencyCode": "USD"}, NOW, NOW)
+    final = operation_result("Tokenize", "Success", "Stripe", 0.0, "USD", None, None)
+    final["gatewayToken"] = {"id": "tok_1"}
+    data = results.build(session, final, [], CardView(None, "Unspecified", None, None, 1, 2030), NOW)
+    assert data["attempts"] == [] and data["transactionTimestamp"] == "2030-05-01T12:00:00.000Z"
+    assert data["tokenAndMaskedCardModel"]["token"] == '{"id":"tok_1"}'
+    assert data["tokenAndMaskedCardModel"]["tokenLocation"] == "Stripe"
+    assert data["tokenAndMaskedCardModel"]["bankCard"]["number"] is None
+
+
+def test_issue_and_redeem(app: Starlette) -> None:
+    runtime = app.state.runtime
+    tenant = _tenant(app)
+    session = _session(tenant)
+    attempts = [_attempt(1, "primary", "Success", "ref-1")]
+    data = results.build(session, attempts[0]["result"], attempts, CARD, NOW)
+    token = results.issue(runtime, tenant, session, "R1", data)
+    with pytest.raises(errors.ApiError):
+        results.redeem(runtime, tenant, token)  # not stored yet
+    session.results["R1"] = sessions.SessionResult("R1", NOW, True, data, token)
+    assert results.redeem(runtime, tenant, token) is data
+    with pytest.raises(errors.ApiError) as foreign:
+        results.redeem(runtime, _tenant(app, "live-api-key"), token)
+    assert foreign.value.entries[0][0] == "resultToken"
+
+
+def test_client_view_in_the_token(app: Starlette) -> None:
+    """What the JS library's parseResultToken reads: no gateway payload, no card number."""
+    runtime = app.state.runtime
+    tenant = _tenant(app)
+    session = _session(tenant)
+    attempts = [_attempt(1, "primary", "Success", "ref-1")]
+    data = results.build(session, attempts[0]["result"], attempts, CARD, NOW)
+    token = results.issue(runtime, tenant, session, "R1", data)
+    payload = token.split(".")[0]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert claims["a"] == tenant.account_id and claims["s"] == session.token and claims["r"] == "R1"
+    view = claims["d"]
+    assert view["clientSuccess"] is True and view["selectedPaymentMethod"] == "CardPay"
+    assert view["upgChargeResults"]["gatewayReference"] == "ref-1"
+    assert view["upgChargeResults"]["customGatewayResponse"] is None
+    assert "4111111111111111" not in json.dumps(claims)

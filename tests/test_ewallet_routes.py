@@ -1,0 +1,198 @@
+"""The hosted payment page, its static files and the dashboard route (in-process)."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from emulator import engine as engine_module
+from emulator.ewallet.routes import safe_return_url
+from emulator.tenants import Tenant
+from tests.ewallet_fakes import CARD, FakeEngine, setup_tenant
+
+HTML = {"Accept": "text/html"}
+NEW_CARD = {"cardHolderName": "Jane Doe", "cardNumber": "4000056655665556", "expirationMonth": 7,
+            "expirationYear": 2031, "cvv": "321"}
+
+
+@pytest.fixture
+def tenant(app: Starlette) -> Tenant:
+    found = app.state.runtime.tenants.get("sandbox-api-key")
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def engine(monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
+    fake = FakeEngine()
+    monkeypatch.setattr(engine_module, "process", fake.process)
+    return fake
+
+
+def _session(client: TestClient, tenant: Tenant, **changes: Any) -> str:
+    stored = setup_tenant(tenant)
+    body: dict[str, Any] = {
+        "operation": "CHARGE", "mode": "TEST", "currencyCode": "EUR", "amount": 1234.5,
+        "paymentGatewayAccountId": "primary", "fallbackUpgs": [{"paymentGatewayAccountId": "backup"}],
+        "allowedBrands": ["Visa", "MasterCard"], "customerName": "Jane <Doe>", "paymentNote": "Order <b>7</b>",
+        "storedCards": [{"token": stored, "lastDigits": "1111", "expirationMonth": 3, "expirationYear": 2030,
+                         "brand": "Visa", "nameOnCard": "Jane Doe"}],
+    }
+    body.update(changes)
+    response = client.post("/EWalletOperations", json=body)
+    assert response.status_code == 200, response.text
+    return str(response.json()["token"])
+
+
+def test_page_shows_the_session(client: TestClient, tenant: Tenant) -> None:
+    token = _session(client, tenant)
+    page = client.get(f"/_emulator/pay/{token}", headers=HTML)
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert page.headers["cache-control"] == "no-store"
+    text = page.text
+    assert "1,234.50 EUR" in text
+    assert "Visa, MasterCard" in text
+    assert "•••• 1111" in text and "03/2030" in text
+    assert 'data-testid="stored-card-0"' in text and 'data-testid="new-card"' in text
+    assert "Jane &lt;Doe&gt;" in text and "Order &lt;b&gt;7&lt;/b&gt;" in text  # escaped
+    assert 'data-state="open"' in text
+    assert CARD not in text and tenant.sessions[token].stored_cards[0]["token"] not in text
+    assert "/_emulator/static/pay.js" in text
+
+
+def test_tokenize_page_has_no_amount(client: TestClient, tenant: Tenant) -> None:
+    token = _session(client, tenant, operation="TOKENIZE", amount=0, storedCards=None)
+    text = client.get(f"/_emulator/pay/{token}").text
+    assert "Save a card" in text and "Save card" in text and "EUR" not in text
+
+
+def test_pay_through_the_page(client: TestClient, tenant: Tenant, engine: FakeEngine) -> None:
+    token = _session(client, tenant)
+    response = client.post(f"/_emulator/pay/{token}", json={"storedCard": 0, "cvv": "123"})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["success"] is True
+    assert answer["providerAccountId"] == "backup" and answer["attempts"] == 2
+    assert set(answer) >= {"resultToken", "gatewayReference", "amount", "currency", "maskedCard"}
+    validated = client.post("/EWalletOperations/validateResults", json=answer["resultToken"]).json()
+    assert validated["providerTransactionId"] == answer["gatewayReference"]
+    # the page now says it is paid
+    paid = client.get(f"/_emulator/pay/{token}", headers=HTML).text
+    assert 'data-testid="paid"' in paid and answer["gatewayReference"] in paid
+    again = client.post(f"/_emulator/pay/{token}", json={"storedCard": 0, "cvv": "123"})
+    assert again.status_code == 409
+    assert again.json()[0]["fieldName"] == "sessionToken"
+
+
+def test_page_payment_is_journaled_masked(client: TestClient, tenant: Tenant, engine: FakeEngine) -> None:
+    token = _session(client, tenant)
+    client.post(f"/_emulator/pay/{token}", json={"card": NEW_CARD})
+    entry = list(tenant.journal)[-1]
+    assert entry["operationId"] == "HostedPagePay"
+    assert entry["path"] == f"/_emulator/pay/{token}"
+    assert entry["status"] == 200
+    assert entry["request"]["card"]["cardNumber"] == "400005******5556"
+    assert "cvv" not in entry["request"]["card"]
+    assert len(entry["attempts"]) == 2
+    text = repr(list(tenant.journal))
+    assert NEW_CARD["cardNumber"] not in text and "'321'" not in text
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status", "field"),
+    [
+        ({"content": b"{", "headers": {"Content-Type": "application/json"}}, 400, "body"),
+        ({"content": b"cvv=1", "headers": {"Content-Type": "application/x-www-form-urlencoded"}}, 415, "Content-Type"),
+        ({"json": {"card": {**NEW_CARD, "cardNumber": "4000056655665557"}}}, 400, "card.cardNumber"),
+    ],
+)
+def test_pay_errors_are_json(client: TestClient, tenant: Tenant, engine: FakeEngine,
+                             kwargs: dict[str, Any], status: int, field: str) -> None:
+    token = _session(client, tenant)
+    response = client.post(f"/_emulator/pay/{token}", **kwargs)
+    assert response.status_code == status
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()[0]["fieldName"] == field
+    assert list(tenant.journal)[-1]["status"] == status
+
+
+def test_unknown_session(client: TestClient) -> None:
+    api = client.get("/_emulator/pay/nosuchtoken")
+    assert api.status_code == 404
+    assert api.json() == [{"fieldName": "sessionToken", "errors": ["No payment session has this token."]}]
+    page = client.get("/_emulator/pay/nosuchtoken", headers=HTML)
+    assert page.status_code == 404 and "Unknown session" in page.text
+    assert client.post("/_emulator/pay/nosuchtoken", json={}).json()[0]["fieldName"] == "sessionToken"
+
+
+def test_expired_session_page(client: TestClient, tenant: Tenant, engine: FakeEngine) -> None:
+    token = _session(client, tenant)
+    tenant.clock.advance(timedelta(minutes=30))
+    page = client.get(f"/_emulator/pay/{token}", headers=HTML)
+    assert 'data-testid="expired"' in page.text and "new-card" not in page.text
+    response = client.post(f"/_emulator/pay/{token}", json={"card": NEW_CARD})
+    assert response.status_code == 410
+    assert engine.calls == []
+
+
+def test_return_url(client: TestClient, tenant: Tenant) -> None:
+    token = _session(client, tenant)
+    good = client.get(f"/_emulator/pay/{token}", params={"returnUrl": "https://shop.example/done?o=1"}).text
+    assert 'data-return-url="https://shop.example/done?o=1"' in good
+    bad = client.get(f"/_emulator/pay/{token}", params={"returnUrl": "javascript:alert(1)"}).text
+    assert 'data-return-url=""' in bad and "not an http(s) URL" in bad
+    assert safe_return_url("//evil.example") == ("", safe_return_url("ftp://x")[1])
+
+
+@pytest.mark.parametrize(
+    ("name", "marker"),
+    [("payments-library.js", "eWallet"), ("pay.js", "payemu:result"), ("dashboard.js", "partial"),
+     ("payemu.css", "--accent")],
+)
+def test_static_files(anon: TestClient, name: str, marker: str) -> None:
+    response = anon.get(f"/_emulator/static/{name}")
+    assert response.status_code == 200
+    assert marker in response.text
+
+
+def test_missing_static_file_is_json(anon: TestClient) -> None:
+    response = anon.get("/_emulator/static/nothing.js")
+    assert response.status_code == 404
+    assert response.json()[0]["fieldName"] == "path"
+
+
+def test_dashboard_route(client: TestClient, tenant: Tenant, engine: FakeEngine) -> None:
+    token = _session(client, tenant)
+    client.post(f"/_emulator/pay/{token}", json={"storedCard": 0, "cvv": "123"})
+    page = client.get("/_emulator/", headers=HTML)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "sandbox-merchant" in page.text and token in page.text
+    assert 'data-partial="/_emulator/?key=sandbox-api-key&amp;partial=1"' in page.text
+    partial = client.get("/_emulator/", params={"key": "sandbox-api-key", "partial": "1"})
+    assert partial.status_code == 200
+    assert "<html" not in partial.text and 'data-testid="transactions"' in partial.text
+    assert client.get("/_emulator", follow_redirects=True).status_code == 200
+
+
+def test_dashboard_picks_the_tenant(client: TestClient, tenant: Tenant) -> None:
+    token = _session(client, tenant)
+    live = client.get("/_emulator/", params={"key": "live-api-key"}, headers=HTML)
+    assert live.status_code == 200 and "live-merchant" in live.text
+    assert token not in live.text
+    unknown = client.get("/_emulator/", params={"key": "nope"}, headers=HTML)
+    assert unknown.status_code == 401 and "Unknown API key" in unknown.text and 'name="key"' in unknown.text
+    as_json = client.get("/_emulator/", params={"key": "nope"})
+    assert as_json.status_code == 401 and as_json.json()[0]["fieldName"] == "X-Api-Key"
+
+
+def test_dashboard_with_any_key(make_app: Any) -> None:
+    with TestClient(make_app(any_key=True)) as client:
+        page = client.get("/_emulator/", params={"key": "ci-job-9"}, headers=HTML)
+    assert page.status_code == 200
+    assert re.search(r"sandbox-merchant-\d+", page.text)
