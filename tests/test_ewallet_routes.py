@@ -102,6 +102,9 @@ def test_page_payment_is_journaled_masked(client: TestClient, tenant: Tenant, en
     assert len(entry["attempts"]) == 2
     text = repr(list(tenant.journal))
     assert NEW_CARD["cardNumber"] not in text and "'321'" not in text
+    listed = client.get("/_emulator/requests", params={"path": "/_emulator/pay/"})
+    assert listed.status_code == 200, listed.text  # the control API's schema accepts the entry
+    assert [e["operationId"] for e in listed.json()["requests"]] == ["HostedPagePay"]
 
 
 @pytest.mark.parametrize(
