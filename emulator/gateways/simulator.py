@@ -14,7 +14,6 @@ seeded run is byte-identical.
 from __future__ import annotations
 
 import asyncio
-import copy
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -341,7 +340,7 @@ def speak(
         code,
         text,
         authorizationCode=approval if operation in AUTHORIZING or operation == "Status" else None,
-        customGatewayResponse=render(copy.deepcopy(spec.response), values) if spec.response else None,
+        customGatewayResponse=render(spec.response, values) if spec.response else None,
         gatewayName=spec.name,
         gatewayReference=reference,
         gatewayResultCode=values["gatewayResultCode"],
