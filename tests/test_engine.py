@@ -195,3 +195,67 @@ def test_status_scenarios_can_fail_the_lookup(world: tuple[Runtime, Tenant]) -> 
 def test_not_a_payment_operation(world: tuple[Runtime, Tenant]) -> None:
     with pytest.raises(ValueError):
         process(world, "Teleport", {})
+
+
+EVERY_KEY = """
+name: every-key
+when:
+  cardNumber: ["4111 1111 1111 1111", "5555555555554444"]
+  amount: {min: 10, max: 20}
+  currency: eur
+  operation: [PreAuth]
+  gateway: adyen
+  account: ADYENMAIN
+  attempt: 2
+then:
+  operationResultCode: Rejected
+  rejectReasonCode: MyOwnReason
+  gatewayResultCode: "R42"
+  gatewayResultDescription: Declined by rule
+  delayMs: 30
+  fault: none
+"""
+MATCHING = {"amount": 15.0, "currency": "EUR", "card": dict(CARD), "paymentGatewayAccountName": "nullFail",
+            "fallbackUpgs": [{"paymentGatewayAccountName": "adyenMain"}]}
+
+
+@pytest.mark.parametrize(
+    ("change", "matches"),
+    [
+        ({}, True),
+        ({"card": dict(CARD, cardNumber="5555555555554444")}, True),
+        ({"amount": 20.0}, True),
+        ({"card": dict(CARD, cardNumber="4242424242424242")}, False),
+        ({"amount": 20.01}, False),
+        ({"amount": 9.99}, False),
+        ({"currency": "USD"}, False),
+        ({"operation": "Charge"}, False),
+        ({"fallbackUpgs": [{"paymentGatewayAccountName": "stripeMain"}]}, False),
+        ({"paymentGatewayAccountName": "adyenMain", "fallbackUpgs": []}, False),
+        ({"fallbackUpgs": [{"paymentGatewayAccountName": "nullFail"}, {"paymentGatewayAccountName": "adyenMain"}]},
+         False),
+    ],
+)
+def test_every_when_and_then_key_through_the_engine(world: tuple[Runtime, Tenant], change: dict[str, Any],
+                                                     matches: bool) -> None:
+    _, tenant = world
+    tenant.rules[:0] = parse_rules(EVERY_KEY, "test")
+    tenant.accounts["adyenOther"] = StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
+                                                  tenant.now())
+    operation = change.pop("operation", "PreAuth")
+    outcome = process(world, operation, {**MATCHING, **change})
+    last = outcome.result
+    if matches:
+        assert (outcome.status, last["rejectReasonCode"], last["gatewayResultCode"]) == (409, "MyOwnReason", "R42")
+        assert last["gatewayResultDescription"] == "Declined by rule" and last["gatewayName"] == "Adyen"
+    else:
+        assert last["rejectReasonCode"] != "MyOwnReason" and last["gatewayResultCode"] != "R42"
+
+
+def test_account_key_names_the_stored_account(world: tuple[Runtime, Tenant]) -> None:
+    _, tenant = world
+    tenant.rules[:0] = parse_rules(EVERY_KEY, "test")
+    tenant.accounts["adyenOther"] = StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
+                                                  tenant.now())
+    other = process(world, "PreAuth", {**MATCHING, "fallbackUpgs": [{"paymentGatewayAccountName": "adyenOther"}]})
+    assert other.status == 200 and other.result["gatewayName"] == "Adyen"
