@@ -7,5 +7,4 @@ naming the issue that builds it; it never pretends to work.
 
 from __future__ import annotations
 
-PENDING: dict[str, str] = {
-}
+PENDING: dict[str, str] = {}

@@ -34,6 +34,7 @@ class ScenarioBook:
         self.paths = [Path(p) for p in paths]
         self.builtin = builtin
         self._rules: tuple[Rule, ...] = ()
+        self._mock_rules: tuple[Rule, ...] = ()
         self._signature: Signature = ()
         self.reload()
 
@@ -65,6 +66,7 @@ class ScenarioBook:
         if problems:
             raise ScenarioError(problems)
         self._rules = tuple(rules)
+        self._mock_rules = tuple(r for r in rules if r.match.names_gateway_or_account)
         self._signature = _signature(self.files())
         return len(rules)
 
@@ -89,9 +91,11 @@ class ScenarioBook:
         only rules whose ``when`` names a ``gateway`` or an ``account`` are considered.
         A ``sequence`` rule answers its i-th entry to its i-th matching call, counted per
         tenant and card number; the last entry repeats."""
-        for rule in (*tenant.rules, *self._rules):
-            if mock and not rule.match.names_gateway_or_account:
-                continue
+        if mock:
+            candidates = (*(r for r in tenant.rules if r.match.names_gateway_or_account), *self._mock_rules)
+        else:
+            candidates = (*tenant.rules, *self._rules)
+        for rule in candidates:
             if not rule.match.matches(attempt):
                 continue
             if not rule.is_sequence:

@@ -1,0 +1,54 @@
+"""Store N charges through the payment engine in this process and report RSS growth.
+
+    python -c "from tests.benchmarks.fill import main; main()" 1000000
+
+Prints one JSON line: transactions stored, seconds, RSS before/after, bytes per transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+
+from emulator import engine
+from emulator.app import create_app
+from tests.benchmarks.run import CHARGE
+
+
+def rss_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+async def fill(count: int) -> tuple[int, float]:
+    app = create_app()
+    runtime = app.state.runtime
+    tenant = runtime.tenants.get("sandbox-api-key")
+    request = json.loads(json.dumps(CHARGE))
+    await engine.process(runtime, tenant, "Charge", dict(request), [])  # warm caches
+    gc.collect()
+    before = rss_bytes()
+    began = time.perf_counter()
+    for _ in range(count):
+        await engine.process(runtime, tenant, "Charge", dict(request), [])
+    seconds = time.perf_counter() - began
+    gc.collect()
+    assert len(tenant.transactions) >= count
+    return rss_bytes() - before, seconds
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    grown, seconds = asyncio.run(fill(count))
+    print(json.dumps({"transactions": count, "seconds": round(seconds, 1), "rssGrowthBytes": grown,
+                      "bytesPerTransaction": round(grown / count, 1)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""The journal: bounded, oldest first out, and masked on every way out."""
+
+from __future__ import annotations
+
+import json
+
+from emulator.journal import Journal
+
+PAN = "4111111111111111"
+
+
+def _entry(n: int, body: object = None) -> dict[str, object]:
+    return {
+        "time": f"2030-01-01T00:00:{n:02d}.000Z",
+        "method": "POST",
+        "path": "/PaymentGateway/charge" if n % 2 else "/StringTokens",
+        "query": f"number={PAN}",
+        "status": 200,
+        "request": body,
+        "response": {"ok": True},
+        "attempts": [],
+    }
+
+
+def test_bounded_and_counts_what_it_dropped() -> None:
+    journal = Journal(3)
+    for n in range(5):
+        journal.record(_entry(n))
+    assert len(journal) == 3
+    assert journal.dropped == 2
+    assert [e["id"] for e in journal] == [3, 4, 5]
+
+
+def test_every_way_out_is_masked() -> None:
+    journal = Journal(10)
+    body = {"card": {"cardNumber": PAN, "cvv": "123"}, "payload": "secret"}
+    journal.record(_entry(1, body))
+    for entries in (list(journal), journal.query(), journal.query(path="/Payment")):
+        text = json.dumps(entries)
+        assert PAN not in text and '"cvv"' not in text and "secret" not in text
+        assert entries[0]["request"]["card"]["cardNumber"] == "411111******1111"
+        assert entries[0]["query"] == "number=411111******1111"
+        assert "_raw" not in entries[0]
+    assert body["card"]["cvv"] == "123"  # the caller's object is not changed
+
+
+def test_query_filters() -> None:
+    journal = Journal(10)
+    for n in range(6):
+        journal.record(_entry(n))
+    assert [e["id"] for e in journal.query(path="/StringTokens")] == [1, 3, 5]
+    assert [e["id"] for e in journal.query(since="2030-01-01T00:00:04.000Z")] == [5, 6]
+    assert [e["id"] for e in journal.query(until="2030-01-01T00:00:01.000Z")] == [1, 2]
+    assert [e["id"] for e in journal.query(limit=2)] == [5, 6]
