@@ -101,6 +101,7 @@ def serve(settings: Settings) -> int:
     import uvicorn
 
     from emulator.app import create_app
+    from emulator.protocol import http_protocol
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     app = create_app(settings)
@@ -111,7 +112,7 @@ def serve(settings: Settings) -> int:
         host=settings.host,
         port=settings.port,
         loop=_best("uvloop", "asyncio"),
-        http=_best("httptools", "h11"),
+        http=http_protocol(settings),
         access_log=False,
         log_level=settings.log_level,
         lifespan="off",

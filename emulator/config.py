@@ -58,6 +58,8 @@ class Settings:
     openapi_path: str | None = None
     log_level: str = "info"
     max_body_bytes: int = 1024 * 1024
+    max_head_bytes: int = 64 * 1024  # request line + headers (see emulator.protocol)
+    head_timeout_seconds: float = 30.0  # for the request line + headers to arrive
     watch: bool = False
 
 

@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,7 +76,11 @@ class DropConnection(Exception):
 
 
 def dumps(body: Any) -> bytes:
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    try:
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    except UnicodeEncodeError:
+        # a lone surrogate (e.g. from a YAML escape) has no UTF-8 form: send it \u-escaped
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
 
 
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
@@ -89,6 +94,9 @@ def error_response(error: errors.ApiError) -> Response:
 
 
 # -- reading the request ----------------------------------------------------------------
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -100,9 +108,29 @@ def _finite_float(text: str) -> float:
     return number
 
 
+def _has_lone_surrogate(value: Any) -> bool:
+    """True when a string (or key) of ``value`` holds half of a UTF-16 surrogate pair, which
+    ``\\ud800`` escapes produce and which no UTF-8 text can carry."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def parse_json(raw: bytes) -> Any:
     try:
-        return json.loads(raw, parse_constant=_reject_constant, parse_float=_finite_float)
+        value = json.loads(raw, parse_constant=_reject_constant, parse_float=_finite_float)
+        if (b"\\ud" in raw or b"\\uD" in raw) and _has_lone_surrogate(value):
+            raise errors.invalid("body", "The JSON body holds a \\u escape of a lone surrogate (not Unicode text).")
+        return value
     except UnicodeDecodeError:
         raise errors.invalid("body", "The request body is not valid UTF-8.") from None
     except RecursionError:
@@ -112,6 +140,8 @@ def parse_json(raw: bytes) -> Any:
             "body", f"The request body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}."
         ) from None
     except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python's guard against huge integers
+            raise errors.invalid("body", "The JSON body holds a number of more than 4300 digits.") from None
         raise errors.invalid("body", f"The request body is not valid JSON: {exc}.") from None
 
 

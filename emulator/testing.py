@@ -68,6 +68,7 @@ class PayemuServer:
         from emulator.app import create_app
         from emulator.cli import _best
         from emulator.config import Settings
+        from emulator.protocol import http_protocol
 
         began = time.perf_counter()
         settings = settings or Settings()
@@ -79,7 +80,7 @@ class PayemuServer:
         config = uvicorn.Config(
             app,
             loop=_best("uvloop", "asyncio"),
-            http=_best("httptools", "h11"),
+            http=http_protocol(settings),
             lifespan="off",
             access_log=False,
             log_level="warning",

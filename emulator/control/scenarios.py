@@ -54,7 +54,7 @@ def _rule_names(text: str) -> list[Any]:
     """The ``name`` of each rule of the body, in order (empty when it does not parse)."""
     try:
         document = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         return []
     if isinstance(document, dict) and "scenarios" in document:
         document = document["scenarios"]

@@ -30,6 +30,7 @@ from emulator.scenarios.model import (
 )
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
+MAX_YAML_VALUES = 100_000  # after alias expansion: refuses "billion laughs" documents
 NO_ACCEPTED = ("Tokenize", "Status")
 
 
@@ -106,6 +107,22 @@ _LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 _LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 
 
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """How many values ``node`` holds once every alias is expanded (a few anchors can
+    stand for billions of values); each node is counted once, through ``sizes``."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    sizes[id(node)] = 1
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(item, sizes) for item in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(key, sizes) + _expanded_size(value, sizes) for key, value in node.value)
+    sizes[id(node)] = size
+    return size
+
+
 def _line_of(root: Any, path: Iterable[Any], fallback: int) -> int:
     """The line of the deepest element of ``path`` that the YAML recorded."""
     line, node = fallback, root
@@ -136,9 +153,17 @@ def parse_rules(text: str, source: str) -> list[Rule]:
 
 
 def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
-    loader = _LineLoader(text)
     try:
-        document = loader.get_single_data()
+        loader = _LineLoader(text)
+    except yaml.YAMLError as exc:  # the reader refuses control characters before parsing
+        problems.append(Problem(source, None, f"YAML syntax error: {exc}"))
+        return []
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node, {}) > MAX_YAML_VALUES:
+            problems.append(Problem(source, None, f"the YAML expands to over {MAX_YAML_VALUES} values through aliases"))
+            return []
+        document = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = str(exc.problem or exc.context)
@@ -149,6 +174,9 @@ def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
         return []
     except yaml.YAMLError as exc:
         problems.append(Problem(source, None, f"YAML syntax error: {exc}"))
+        return []
+    except RecursionError:
+        problems.append(Problem(source, None, "the YAML is nested too deeply"))
         return []
     finally:
         loader.dispose()
