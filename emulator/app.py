@@ -17,6 +17,7 @@ from emulator.ewallet import routes as ewallet_pages
 from emulator.openapi import OpenApi
 from emulator.pending import PENDING
 from emulator.pipeline import Call, Reply, build_routes, error_response, json_response
+from emulator.routing import FastRouter
 from emulator.runtime import Runtime
 
 log = logging.getLogger("payemu")
@@ -50,6 +51,7 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
             Exception: _crash,
         },
     )
+    app.router = FastRouter(app.router.routes)
     app.state.runtime = runtime
     return app
 

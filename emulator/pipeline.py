@@ -25,7 +25,6 @@ from starlette.routing import Route
 
 from emulator import errors
 from emulator.clock import isoformat
-from emulator.masking import mask, mask_text
 from emulator.openapi import OpenApi, Operation, Parameter
 
 if TYPE_CHECKING:
@@ -58,9 +57,14 @@ class Call:
     path: dict[str, Any]
     query: dict[str, Any]
     headers: Headers
-    base_url: str
+    request: Request
     attempts: list[dict[str, Any]] = field(default_factory=list)
     note: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port`` as the client addressed us (for Location headers, links)."""
+        return str(self.request.base_url).rstrip("/")
 
 
 Handler = Callable[[Call], Awaitable[Reply]]
@@ -225,7 +229,7 @@ class Endpoint:
                 path=path_values,
                 query=query_values,
                 headers=request.headers,
-                base_url=str(request.base_url).rstrip("/"),
+                request=request,
             )
             reply = await self.handler(call)
         except errors.ApiError as exc:
@@ -329,14 +333,14 @@ class Endpoint:
         entry: dict[str, Any] = {
             "time": isoformat(tenant.now()),
             "method": request.method,
-            "path": request.url.path,
-            "query": mask_text(request.url.query),
+            "path": request.scope["path"],
+            "query": request.scope["query_string"].decode("latin-1"),
             "operationId": self.operation.operation_id,
             "status": reply.status if reply else None,
             "latencyMs": round((time.perf_counter() - started) * 1000, 3),
-            "request": mask(body),
-            "response": mask(reply.body) if reply else None,
-            "attempts": mask(call.attempts) if call else [],
+            "request": body,  # the journal masks entries before anything reads them
+            "response": reply.body if reply else None,
+            "attempts": call.attempts if call else [],
         }
         if dropped:
             entry["fault"] = dropped
