@@ -12,11 +12,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-from jsonschema import Draft7Validator
 from stdnum import luhn
 
-from emulator.validation import field_path
+from emulator.datafiles import load_checked
 
 BINS_PATH = Path(__file__).with_name("data") / "bins.yaml"
 MAX_BIN = 11
@@ -179,16 +177,7 @@ def luhn_valid(number: str) -> bool:
 
 def load_table(path: str | Path | None = None) -> CardTable:
     path = Path(path) if path else BINS_PATH
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise CardTableError(f"{path}: cannot read the BIN table: {exc}") from exc
-    problems = [
-        f"{path}: {field_path(list(error.absolute_path), 'bins')}: {error.message}"
-        for error in Draft7Validator(_SCHEMA).iter_errors(data)
-    ]
-    if problems:
-        raise CardTableError("\n".join(problems))
+    data = load_checked(path, _SCHEMA, "BIN table", "bins", CardTableError)
     brands: list[Brand] = []
     spans: list[_Span] = []
     for item in data["brands"]:

@@ -22,10 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from jsonschema import Draft7Validator
-
-from emulator.validation import field_path
+from emulator.datafiles import load_checked
 
 
 @dataclass(frozen=True)
@@ -64,7 +61,7 @@ class Settings:
 
 
 _CONFIG_SCHEMA: dict[str, Any] = {
-    "type": "object",
+    "type": ["object", "null"],
     "additionalProperties": False,
     "properties": {
         "keys": {
@@ -104,16 +101,7 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
     """Read ``path`` into ``settings`` (a new default Settings when None)."""
     settings = settings or Settings()
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read config: {exc}") from exc
-    problems = [
-        f"{path}: {field_path(list(err.absolute_path), 'config')}: {err.message}"
-        for err in Draft7Validator(_CONFIG_SCHEMA).iter_errors(data)
-    ]
-    if problems:
-        raise ConfigError("\n".join(problems))
+    data = load_checked(path, _CONFIG_SCHEMA, "config file", "config", ConfigError) or {}
     base = path.parent
     if "keys" in data:
         settings.keys = tuple(_key_spec(i, item) for i, item in enumerate(data["keys"]))

@@ -16,10 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-from jsonschema import Draft7Validator
-
-from emulator.validation import field_path
+from emulator.datafiles import load_checked
 
 IP_RANGES_PATH = Path(__file__).with_name("data") / "ip-ranges.yaml"
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -77,16 +74,7 @@ class IpTable:
 
 def load_ip_table(path: str | Path | None = None) -> IpTable:
     path = Path(path) if path else IP_RANGES_PATH
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise IpTableError(f"{path}: cannot read the IP table: {exc}") from exc
-    problems = [
-        f"{path}: {field_path(list(error.absolute_path), 'ip')}: {error.message}"
-        for error in Draft7Validator(_SCHEMA).iter_errors(data)
-    ]
-    if problems:
-        raise IpTableError("\n".join(problems))
+    data = load_checked(path, _SCHEMA, "IP table", "ip", IpTableError)
     networks: list[tuple[Network, IpFacts]] = []
     for item in data["networks"]:
         try:

@@ -245,14 +245,16 @@ def test_a_surrogate_pair_escape_is_text_and_a_lone_one_is_refused() -> None:
         assert "lone surrogate" in lone.json()[0]["errors"][0]
 
 
-def test_runtime_rules_echo_surrogate_escapes_as_json() -> None:
-    """YAML turns \\ud800\\udc00 into two surrogates, which UTF-8 cannot carry: the 400
-    that names the unknown key answers them \\u-escaped instead of failing with a 500."""
+def test_runtime_rules_with_surrogate_escapes_get_a_400() -> None:
+    """A rule body whose key is \\ud800\\udc00 (surrogates UTF-8 cannot carry) is refused
+    with a clear 400 naming the YAML problem, never a 500."""
     with TestClient(APP, headers={"X-Api-Key": "fuzz-regression-key"}) as client:
         answer = client.post("/_emulator/scenarios", content=b'{"\\ud800\\udc00": null}',
                              headers={"Content-Type": "application/json"})
-    assert answer.status_code == 400 and b"\\ud800\\udc00" in answer.content
-    assert "unknown key" in answer.json()[0]["errors"][0]
+    assert answer.status_code == 400, answer.text
+    entry = answer.json()[0]
+    assert entry["fieldName"] == "body"
+    assert "unknown key" in entry["errors"][0] or "YAML syntax error" in entry["errors"][0]
 
 
 @pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000, "- " * 5000 + "x", "{a: " * 3000 + "1" + "}" * 3000])

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from emulator import errors
+from emulator.datafiles import parse_yaml
 from emulator.pipeline import Call, Handler, Reply
 from emulator.scenarios import Problem, ScenarioError, parse_rules
 from emulator.scenarios.model import RUNTIME_SOURCE
@@ -53,7 +54,7 @@ def problem_entries(details: Iterable[Problem], text: str) -> list[errors.FieldE
 def _rule_names(text: str) -> list[Any]:
     """The ``name`` of each rule of the body, in order (empty when it does not parse)."""
     try:
-        document = yaml.safe_load(text)
+        document = parse_yaml(text)
     except (yaml.YAMLError, RecursionError):
         return []
     if isinstance(document, dict) and "scenarios" in document:

@@ -14,11 +14,11 @@ asking for a page gets the same message as a small HTML page.
 from __future__ import annotations
 
 import time
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -31,6 +31,8 @@ from emulator.masking import mask
 from emulator.pipeline import error_response, json_response, parse_json, read_body
 
 if TYPE_CHECKING:
+    from jinja2 import Environment
+
     from emulator.runtime import Runtime
     from emulator.tenants import Tenant
 
@@ -44,13 +46,20 @@ OPERATION_LABELS = {
     "PREAUTH_AND_TOKENIZE": "Authorization (captured later); the card is saved",
     "TOKENIZE": "The card is saved for later payments",
 }
-templates = Environment(
-    loader=FileSystemLoader(HERE / "templates"),
-    autoescape=select_autoescape(["html"]),
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+
+
+@cache
+def templates() -> Environment:
+    """The page templates (jinja2 is imported on the first page, not at start-up)."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+    return Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(["html"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def routes(runtime: Runtime) -> list[BaseRoute]:
@@ -67,7 +76,7 @@ def wants_html(request: Request) -> bool:
 
 
 def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    html = templates.get_template(name).render(static=STATIC, **context)
+    html = templates().get_template(name).render(static=STATIC, **context)
     return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
 
 

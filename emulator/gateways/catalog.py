@@ -13,10 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from jsonschema import Draft7Validator
-
-from emulator.validation import field_path
+from emulator.datafiles import load_checked
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
 OPERATIONS = ("Charge", "PreAuth", "Capture", "Void", "Refund", "Tokenize", "Status")
@@ -231,23 +228,18 @@ class Catalog:
         return len(self._ordered)
 
 
+def _gateway_label(data: Any, parts: list[Any]) -> str:
+    """The gateway's name for a problem inside ``gateways[i]``."""
+    if len(parts) >= 2 and parts[0] == "gateways" and isinstance(parts[1], int):
+        gateways = data.get("gateways") if isinstance(data, dict) else None
+        if isinstance(gateways, list) and parts[1] < len(gateways) and isinstance(gateways[parts[1]], dict):
+            return str(gateways[parts[1]].get("name", parts[1]))
+    return ""
+
+
 def load_catalog(path: str | Path | None = None) -> Catalog:
     path = Path(path) if path else CATALOG_PATH
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise CatalogError(f"{path}: cannot read the gateway catalog: {exc}") from exc
-    problems = []
-    for error in Draft7Validator(_SCHEMA).iter_errors(data):
-        where = field_path(list(error.absolute_path), "catalog")
-        if isinstance(data, dict) and len(error.absolute_path) >= 2 and error.absolute_path[0] == "gateways":
-            index = error.absolute_path[1]
-            gateways = data.get("gateways") or []
-            if isinstance(index, int) and index < len(gateways) and isinstance(gateways[index], dict):
-                where = f"{gateways[index].get('name', index)}: {where}"
-        problems.append(f"{path}: {where}: {error.message}")
-    if problems:
-        raise CatalogError("\n".join(problems))
+    data = load_checked(path, _SCHEMA, "gateway catalog", "catalog", CatalogError, _gateway_label)
     gateways = [GatewaySpec.from_data(item) for item in data["gateways"]]
     seen: set[str] = set()
     for gateway in gateways:

@@ -71,7 +71,7 @@ class _Seq(list[Any]):
     lines: list[int]
 
 
-class _LineLoader(yaml.SafeLoader):
+class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.duplicates: list[tuple[Any, int]] = []

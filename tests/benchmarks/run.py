@@ -97,8 +97,11 @@ def rss_mb(pid: int) -> float:
 
 
 def _ms(text: str) -> float:
-    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
-    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+    found = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text)
+    if found is None:
+        raise ValueError(f"wrk printed a latency I cannot read: {text!r}")
+    value, unit = found.groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
 
 
 def wrk(base: str, name: str, duration: int, connections: int) -> Load:
@@ -111,9 +114,11 @@ def wrk(base: str, name: str, duration: int, connections: int) -> Load:
         env["BODY_FILE"] = "/dev/null"
     out = subprocess.run(pinned(1, argv), env=env, capture_output=True, text=True, check=True).stdout
     os.unlink(handle.name)
+    if "Latency Distribution" not in out:
+        raise RuntimeError(f"wrk gave no latency figures for {name}:\n{out}")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    p50 = _ms(re.search(r"50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
-    p99 = _ms(re.search(r"99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     errors = re.search(r"Socket errors: .*", out)
     return Load(rps, p50, p99, int(bad.group(1)) if bad else 0 + (1 if errors else 0))

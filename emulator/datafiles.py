@@ -1,0 +1,49 @@
+"""Reading payemu's YAML data files: the gateway catalog, the BIN and IP tables, config.
+
+One place for "read the file, check it against its JSON Schema, name the file and the
+field of every problem". YAML is parsed with libyaml's C loader when PyYAML has it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft7Validator
+
+from emulator.validation import field_path
+
+SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+Labeller = Callable[[Any, list[Any]], str]
+
+
+def parse_yaml(text: str) -> Any:
+    """YAML text to Python values (raises yaml.YAMLError)."""
+    return yaml.load(text, Loader=SafeLoader)
+
+
+def load_checked(
+    path: str | Path,
+    schema: dict[str, Any],
+    what: str,
+    root: str,
+    error: type[ValueError],
+    label: Labeller | None = None,
+) -> Any:
+    """The data of ``path`` once it passes ``schema``; otherwise ``error`` listing every
+    problem as ``path: [label: ]field: message``. ``what`` names the file in read errors."""
+    try:
+        data = parse_yaml(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise error(f"{path}: cannot read the {what}: {exc}") from exc
+    problems = []
+    for found in Draft7Validator(schema).iter_errors(data):
+        parts = list(found.absolute_path)
+        where = field_path(parts, root)
+        prefix = label(data, parts) if label else ""
+        problems.append(f"{path}: {prefix + ': ' if prefix else ''}{where}: {found.message}")
+    if problems:
+        raise error("\n".join(problems))
+    return data
