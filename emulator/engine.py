@@ -226,20 +226,7 @@ async def _pay(
             token_problem=problem,
             number=number,
         )
-        last = await simulator.attempt(runtime, tenant, account, item)
-        if last.fault == "reset":
-            raise DropConnection("reset")
-        ledger.record(
-            tenant,
-            last.result,
-            account=account.name,
-            card_number=card_number,
-            my_ref=item.my_ref,
-            authorization_days=account.gateway.authorization_days,
-            attempt_number=number,
-            settles_to=last.settles_to,
-            settle_after_seconds=last.settle_after_seconds,
-        )
+        last = await _attempt(runtime, tenant, account, item, card_number, attempt_number=number)
         token = last.result["gatewayToken"]
         if token:
             ledger.remember_token(tenant, token, account.gateway.name, account.name, card_number)
@@ -252,6 +239,36 @@ async def _pay(
             break
     assert last is not None
     return answer(last.result, attempts)
+
+
+async def _attempt(
+    runtime: Runtime,
+    tenant: Tenant,
+    account: GatewayAccount,
+    item: AttemptInput,
+    card_number: str | None,
+    *,
+    attempt_number: int = 1,
+    parent: ledger.Transaction | None = None,
+) -> AttemptResult:
+    """One gateway attempt, recorded in the ledger — unless the scenario resets the
+    connection first, in which case nothing reached the gateway's books."""
+    result = await simulator.attempt(runtime, tenant, account, item)
+    if result.fault == "reset":
+        raise DropConnection("reset")
+    ledger.record(
+        tenant,
+        result.result,
+        account=account.name,
+        card_number=card_number,
+        my_ref=item.my_ref,
+        authorization_days=account.gateway.authorization_days,
+        parent=parent,
+        attempt_number=attempt_number,
+        settles_to=result.settles_to,
+        settle_after_seconds=result.settle_after_seconds,
+    )
+    return result
 
 
 # -- capture, void, refund ------------------------------------------------------------------
@@ -282,20 +299,7 @@ async def _follow_up(
             my_ref=request.get("myRef") or tx.my_ref,
             network_token_brand=request.get("networkTokenBrand"),
         )
-        result = await simulator.attempt(runtime, tenant, account, item)
-        if result.fault == "reset":
-            raise DropConnection("reset")
-        ledger.record(
-            tenant,
-            result.result,
-            account=account.name,
-            card_number=card_number,
-            my_ref=item.my_ref,
-            authorization_days=account.gateway.authorization_days,
-            parent=tx,
-            settles_to=result.settles_to,
-            settle_after_seconds=result.settle_after_seconds,
-        )
+        result = await _attempt(runtime, tenant, account, item, card_number, parent=tx)
     finally:
         ledger.release(tx)
     entry = attempt_entry(tenant, account, 1, result.result)
