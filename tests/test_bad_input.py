@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -11,25 +10,12 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
+from tests.casedata import patched
 from tests.conftest import SANDBOX
 
 CASES_FILE = Path(__file__).parent / "cases" / "bad_input.yaml"
 DATA = yaml.safe_load(CASES_FILE.read_text())
 ONE_MIB = 1024 * 1024
-
-
-def _patched(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    body = copy.deepcopy(base)
-    for dotted, value in changes.items():
-        *parents, last = dotted.split(".")
-        target = body
-        for part in parents:
-            target = target.setdefault(part, {})
-        if value == "~":
-            target.pop(last, None)
-        else:
-            target[last] = value
-    return body
 
 
 def _raw(value: Any) -> bytes:
@@ -43,7 +29,7 @@ def _raw(value: Any) -> bytes:
 def _body(case: dict[str, Any]) -> Any:
     body = case.get("body")
     if "base" in case:
-        body = _patched(DATA["bases"][case["base"]], case.get("set", {}))
+        body = patched(DATA["bases"][case["base"]], case.get("set", {}))
     if isinstance(body, dict) and body.get("payload") == "LONG16385":
         body["payload"] = "x" * 16385
     return body
@@ -77,7 +63,7 @@ def test_case_table_is_large_enough() -> None:
 
 
 def test_messages_speak_plainly(client: TestClient) -> None:
-    body = _patched(DATA["bases"]["charge"], {"currency": "~", "card.expirationMonth": 13, "tip": 1})
+    body = patched(DATA["bases"]["charge"], {"currency": "~", "card.expirationMonth": 13, "tip": 1})
     errors = {e["fieldName"]: e["errors"] for e in client.post("/PaymentGateway/charge", json=body).json()}
     assert errors["currency"] == ["The Currency field is required."]
     assert errors["card.expirationMonth"] == ["The field ExpirationMonth must be at most 12."]
@@ -94,7 +80,7 @@ def test_server_keeps_serving_after_bad_input(client: TestClient) -> None:
 
 def test_enums_and_property_names_read_case_insensitively(client: TestClient) -> None:
     """`VISA`, `CardNumber` are accepted and validated in canonical form."""
-    body = _patched(DATA["bases"]["charge"], {"networkTokenBrand": "VISA", "card.cardType": "visa"})
+    body = patched(DATA["bases"]["charge"], {"networkTokenBrand": "VISA", "card.cardType": "visa"})
     body["card"]["CardNumber"] = body["card"].pop("cardNumber")
     body["Currency"] = body.pop("currency")
     del body["paymentGatewayAccountName"]  # no stored account: inline credentials instead

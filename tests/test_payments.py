@@ -3,7 +3,6 @@ plus lost responses, the journal, isolation and determinism."""
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from datetime import timedelta
@@ -19,6 +18,7 @@ from starlette.testclient import TestClient
 from emulator.clock import parse_duration
 from emulator.config import DEFAULT_KEYS, KeySpec
 from emulator.pipeline import DropConnection
+from tests.casedata import patched
 from tests.conftest import LIVE, SANDBOX
 
 CASES_FILE = Path(__file__).parent / "cases" / "payments.yaml"
@@ -36,20 +36,6 @@ ROUTES = {
 STRIPE = {"paymentGatewayAccountName": "stripeMain"}
 CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12,
         "expirationYear": 2030, "cvv": "123"}
-
-
-def patched(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    body = copy.deepcopy(base)
-    for dotted, value in changes.items():
-        *parents, last = dotted.split(".")
-        target = body
-        for part in parents:
-            target = target.setdefault(part, {})
-        if value == "~":
-            target.pop(last, None)
-        else:
-            target[last] = copy.deepcopy(value)
-    return body
 
 
 def substituted(value: Any, saved: dict[str, Any]) -> Any:
