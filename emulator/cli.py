@@ -38,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--openapi", help="validate against another published OpenAPI document")
     serve.add_argument("--watch", action="store_true", help="reload scenario files when they change")
     serve.add_argument(
+        "--strict", action="store_true", help="answer 400 to the leniencies the real service allows (unknown properties, ...)"
+    )
+    serve.add_argument(
         "--journal-size", type=int, default=None, metavar="N",
         help="requests kept in each tenant's journal, oldest dropped first (default 1000)",
     )
@@ -73,6 +76,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         settings.openapi_path = args.openapi
     if getattr(args, "watch", False):
         settings.watch = True
+    if getattr(args, "strict", False):
+        settings.strict = True
     if getattr(args, "journal_size", None) is not None:
         if args.journal_size < 1:
             raise ConfigError("--journal-size must be at least 1")

@@ -11,6 +11,8 @@ Config file (all keys optional)::
     anyKey: false                 # every new non-empty key becomes a fresh sandbox tenant
     seed: 42                      # deterministic ids, tokens, fake data and clocks
     failover: all                 # all | recoverable-only
+    strict: false                 # unknown properties, numbers as strings, ... are 400s
+    successStatus: by-result      # by-result (200/202) | always-200 | always-202
     journalSize: 1000             # requests kept per tenant, oldest dropped first
     scenarios: [path/to/rules.yaml]
     openapi: path/to/openapi.json
@@ -40,6 +42,7 @@ DEFAULT_KEYS: tuple[KeySpec, ...] = (
 )
 
 FAILOVER_MODES = ("all", "recoverable-only")
+SUCCESS_STATUSES = ("by-result", "always-200", "always-202")
 
 
 @dataclass
@@ -50,6 +53,8 @@ class Settings:
     any_key: bool = False
     seed: int | None = None
     failover: str = "all"
+    strict: bool = False
+    success_status: str = "by-result"
     journal_size: int = 1000
     scenario_paths: list[str] = field(default_factory=list)
     openapi_path: str | None = None
@@ -86,6 +91,8 @@ _CONFIG_SCHEMA: dict[str, Any] = {
         "anyKey": {"type": "boolean"},
         "seed": {"type": ["integer", "null"]},
         "failover": {"enum": list(FAILOVER_MODES)},
+        "strict": {"type": "boolean"},
+        "successStatus": {"enum": list(SUCCESS_STATUSES)},
         "journalSize": {"type": "integer", "minimum": 1, "maximum": 1000000},
         "scenarios": {"type": "array", "items": {"type": "string"}},
         "openapi": {"type": ["string", "null"]},
@@ -111,6 +118,8 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
     settings.any_key = data.get("anyKey", settings.any_key)
     settings.seed = data.get("seed", settings.seed)
     settings.failover = data.get("failover", settings.failover)
+    settings.strict = data.get("strict", settings.strict)
+    settings.success_status = data.get("successStatus", settings.success_status)
     settings.journal_size = data.get("journalSize", settings.journal_size)
     settings.scenario_paths += [str(base / p) for p in data.get("scenarios", [])]
     if data.get("openapi"):

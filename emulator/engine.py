@@ -24,9 +24,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from emulator import accounts, certificates, errors, ledger, vault
+from emulator import accounts, certificates, errors, ledger, tenant_settings, vault  # truthful hook: tenant_settings
 from emulator.clock import isoformat
-from emulator.gateways import simulator
+from emulator.gateways import payloads, simulator  # truthful hook: payloads
 from emulator.gateways.simulator import AttemptInput, AttemptResult, GatewayAccount, operation_result
 from emulator.pipeline import DropConnection
 
@@ -185,10 +185,10 @@ def refused(operation: str, amount: float, currency: str, refusal: ledger.Refusa
     return answer(result)
 
 
-def _falls_over(runtime: Runtime, result: AttemptResult) -> bool:
+def _falls_over(runtime: Runtime, tenant: Tenant, result: AttemptResult) -> bool:
     if result.code in simulator.SUCCESSFUL:
         return False
-    if runtime.settings.failover == "recoverable-only" and result.code == "Rejected":
+    if tenant_settings.failover(runtime, tenant) == "recoverable-only" and result.code == "Rejected":  # truthful hook
         return result.result["rejectReasonCode"] not in HARD_DECLINES
     return True
 
@@ -225,6 +225,7 @@ async def _pay(
             generate_token=bool(request.get("generateToken")),
             token_problem=problem,
             number=number,
+            card_details=card,  # truthful hook: expiry and cvv for the gateway's card checks
         )
         last = await _attempt(runtime, tenant, account, item, card_number, attempt_number=number)
         token = last.result["gatewayToken"]
@@ -235,7 +236,7 @@ async def _pay(
         call_attempts.append(entry)
         if last.fault == "lostResponse":
             raise DropConnection("lostResponse")
-        if not _falls_over(runtime, last):
+        if not _falls_over(runtime, tenant, last):  # truthful hook: per-tenant failover mode
             break
     assert last is not None
     return answer(last.result, attempts)
@@ -278,8 +279,6 @@ async def _follow_up(
     account = primary_account(runtime, tenant, request)
     currency = currency_of(runtime, request["currency"])
     amount = float(request["amount"])
-    if operation != "Void" and amount <= 0:
-        raise errors.invalid("amount", f"The amount of a {operation.lower()} must be greater than 0.")
     card = resolved_card(tenant, request)
     tx = ledger.find(tenant, request["refTransId"])
     if tx is None:
@@ -343,7 +342,8 @@ async def _status(
     state = tx.state(now)
     code, reason = tx.result_code, tx.reject_reason
     result = simulator.speak(
-        tenant, account, item, code, reason or code, reason, f"Transaction found: {state}.",
+        tenant, account, item, code, payloads.status_key(account.gateway, state, reason or code), reason,  # truthful hook
+        f"Transaction found: {state}.",
         reference=tx.reference, approval=tx.authorization_code,
     )
     call_attempts.append(attempt_entry(tenant, account, 1, result))

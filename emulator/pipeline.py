@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from emulator import errors
+from emulator import errors, leniency, tenant_settings
 from emulator.clock import isoformat
 from emulator.openapi import OpenApi, Operation, Parameter
 
@@ -214,13 +214,14 @@ class Endpoint:
         tenant: Tenant | None = None
         call: Call | None = None
         body: Any = None
+        warnings: list[str] = []  # leniencies used to read the request (emulator.leniency)
         try:
             if op.secured:
                 tenant = self.runtime.authenticate(request.headers.get("x-api-key"))
             else:
                 tenant = self.runtime.tenants.get(request.headers.get("x-api-key"))
             path_values, query_values = self._parameters(request)
-            body = await self._body(request)
+            body = await self._body(request, tenant, warnings)
             call = Call(
                 runtime=self.runtime,
                 tenant=tenant,  # type: ignore[arg-type]
@@ -242,8 +243,10 @@ class Endpoint:
             log.exception("payemu bug while answering %s %s", op.method, op.path)
             reply = Reply(500, errors.internal("payemu hit an internal error; see its log.").body)
         reply = self._checked(reply)
+        if warnings:
+            reply.headers = {**reply.headers, leniency.WARNINGS_HEADER: "; ".join(warnings)}
         if tenant is not None and self.journal:
-            self._journal(tenant, request, body, reply, call, started)
+            self._journal(tenant, request, body, reply, call, started, warnings=warnings)
         return json_response(reply.status, reply.body, reply.headers)
 
     def _parameters(self, request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -267,7 +270,7 @@ class Endpoint:
             raise errors.invalid_many(problems)
         return path_values, query_values
 
-    async def _body(self, request: Request) -> Any:
+    async def _body(self, request: Request, tenant: Tenant | None, warnings: list[str]) -> Any:
         op = self.operation
         if op.raw.get("x-payemu-raw-body"):
             # The handler reads the text itself (e.g. YAML); it checks the media type.
@@ -286,8 +289,13 @@ class Endpoint:
         if not _is_json_media(content_type):
             raise errors.unsupported_media_type(content_type)
         value = op.body.normalize(parse_json(raw))
+        # the control API is payemu's own: always strict
+        strict = not self.journal or tenant_settings.strict(self.runtime, tenant)
+        value = leniency.read(op.body, value, strict, warnings)
         if not op.body.is_valid(value):
-            raise errors.invalid_many(op.body.errors(value))
+            problems = leniency.forgiven(value, op.body.errors(value))
+            if problems:
+                raise errors.invalid_many(problems)
         return value
 
     def _checked(self, reply: Reply) -> Reply:
@@ -329,6 +337,7 @@ class Endpoint:
         call: Call | None,
         started: float,
         dropped: str | None = None,
+        warnings: list[str] | None = None,
     ) -> None:
         entry: dict[str, Any] = {
             "time": isoformat(tenant.now()),
@@ -344,6 +353,8 @@ class Endpoint:
         }
         if dropped:
             entry["fault"] = dropped
+        if warnings:
+            entry["warnings"] = list(warnings)
         tenant.journal.record(entry)
 
 

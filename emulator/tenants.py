@@ -56,6 +56,7 @@ class Tenant:
         self.rules: list[Any] = []
         self.sequences: dict[Any, int] = {}
         self.sessions: dict[str, Any] = {}
+        self.overrides: dict[str, Any] = {}  # truthful hook: per-tenant settings (emulator.tenant_settings)
         self._faker: Faker | None = None
 
     @property

@@ -152,9 +152,7 @@ def test_a_decline_leaves_the_session_open(runtime: Runtime, tenant: Tenant, eng
         ({"storedCard": 0, "cvv": "12"}, "cvv"),
         ({"storedCard": 3, "cvv": "123"}, "storedCard"),
         ({"storedCard": -1, "cvv": "123"}, "storedCard"),
-        ({"card": {**NEW_CARD, "cardNumber": "5555555555554445"}}, "card.cardNumber"),
         ({"card": {**NEW_CARD, "cardNumber": "5555 5555"}}, "card.cardNumber"),
-        ({"card": {**NEW_CARD, "cardNumber": "411111111111116"}}, "card.cardNumber"),  # Luhn-valid, 15 digits
         ({"card": {**NEW_CARD, "expirationMonth": 13}}, "card.expirationMonth"),
         ({"card": {**NEW_CARD, "cvv": "1"}}, "card.cvv"),
         ({"card": {k: v for k, v in NEW_CARD.items() if k != "cvv"}}, "card.cvv"),

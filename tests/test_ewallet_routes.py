@@ -112,7 +112,6 @@ def test_page_payment_is_journaled_masked(client: TestClient, tenant: Tenant, en
     [
         ({"content": b"{", "headers": {"Content-Type": "application/json"}}, 400, "body"),
         ({"content": b"cvv=1", "headers": {"Content-Type": "application/x-www-form-urlencoded"}}, 415, "Content-Type"),
-        ({"json": {"card": {**NEW_CARD, "cardNumber": "4000056655665557"}}}, 400, "card.cardNumber"),
     ],
 )
 def test_pay_errors_are_json(client: TestClient, tenant: Tenant, engine: FakeEngine,

@@ -7,14 +7,15 @@ TemporaryFailure 503 with ``Retry-After``); see :mod:`emulator.engine`.
 
 from __future__ import annotations
 
-from emulator import engine
+from emulator import engine, tenant_settings
 from emulator.pipeline import Call, Handler, Reply
 
 
 def _handler(operation: str) -> Handler:
     async def handle(call: Call) -> Reply:
         outcome = await engine.process(call.runtime, call.tenant, operation, call.body or {}, call.attempts)
-        return Reply(outcome.status, outcome.result, outcome.headers)
+        status = tenant_settings.http_status(call.runtime, call.tenant, operation, outcome.status)
+        return Reply(status, outcome.result, outcome.headers)
 
     handle.__name__ = f"gateway_{operation.lower()}"
     handle.__doc__ = f"``{operation}`` through the payment engine."

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from emulator import cards, engine, errors, vault
+from emulator import engine, errors, tenant_settings, vault
 from emulator.ewallet import brands, results
 from emulator.ewallet.results import SUCCESSFUL, CardView
 from emulator.ewallet.sessions import ENGINE_OPERATION, Session, SessionResult
@@ -81,11 +81,8 @@ def read_choice(runtime: Runtime, session: Session, body: Any) -> dict[str, Any]
     if "card" not in body:
         raise errors.invalid("card", "Choose a stored card or enter a card.")
     card = body["card"]
-    if not cards.luhn_valid(card["cardNumber"]):
-        raise errors.invalid("card.cardNumber", "The card number is not valid (check digit).")
-    length_problem = cards.default_table().length_problem(card["cardNumber"])
-    if length_problem:
-        raise errors.invalid("card.cardNumber", length_problem)
+    # The check digit, the expiry and the security code are the gateway's checks
+    # (emulator.gateways.checks), reached through the engine as by the API.
     brand = brands.detect(card["cardNumber"])
     allowed = session.allowed_brands
     if allowed and brand not in allowed:
@@ -169,17 +166,17 @@ async def run(runtime: Runtime, tenant: Tenant, operation: str, request: dict[st
         for entry in outcome.attempts:
             entry["attemptNumber"], entry["isFallback"] = number, number > 1
         attempts += outcome.attempts
-        if not _falls_over(runtime, outcome.result):
+        if not _falls_over(runtime, tenant, outcome.result):
             break
     assert outcome is not None
     return engine.Outcome(outcome.result, outcome.status, outcome.headers, attempts)
 
 
-def _falls_over(runtime: Runtime, result: dict[str, Any]) -> bool:
+def _falls_over(runtime: Runtime, tenant: Tenant, result: dict[str, Any]) -> bool:
     code = result["operationResultCode"]
     if code in SUCCESSFUL:
         return False
-    if runtime.settings.failover == "recoverable-only" and code == "Rejected":
+    if tenant_settings.failover(runtime, tenant) == "recoverable-only" and code == "Rejected":
         return result.get("rejectReasonCode") not in engine.HARD_DECLINES
     return True
 

@@ -49,11 +49,35 @@ _CODE = {
     "required": ["code", "description"],
     "properties": {"code": {"type": "string"}, "description": {"type": "string"}},
 }
+# What a gateway checks of the card and amount itself (see emulator.gateways.checks).
+CARD_CHECKS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "enabled": {"type": "boolean"},
+        "cardOperations": {"type": "array", "items": {"enum": list(OPERATIONS)}},
+        "amountOperations": {"type": "array", "items": {"enum": list(OPERATIONS)}},
+        "luhn": {"type": "boolean"},
+        "digits": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["min", "max"],
+            "properties": {"min": {"type": "integer", "minimum": 1}, "max": {"type": "integer", "minimum": 1}},
+        },
+        "expiry": {"type": "boolean"},
+        "cvvLength": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1, "maximum": 8}},
+        "nonPositiveAmountReason": {"type": "string", "minLength": 1},
+        "accountVerification": {"type": "boolean"},
+        "twoDigitYears": {"type": "boolean"},
+    },
+}
+_RESPONSE_OVERRIDES = {"type": "object", "additionalProperties": {"type": "object"}}
 _SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["gateways"],
     "properties": {
+        "cardChecks": CARD_CHECKS,
         "gateways": {
             "type": "array",
             "minItems": 1,
@@ -95,6 +119,9 @@ _SCHEMA: dict[str, Any] = {
                         "additionalProperties": _CODE,
                     },
                     "response": {"type": "object"},
+                    "responseByResult": _RESPONSE_OVERRIDES,
+                    "responseByOperation": _RESPONSE_OVERRIDES,
+                    "cardChecks": CARD_CHECKS,
                 },
             },
         }
@@ -160,6 +187,10 @@ class GatewaySpec:
     authorization_code: ReferenceFormat
     codes: dict[str, ResultCode]
     response: dict[str, Any] = field(default_factory=dict)
+    # template changes per result code and per operation (null removes a key)
+    response_by_result: dict[str, Any] = field(default_factory=dict)
+    response_by_operation: dict[str, Any] = field(default_factory=dict)
+    card_checks: dict[str, Any] = field(default_factory=dict)  # defaults merged with the gateway's
 
     @property
     def accepted_credentials(self) -> tuple[str, ...]:
@@ -182,7 +213,7 @@ class GatewaySpec:
         }
 
     @classmethod
-    def from_data(cls, data: dict[str, Any]) -> GatewaySpec:
+    def from_data(cls, data: dict[str, Any], card_checks: dict[str, Any] | None = None) -> GatewaySpec:
         requires = data.get("requires", {})
         return cls(
             name=data["name"],
@@ -205,6 +236,9 @@ class GatewaySpec:
             authorization_code=ReferenceFormat.from_data(data.get("authorizationCode", _DEFAULT_AUTH_CODE)),
             codes={key: ResultCode(v["code"], v["description"]) for key, v in data["codes"].items()},
             response=data.get("response", {}),
+            response_by_result=data.get("responseByResult", {}),
+            response_by_operation=data.get("responseByOperation", {}),
+            card_checks={**(card_checks or {}), **data.get("cardChecks", {})},
         )
 
 
@@ -240,7 +274,8 @@ def _gateway_label(data: Any, parts: list[Any]) -> str:
 def load_catalog(path: str | Path | None = None) -> Catalog:
     path = Path(path) if path else CATALOG_PATH
     data = load_checked(path, _SCHEMA, "gateway catalog", "catalog", CatalogError, _gateway_label)
-    gateways = [GatewaySpec.from_data(item) for item in data["gateways"]]
+    defaults = data.get("cardChecks", {})
+    gateways = [GatewaySpec.from_data(item, defaults) for item in data["gateways"]]
     seen: set[str] = set()
     for gateway in gateways:
         if gateway.name.lower() in seen:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from emulator import cards
 from emulator.clock import isoformat
+from emulator.gateways import checks, payloads  # truthful hook
 from emulator.gateways.catalog import GatewaySpec, ReferenceFormat
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ class AttemptInput:
     network_token_brand: str | None = None
     generate_token: bool = False
     token_problem: str | None = None  # why the gateway refuses the userToken, if it does
+    card_details: dict[str, Any] | None = None  # truthful hook: expiry and cvv for the gateway's card checks
     number: int = 1  # 1 = primary, 2 = first fallback, ...
 
 
@@ -210,16 +212,21 @@ async def attempt(runtime: Runtime, tenant: Tenant, account: GatewayAccount, ite
         code, key, reason, text = "Rejected", "InvalidCardNumber", "InvalidCardNumber", item.token_problem
     else:
         outcome = decide(runtime, tenant, account, item)
-        if outcome is None:
-            code = "Rejected" if spec.always == "Rejected" else "Success"
-        else:
-            code = outcome.operation_result_code
-        if code == "Accepted" and item.operation in ("Tokenize", "Status"):
-            code = "Success"  # these answer at once; there is nothing to settle
-        if code == "Rejected":
-            reason = (outcome.reject_reason_code if outcome else None) or DEFAULT_REJECT_REASON
-        key = reason or code
-        text = _description(spec, item.operation, code, reason)
+        failure = None if checks.rule_wins(runtime, tenant, outcome) else checks.for_attempt(spec, item, tenant.now())  # truthful hook
+        if failure is not None:  # truthful hook
+            outcome = None  # truthful hook: the gateway declined before the issuer (no delay, no fault)
+            code, key, reason, text = "Rejected", failure.reason, failure.reason, failure.description  # truthful hook
+        else:  # truthful hook (the block below is only indented)
+            if outcome is None:
+                code = "Rejected" if spec.always == "Rejected" else "Success"
+            else:
+                code = outcome.operation_result_code
+            if code == "Accepted" and item.operation in ("Tokenize", "Status"):
+                code = "Success"  # these answer at once; there is nothing to settle
+            if code == "Rejected":
+                reason = (outcome.reject_reason_code if outcome else None) or DEFAULT_REJECT_REASON
+            key = reason or code
+            text = _description(spec, item.operation, code, reason)
     if outcome is not None and outcome.delay_ms > 0:
         await asyncio.sleep(outcome.delay_ms / 1000)
     result = _render(tenant, account, item, code, key, reason, text, outcome)
@@ -269,6 +276,7 @@ def _render(
     token: str | None = None
     reference = new_reference(tenant, spec, operation)
     approval = mint(tenant, spec.authorization_code, operation) if approved else None
+    approval = approval if code == "Success" else None  # truthful hook: no authorizationCode on Accepted
     if code == "Success" and spec.tokenizes and (
         operation == "Tokenize" or (item.generate_token and operation in ("Charge", "PreAuth"))
     ):
@@ -340,7 +348,7 @@ def speak(
         code,
         text,
         authorizationCode=approval if operation in AUTHORIZING or operation == "Status" else None,
-        customGatewayResponse=render(spec.response, values) if spec.response else None,
+        customGatewayResponse=render(payloads.template(spec, code, operation, reason), values) if spec.response else None,  # truthful hook
         gatewayName=spec.name,
         gatewayReference=reference,
         gatewayResultCode=values["gatewayResultCode"],
@@ -380,7 +388,7 @@ def render(template: Any, values: dict[str, Any]) -> Any:
 
 def brand_of(number: str) -> str | None:
     """The card brand (a Payments.CardTypes value) from the BIN table, None if unknown."""
-    if not number:
+    if not number or not (number.isascii() and number.isdigit()):  # truthful hook: typos reach the gateway now
         return None
     brand = cards.default_table().lookup(number, whole_card=True).brand
     return brand.name if brand else None

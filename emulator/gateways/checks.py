@@ -1,0 +1,160 @@
+"""What a gateway checks of the card and the amount itself, before any issuer is asked.
+
+Real gateways decline a mistyped card number, an expired card, a security code of the
+wrong length or a non-positive amount on their own; payemu does the same, driven by the
+``cardChecks`` data of ``catalog.yaml`` (defaults at the top, overrides per gateway), so
+no gateway has code of its own. The simulator calls :func:`card_problem` once per attempt
+that no rule of the user decided (such a rule still wins; see :func:`rule_wins`); the hosted payment page
+reaches it through the same engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from emulator.gateways.catalog import GatewaySpec
+
+if TYPE_CHECKING:
+    from emulator.runtime import Runtime
+    from emulator.scenarios import Outcome
+    from emulator.tenants import Tenant
+
+DEFAULT_CARD_OPERATIONS = ("Charge", "PreAuth", "Tokenize")
+DEFAULT_AMOUNT_OPERATIONS = ("Charge", "PreAuth", "Capture", "Refund")
+DEFAULT_AMOUNT_REASON = "InvalidAmount"
+
+
+@dataclass(frozen=True)
+class CheckFailure:
+    """A decline by the gateway's own checks: ``reason`` is the rejectReasonCode (and the
+    catalog key of the gateway's native code), ``description`` the operation text."""
+
+    reason: str
+    description: str
+
+
+def luhn_valid(digits: str) -> bool:
+    """The Luhn check digit of an all-ASCII-digit string."""
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = ord(char) - 48
+        if index % 2:
+            value *= 2
+            if value > 9:
+                value -= 9
+        total += value
+    return total % 10 == 0
+
+
+def _ascii_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _number_problem(checks: dict[str, Any], number: str | None) -> str | None:
+    if number is None:
+        return None  # nothing to check (e.g. a userToken that names no card)
+    bounds = checks.get("digits", {"min": 12, "max": 19})
+    if not _ascii_digits(number) or not bounds["min"] <= len(number) <= bounds["max"]:
+        return f"The card number is not {bounds['min']} to {bounds['max']} digits (0-9)."
+    if checks.get("luhn", True) and not luhn_valid(number):
+        return "The card number fails the Luhn check."
+    return None
+
+
+def _expiry_problem(checks: dict[str, Any], month: Any, year: Any, now: datetime) -> str | None:
+    if not checks.get("expiry", True) or not isinstance(month, int) or not isinstance(year, int):
+        return None
+    if year < 100 and checks.get("twoDigitYears", False):
+        year += 2000
+    if (year, month) < (now.year, now.month):
+        return f"The card expired ({month:02d}/{year})."
+    return None
+
+
+def _cvv_problem(checks: dict[str, Any], cvv: Any, brand: str | None) -> str | None:
+    if cvv is None or cvv == "":
+        return None  # the security code is optional
+    lengths = checks.get("cvvLength", {"AMEX": 4, "default": 3})
+    expected = lengths.get(brand or "", lengths.get("default", 3))
+    if not isinstance(cvv, str) or not _ascii_digits(cvv) or len(cvv) != expected:
+        return f"The security code of a {brand or 'card'} card is {expected} digits."
+    return None
+
+
+def card_problem(
+    gateway: GatewaySpec,
+    operation: str,
+    card_number: str | None,
+    expiry_month: Any,
+    expiry_year: Any,
+    cvv: Any,
+    brand: str | None,
+    amount: float,
+    now: datetime,
+) -> CheckFailure | None:
+    """The first check of ``gateway`` the attempt fails, else None. Order: card number,
+    expiry, security code (on the card operations), then the amount."""
+    checks = gateway.card_checks
+    if not checks.get("enabled", True):
+        return None
+    if operation in checks.get("cardOperations", DEFAULT_CARD_OPERATIONS):
+        found = _number_problem(checks, card_number)
+        if found:
+            return CheckFailure("InvalidCardNumber", found)
+        found = _expiry_problem(checks, expiry_month, expiry_year, now)
+        if found:
+            return CheckFailure("ExpiredCard", found)
+        found = _cvv_problem(checks, cvv, brand)
+        if found:
+            return CheckFailure("InvalidCvv", found)
+    if operation in checks.get("amountOperations", DEFAULT_AMOUNT_OPERATIONS):
+        zero_ok = operation == "PreAuth" and checks.get("accountVerification", False)
+        if amount < 0 or (amount == 0 and not zero_ok):
+            reason = checks.get("nonPositiveAmountReason", DEFAULT_AMOUNT_REASON)
+            what = "an account verification (zero amount) is not offered" if operation == "PreAuth" and amount == 0 \
+                else "the amount must be greater than 0"
+            return CheckFailure(reason, f"{gateway.name} declined the {operation}: {what}.")
+    return None
+
+
+class _Attempt(Protocol):
+    operation: str
+    amount: float
+    card_number: str | None
+    card_brand: str | None
+    card_details: dict[str, Any] | None
+
+
+def for_attempt(gateway: GatewaySpec, item: _Attempt, now: datetime) -> CheckFailure | None:
+    """:func:`card_problem` for one simulator attempt (its resolved card details)."""
+    details = item.card_details or {}
+    brand = item.card_brand or _brand_of(item.card_number)
+    return card_problem(
+        gateway, item.operation, item.card_number, details.get("expirationMonth"), details.get("expirationYear"),
+        details.get("cvv"), brand, item.amount, now,
+    )
+
+
+def _brand_of(number: str | None) -> str | None:
+    if not number or not _ascii_digits(number):
+        return None
+    from emulator import cards
+
+    brand = cards.default_table().lookup(number, whole_card=True).brand
+    return brand.name if brand else None
+
+
+def rule_wins(runtime: Runtime, tenant: Tenant, outcome: Outcome | None) -> bool:
+    """True when a scenario rule of the user (a file of theirs or one added at run time)
+    decided the attempt: it wins over the gateway's checks. The built-in test cards do
+    not: a test card with an expired date is declined as expired."""
+    if outcome is None:
+        return False
+    builtin = runtime.scenarios.builtin
+    for rule in runtime.scenarios.rules(tenant):
+        if rule.name == outcome.rule:
+            return builtin is None or Path(rule.source).resolve() != builtin
+    return True
