@@ -342,7 +342,8 @@ async def _status(
     state = tx.state(now)
     code, reason = tx.result_code, tx.reject_reason
     result = simulator.speak(
-        tenant, account, item, code, payloads.status_key(account.gateway, state, reason or code), reason,  # truthful hook
+        tenant, account, item, code,
+        payloads.status_key(account.gateway, state, reason or code), reason,  # truthful hook: expired auth
         f"Transaction found: {state}.",
         reference=tx.reference, approval=tx.authorization_code,
     )

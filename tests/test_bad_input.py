@@ -41,6 +41,8 @@ def test_bad_input(client: TestClient, case: dict[str, Any]) -> None:
     if case.get("headers", {}).get("X-Api-Key", "") is None:
         headers.pop("X-Api-Key")
     client.headers.pop("X-Api-Key", None)
+    if case.get("strict"):
+        assert client.post("/_emulator/settings", json={"strict": True}, headers=SANDBOX).status_code == 200
     method = case.get("method", "POST")
     if "raw" in case:
         headers["Content-Type"] = case.get("contentType", "application/json")
@@ -63,6 +65,7 @@ def test_case_table_is_large_enough() -> None:
 
 
 def test_messages_speak_plainly(client: TestClient) -> None:
+    client.post("/_emulator/settings", json={"strict": True})
     body = patched(DATA["bases"]["charge"], {"currency": "~", "card.expirationMonth": 13, "tip": 1})
     errors = {e["fieldName"]: e["errors"] for e in client.post("/PaymentGateway/charge", json=body).json()}
     assert errors["currency"] == ["The Currency field is required."]

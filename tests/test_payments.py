@@ -127,7 +127,8 @@ def test_lost_response_charge_is_found_by_a_later_status(stripe: TestClient) -> 
     body = found.json()
     assert (body["operationType"], body["operationResultCode"], body["amount"]) == ("Status", "Success", 9031.0)
     refund = stripe.put("/PaymentGateway/refund", json={"refTransId": body["gatewayReference"], "amount": 31.0,
-                                                        "currency": "USD", "paymentGatewayAccountName": "stripeMain"})
+                                                        "currency": "USD", "paymentGatewayAccountName": "stripeMain",
+                                                        "card": CARD})
     assert refund.status_code == 200, "the lost charge is a real one"
     journal = list(stripe.app.state.runtime.tenants.get("sandbox-api-key").journal)  # type: ignore[attr-defined]
     lost = next(entry for entry in journal if entry.get("fault"))
@@ -161,7 +162,8 @@ def test_transactions_belong_to_their_key(app: Starlette) -> None:
         store_accounts(sandbox)
         store_accounts(live)
         reference = sandbox.post("/PaymentGateway/authorize", json=charge_body()).json()["gatewayReference"]
-        body = {"refTransId": reference, "amount": 25.0, "currency": "USD", "paymentGatewayAccountName": "stripeMain"}
+        body = {"refTransId": reference, "amount": 25.0, "currency": "USD", "paymentGatewayAccountName": "stripeMain",
+                "card": CARD}
         stolen = live.put("/PaymentGateway/capture", json=body)
         assert stolen.status_code == 409 and stolen.json()["rejectReasonCode"] == "TransactionNotFound"
         assert sandbox.put("/PaymentGateway/capture", json=body).status_code == 200

@@ -212,7 +212,8 @@ async def attempt(runtime: Runtime, tenant: Tenant, account: GatewayAccount, ite
         code, key, reason, text = "Rejected", "InvalidCardNumber", "InvalidCardNumber", item.token_problem
     else:
         outcome = decide(runtime, tenant, account, item)
-        failure = None if checks.rule_wins(runtime, tenant, outcome) else checks.for_attempt(spec, item, tenant.now())  # truthful hook
+        wins = checks.rule_wins(runtime, tenant, outcome)  # truthful hook: a user's rule beats the card checks
+        failure = None if wins else checks.for_attempt(spec, item, tenant.now())  # truthful hook
         if failure is not None:  # truthful hook
             outcome = None  # truthful hook: the gateway declined before the issuer (no delay, no fault)
             code, key, reason, text = "Rejected", failure.reason, failure.reason, failure.description  # truthful hook
@@ -348,7 +349,9 @@ def speak(
         code,
         text,
         authorizationCode=approval if operation in AUTHORIZING or operation == "Status" else None,
-        customGatewayResponse=render(payloads.template(spec, code, operation, reason), values) if spec.response else None,  # truthful hook
+        customGatewayResponse=(  # truthful hook: per-result / per-operation template
+            render(payloads.template(spec, code, operation, reason), values) if spec.response else None
+        ),
         gatewayName=spec.name,
         gatewayReference=reference,
         gatewayResultCode=values["gatewayResultCode"],
