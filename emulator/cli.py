@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--openapi", help="validate against another published OpenAPI document")
     serve.add_argument("--watch", action="store_true", help="reload scenario files when they change")
     serve.add_argument(
-        "--strict", action="store_true", help="answer 400 to the leniencies the real service allows (unknown properties, ...)"
+        "--strict", action="store_true", help="400 for what the real service tolerates (unknown properties, ...)"
     )
     serve.add_argument(
         "--journal-size", type=int, default=None, metavar="N",
