@@ -25,10 +25,10 @@ def _steps() -> Iterator[tuple[str, str, Any]]:
     charge = {"amount": 12.5, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "main", "myRef": "order-1"}
     yield "POST", "/PaymentGateway/charge", charge
     yield "PUT", "/PaymentGateway/refund", {"refTransId": "{ref}", "amount": 2.5, "currency": "USD",
-                                            "paymentGatewayAccountName": "main"}
+                                            "paymentGatewayAccountName": "main", "card": CARD}
     yield "POST", "/PaymentGateway/authorize", {**charge, "amount": 30.0, "generateToken": True}
     yield "PUT", "/PaymentGateway/capture", {"refTransId": "{ref}", "amount": 30.0, "currency": "USD",
-                                             "paymentGatewayAccountName": "main"}
+                                             "paymentGatewayAccountName": "main", "card": CARD}
     yield "POST", "/PaymentGateway/charge", {**charge, "card": {**CARD, "cardNumber": DECLINED}}
     yield "POST", "/PaymentGateway/tokenize", {"card": CARD, "paymentGatewayAccountName": "main"}
     yield "POST", "/StringTokens", {"payload": "4111111111111111"}

@@ -84,7 +84,7 @@ def test_100_concurrent_partial_refunds_never_exceed_the_charge(
     rng = random.Random(delay_ms)
     amounts = [rng.choice((0.5, 1.0, 1.25, 2.0, 3.0)) for _ in range(100)]
     assert sum(amounts) > 100  # twice the charge is asked back
-    body = {"refTransId": reference, "currency": "USD", "paymentGatewayAccountName": "main"}
+    body = {"refTransId": reference, "currency": "USD", "paymentGatewayAccountName": "main", "card": CARD}
     calls = [(tenant.api_key, "PUT", "/PaymentGateway/refund", {**body, "amount": a}) for a in amounts]
     answers = fire(server, calls)
 

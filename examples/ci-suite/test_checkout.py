@@ -68,7 +68,8 @@ def test_an_authorization_expires_on_the_virtual_clock(payemu):
 
     payemu.advance_clock("8d")  # Stripe keeps an authorization for 7 days
 
-    capture = {"refTransId": reference, "amount": 30.0, "currency": "USD", "paymentGatewayAccountName": "shop"}
+    capture = {"refTransId": reference, "amount": 30.0, "currency": "USD", "paymentGatewayAccountName": "shop",
+               "card": CARD}
     refused = payemu.client.put("/PaymentGateway/capture", json=capture)
     assert refused.status_code == 409
     assert refused.json()["rejectReasonCode"] == "AuthorizationExpired"
