@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from itertools import count
 from typing import Any
 
-from emulator.masking import mask, mask_text
+from emulator.masking import mask, mask_query, mask_text, references
 
 _MASKED_FIELDS = ("request", "response", "attempts")
 _RAW = "_raw"
@@ -39,11 +39,14 @@ class Journal:
         entries = list(self._entries)
         for entry in entries:
             if entry.pop(_RAW, False):
+                keep = references(*(entry.get(name) for name in _MASKED_FIELDS))
                 for name in _MASKED_FIELDS:
                     if name in entry:
-                        entry[name] = mask(entry[name])
+                        entry[name] = mask(entry[name], keep=keep)
                 if entry.get("query"):
-                    entry["query"] = mask_text(entry["query"])
+                    entry["query"] = mask_query(entry["query"], keep)
+                if entry.get("path"):
+                    entry["path"] = mask_text(entry["path"], keep)
         return entries
 
     def __iter__(self) -> Iterator[dict[str, Any]]:

@@ -1,40 +1,70 @@
-"""Card data never leaves payemu unmasked: first six and last four digits at most."""
+"""Card data never leaves payemu unmasked: first six and last four digits at most.
+
+Two rules. Card fields (``cardNumber``, ``number``, ``pan``; ``cvv`` and other security
+codes are dropped) are always masked, whatever they hold: a mistyped or non-ASCII number
+is still a customer's card. Everywhere else only what looks like a card number is masked:
+a run of 13 to 19 digits (grouped as on a card or not) that passes the Luhn check. Values
+listed in ``keep`` — the gateway references of the same journal entry — are never masked,
+so a test can take a reference from the journal and use it.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
+from urllib.parse import parse_qsl, quote
 
-_PAN = re.compile(r"\d{12,20}")
-# 12 to 20 digits in a row, or grouped as on a card with one kind of separator
+from emulator.gateways.checks import luhn_valid
+
+# 13 to 19 digits in a row, or grouped as on a card with one kind of separator
 # ("4111 1111 1111 1111", "3782-822463-10005")
-_PAN_IN_TEXT = re.compile(r"(?<!\d)(?:\d{12,20}|\d{4}([ -])\d{4,6}(?:\1\d{1,7}){1,3})(?!\d)")
-_BIG = 10**11  # a JSON number this large may be a card number sent as a number
+_PAN_IN_TEXT = re.compile(r"(?<!\d)(?:\d{13,19}|\d{4}([ -])\d{4,6}(?:\1\d{1,7}){1,3})(?!\d)")
+_TOKEN_REFERENCE = re.compile(r"@[A-Za-z0-9]{32}")
+_BIG = 10**12  # a JSON number this large may be a card number sent as a number
+_CARD = frozenset({"cardnumber", "number", "pan"})
 _DROP = frozenset({"cvv", "cvc", "cvv2", "securitycode"})
 _REDACT = frozenset({"payload", "clearpayload", "password", "secret"})
+# Keys whose values are gateway references or tokens: never masked.
+REFERENCE_KEYS = frozenset({"gatewayreference", "reftransid", "gatewaytoken", "usertoken"})
 _SCALARS = (int, float, bool, type(None))
 
 
+def mask_card(value: Any) -> Any:
+    """A card field's value masked whatever it holds: first six and last four characters
+    of a long value, only the last four of a shorter one; ``@token`` references and null
+    stay."""
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(int(value)) if isinstance(value, (int, float)) else str(value)
+    if _TOKEN_REFERENCE.fullmatch(text):
+        return text
+    length = len(text)
+    if length > 10:
+        return text[:6] + "*" * (length - 10) + text[-4:]
+    if length > 4:
+        return "*" * (length - 4) + text[-4:]
+    return "*" * length
+
+
 def mask_pan(number: str) -> str:
-    """``4111111111111111`` → ``411111******1111``; anything else is returned as is."""
-    if _PAN.fullmatch(number):
-        return number[:6] + "*" * (len(number) - 10) + number[-4:]
-    return number
+    """``4111111111111111`` → ``411111******1111`` (a card field: always masked)."""
+    return str(mask_card(number))
 
 
-def mask_text(text: str) -> str:
-    """Mask every run of 12 to 20 digits inside free text (grouped or not): all but the
-    first six and last four digits become ``*``, separators stay."""
-    return _PAN_IN_TEXT.sub(_mask_run, text)
+def mask_text(text: str, keep: Collection[str] = ()) -> str:
+    """Mask every Luhn-valid run of 13 to 19 digits inside free text (grouped or not): all
+    but the first six and last four digits become ``*``, separators stay. Runs equal to a
+    value of ``keep`` stay as they are."""
+    return _PAN_IN_TEXT.sub(lambda match: _mask_run(match, keep), text)
 
 
-def _mask_run(match: re.Match[str]) -> str:
+def _mask_run(match: re.Match[str], keep: Collection[str]) -> str:
     run = match.group(0)
-    if run.isdigit():
-        return run[:6] + "*" * (len(run) - 10) + run[-4:]
-    total = sum(ch.isdigit() for ch in run)
-    if not 12 <= total <= 20:
+    digits = "".join(ch for ch in run if ch.isdigit())
+    if not 13 <= len(digits) <= 19 or not luhn_valid(digits) or run in keep or digits in keep:
         return run
+    total = len(digits)
     seen = 0
     out = []
     for ch in run:
@@ -46,36 +76,71 @@ def _mask_run(match: re.Match[str]) -> str:
     return "".join(out)
 
 
-def _mask_number(value: int | float) -> int | float | str:
-    """A number of 12+ digits (a card number sent as a number) becomes masked text."""
-    if -_BIG < value < _BIG:
+def _mask_number(value: int | float, keep: Collection[str]) -> int | float | str:
+    """A number of 13+ digits that passes Luhn (a card number sent as a number) becomes
+    masked text."""
+    if -_BIG < value < _BIG or isinstance(value, bool):
         return value
-    return mask_text(str(int(value)))
+    text = str(int(value))
+    masked = mask_text(text, keep)
+    return value if masked == text else masked
 
 
-def mask(value: Any, credentials: bool = False) -> Any:
-    """A copy of a JSON value fit for the journal, logs and pages: card numbers masked,
-    CVVs removed, string-token payloads and credential values redacted."""
+def references(*values: Any) -> frozenset[str]:
+    """Every gateway reference or token held (at any depth) under a reference key."""
+    found: set[str] = set()
+    stack = list(values)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(key, str) and key.lower() in REFERENCE_KEYS and isinstance(value, str):
+                    found.add(value)
+                elif isinstance(value, (dict, list)):
+                    stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return frozenset(found)
+
+
+def mask(value: Any, credentials: bool = False, keep: Collection[str] = ()) -> Any:
+    """A copy of a JSON value fit for the journal, logs and pages: card fields masked,
+    CVVs removed, card numbers in text masked, string-token payloads and credential values
+    redacted; gateway references (``keep``) untouched."""
     kind = type(value)
     if kind is str:
-        return mask_text(value) if len(value) >= 12 else value  # type: ignore[arg-type]
+        return mask_text(value, keep) if len(value) >= 13 and value not in keep else value
     if kind is int or kind is float:
-        return _mask_number(value)
+        return _mask_number(value, keep)
     if kind is dict:
         out: dict[str, Any] = {}
         for key, item in value.items():
-            lower = key.lower()
+            lower = key.lower() if isinstance(key, str) else ""
             if lower in _DROP:
                 continue
-            if lower in _REDACT and type(item) is str:
+            if lower in _CARD and type(item) in (str, int, float):
+                out[key] = mask_card(item)
+            elif lower in _REDACT and type(item) is str:
                 out[key] = f"[redacted: {len(item)} characters]"
             elif credentials and lower == "value":
                 out[key] = "[redacted]" if item is not None else None
             elif type(item) in _SCALARS:
-                out[key] = _mask_number(item) if type(item) is int or type(item) is float else item
+                out[key] = _mask_number(item, keep) if type(item) is int or type(item) is float else item
             else:
-                out[key] = mask(item, credentials or lower == "credentials")
+                out[key] = mask(item, credentials or lower == "credentials", keep)
         return out
     if kind is list:
-        return [mask(item, credentials) for item in value]
+        return [mask(item, credentials, keep) for item in value]
     return value
+
+
+def mask_query(query: str, keep: Collection[str] = ()) -> str:
+    """A URL query string with card parameters (``number``, ``cardNumber``, ``pan``)
+    masked whatever they hold, and card numbers elsewhere in it masked."""
+    if not query:
+        return query
+    parts = []
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        shown = mask_card(value) if name.lower() in _CARD else mask_text(value, keep)
+        parts.append(f"{quote(name, safe='')}={quote(str(shown), safe='@*')}")
+    return "&".join(parts)
