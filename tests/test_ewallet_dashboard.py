@@ -87,3 +87,16 @@ def test_tenants_do_not_mix(app: Starlette, client: TestClient) -> None:
     assert made["paid"]["gatewayReference"] not in live and made["session"] not in live
     assert client.get("/_emulator/", params={"key": SANDBOX["X-Api-Key"]}, headers=HTML).text.count(
         made["paid"]["gatewayReference"]) >= 1
+
+
+def test_dashboard_shows_leniency_warnings_and_keeps_references(client: TestClient) -> None:
+    adyen = {"paymentGatewayName": "Adyen", "credentials": [{"key": "ApiKey", "value": "k"},
+                                                            {"key": "MerchantAccount", "value": "m"}]}
+    answer = client.post("/PaymentGateway/charge", json={
+        "amount": "10.00", "currency": "USD", "tip": 1, "paymentGatewayAccount": adyen,
+        "card": {"cardHolderName": "Jane", "cardNumber": "4242424242424242", "expirationMonth": 12,
+                 "expirationYear": 2030, "cvv": "123"}}).json()
+    text = client.get("/_emulator/", headers=HTML).text
+    assert "number-as-string=amount; unknown-property=tip" in text
+    assert answer["gatewayReference"] in text
+    assert "4242424242424242" not in text

@@ -10,12 +10,13 @@ force and the virtual clock.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from emulator.clock import isoformat
 from emulator.ewallet import sessions
-from emulator.masking import mask
+from emulator.masking import mask, references
 
 if TYPE_CHECKING:
     from emulator.runtime import Runtime
@@ -36,8 +37,9 @@ def default_key(runtime: Runtime) -> str:
     return next((k.key for k in keys if k.is_sandbox), keys[0].key if keys else "")
 
 
-def pretty(value: Any) -> str:
-    return json.dumps(mask(value), indent=2, ensure_ascii=False, default=str)
+def pretty(value: Any, keep: Collection[str] = ()) -> str:
+    """``value`` masked (gateway references in ``keep`` stay) as indented JSON."""
+    return json.dumps(mask(value, keep=keep), indent=2, ensure_ascii=False, default=str)
 
 
 def _moment(value: Any) -> Any:
@@ -123,6 +125,7 @@ def session_row(session: sessions.Session, now: datetime, base_url: str) -> dict
 
 
 def journal_row(entry: dict[str, Any]) -> dict[str, Any]:
+    keep = references(entry.get("request"), entry.get("response"), entry.get("attempts"))
     return {
         "id": entry.get("id"),
         "time": entry.get("time"),
@@ -132,9 +135,10 @@ def journal_row(entry: dict[str, Any]) -> dict[str, Any]:
         "fault": entry.get("fault"),
         "operationId": entry.get("operationId"),
         "latencyMs": entry.get("latencyMs"),
-        "request": pretty(entry.get("request")),
-        "response": pretty(entry.get("response")),
-        "attempts": pretty(entry.get("attempts") or []),
+        "request": pretty(entry.get("request"), keep),
+        "response": pretty(entry.get("response"), keep),
+        "attempts": pretty(entry.get("attempts") or [], keep),
+        "warnings": "; ".join(entry.get("warnings") or []),
     }
 
 
