@@ -58,7 +58,7 @@ def test_100_concurrent_captures_give_exactly_one_success(server: Server, delay_
     then = f"{{operationResultCode: Success, delayMs: {delay_ms}}}"
     server.tenant.rules[:0] = parse_rules(f"{{name: slow-capture, when: {{operation: Capture}}, then: {then}}}", "test")
     auth = pay(server, "/PaymentGateway/authorize", {"amount": 40.0, "currency": "USD", "card": CARD, **STRIPE})
-    body = {"refTransId": auth["gatewayReference"], "amount": 40.0, "currency": "USD", **STRIPE}
+    body = {"refTransId": auth["gatewayReference"], "amount": 40.0, "currency": "USD", "card": CARD, **STRIPE}
     responses = asyncio.run(storm(server, "PUT", "/PaymentGateway/capture", [body] * 100))
     statuses = Counter(r.status_code for r in responses)
     assert statuses == {200: 1, 409: 99}, statuses
@@ -76,7 +76,7 @@ def test_concurrent_refunds_never_exceed_the_charge(server: Server) -> None:
         "{name: slow-refund, when: {operation: Refund}, then: {operationResultCode: Success, delayMs: 20}}", "test"
     )
     charge = pay(server, "/PaymentGateway/charge", {"amount": 5.0, "currency": "USD", "card": CARD, **STRIPE})
-    body = {"refTransId": charge["gatewayReference"], "amount": 1.0, "currency": "USD", **STRIPE}
+    body = {"refTransId": charge["gatewayReference"], "amount": 1.0, "currency": "USD", "card": CARD, **STRIPE}
     done = 0
     for _ in range(10):  # waves of 20 concurrent refunds of 1.00 until nothing is left
         responses = asyncio.run(storm(server, "PUT", "/PaymentGateway/refund", [body] * 20))

@@ -134,7 +134,7 @@ def test_attempt_numbers_drive_scenarios(shop: Shop) -> None:
 def test_capture_after_a_failover_authorize_must_use_the_fallbacks_gateway(shop: Shop) -> None:
     status, body = shop.pay("stripeMain", "adyenMain", operation="authorize", amount=9020.0)
     assert status == 200 and body["gatewayName"] == "Adyen"
-    capture = {"refTransId": body["gatewayReference"], "amount": 30.0, "currency": "USD"}
+    capture = {"refTransId": body["gatewayReference"], "amount": 30.0, "currency": "USD", "card": dict(CARD)}
     wrong = shop.client.put("/PaymentGateway/capture", json={**capture, "paymentGatewayAccountName": "stripeMain"})
     assert wrong.status_code == 409
     assert wrong.json()["rejectReasonCode"] == "GatewayMismatch"

@@ -73,8 +73,9 @@ class Walk:
         return await self.client.request(method, f"/PaymentGateway/{path}", json=body, headers={"X-Api-Key": self.key})
 
     def card_json(self) -> dict[str, Any]:
+        amex = self.card.startswith(("34", "37"))  # the gateways check the CVV length per brand
         return {"cardHolderName": "Jane Doe", "cardNumber": self.card, "expirationMonth": 12, "expirationYear": 2030,
-                "cvv": "123"}
+                "cvv": "1234" if amex else "123"}
 
     async def body(self, **extra: Any) -> dict[str, Any]:
         if self.operation == "Tokenize":
@@ -86,7 +87,7 @@ class Walk:
                                                        "paymentGatewayAccount": STRIPE})
             assert original.status_code == 200, original.text
             return {"refTransId": original.json()["gatewayReference"], "amount": self.amount, "currency": "USD",
-                    "paymentGatewayAccount": STRIPE}
+                    "card": self.card_json(), "paymentGatewayAccount": STRIPE}
         return {"amount": self.amount, "currency": "USD", "card": self.card_json(), "myRef": self.my_ref,
                 "paymentGatewayAccount": STRIPE, **extra}
 
