@@ -121,11 +121,18 @@ def card_problem(
 
 
 class _Attempt(Protocol):
-    operation: str
-    amount: float
-    card_number: str | None
-    card_brand: str | None
-    card_details: dict[str, Any] | None
+    """What :func:`for_attempt` reads of a simulator attempt (read-only)."""
+
+    @property
+    def operation(self) -> str: ...
+    @property
+    def amount(self) -> float: ...
+    @property
+    def card_number(self) -> str | None: ...
+    @property
+    def card_brand(self) -> str | None: ...
+    @property
+    def card_details(self) -> dict[str, Any] | None: ...
 
 
 def for_attempt(gateway: GatewaySpec, item: _Attempt, now: datetime) -> CheckFailure | None:
