@@ -182,3 +182,13 @@ def test_card_fields_are_masked_whatever_they_hold(client: TestClient) -> None:
     [entry] = client.get("/_emulator/requests").json()["requests"]
     assert entry["request"]["card"]["cardNumber"] == wide[:6] + "*" * (len(wide) - 10) + wide[-4:]
     assert "cvv" not in entry["request"]["card"]
+
+
+def test_strict_flag_and_config_keys(tmp_path: Path) -> None:
+    from emulator.cli import build_parser, settings_from
+
+    config = tmp_path / "payemu.yaml"
+    config.write_text("successStatus: always-200\nfailover: recoverable-only\n", encoding="utf-8")
+    settings = settings_from(build_parser().parse_args(["serve", "--strict", "--config", str(config)]))
+    assert (settings.strict, settings.success_status, settings.failover) == (True, "always-200", "recoverable-only")
+    assert settings_from(build_parser().parse_args(["serve"])).strict is False
