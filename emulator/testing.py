@@ -19,8 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -32,10 +30,10 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from emulator.config import Settings
+    from emulator.server import BackgroundServer
 
 URL_ENV = "PAYEMU_URL"
 SEED_ENV = "PAYEMU_SEED"
-START_TIMEOUT_SECONDS = 10.0
 _SERVER = pytest.StashKey["PayemuServer"]()
 
 
@@ -57,46 +55,21 @@ class PayemuServer:
         self.seeded = seeded
         self.app = app
         self.startup_seconds = 0.0
-        self._server: Any = None
-        self._thread: threading.Thread | None = None
+        self._server: BackgroundServer | None = None
 
     @classmethod
     def start(cls, settings: Settings | None = None) -> PayemuServer:
         """Serve a new app on a free loopback port; returns once it accepts requests."""
-        import uvicorn
-
         from emulator.app import create_app
-        from emulator.cli import _best
         from emulator.config import Settings
-        from emulator.protocol import http_protocol
+        from emulator.server import BackgroundServer
 
         began = time.perf_counter()
         settings = settings or Settings()
         app = create_app(settings)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            app,
-            loop=_best("uvloop", "asyncio"),
-            http=http_protocol(settings),
-            lifespan="off",
-            access_log=False,
-            log_level="warning",
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="payemu-server", daemon=True)
-        thread.start()
-        deadline = began + START_TIMEOUT_SECONDS
-        while not server.started:
-            if not thread.is_alive() or time.perf_counter() > deadline:
-                server.should_exit = True
-                sock.close()
-                raise RuntimeError("the in-process payemu server did not start")
-            time.sleep(0.002)
-        made = cls(f"http://127.0.0.1:{port}", settings.seed is not None, app)
-        made._server, made._thread = server, thread
+        running = BackgroundServer(app, settings)
+        made = cls(running.url, settings.seed is not None, app)
+        made._server = running
         made.startup_seconds = time.perf_counter() - began
         return made
 
@@ -115,10 +88,9 @@ class PayemuServer:
         return cls(url, bool(response.json().get("seeded")))
 
     def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
-            self._server = self._thread = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
 
     def tenant(self, sandbox: bool = True, user_name: str | None = None, label: str | None = None) -> Payemu:
         """A fresh tenant. On a seeded payemu, ``label`` (e.g. the test's node id) fixes its
