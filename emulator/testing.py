@@ -143,37 +143,45 @@ class Payemu:
             content, media = rules.encode(), "application/yaml"
         else:
             content, media = json.dumps(rules).encode(), "application/json"
-        return self._control(
+        rules_added: list[dict[str, Any]] = self._control(
             "POST", "/scenarios", 201, content=content, headers={"Content-Type": media}
         )["rules"]
+        return rules_added
 
     def remove_scenario(self, name: str | None = None) -> list[str]:
         """Remove one runtime rule by name, or all of them; returns the removed names."""
-        return self._control("DELETE", "/scenarios" + (f"/{name}" if name else ""))["removed"]
+        removed: list[str] = self._control("DELETE", "/scenarios" + (f"/{name}" if name else ""))["removed"]
+        return removed
 
     def scenarios(self) -> list[dict[str, Any]]:
         """The effective rules for this tenant, first match first."""
-        return self._control("GET", "/scenarios")["rules"]
+        rules: list[dict[str, Any]] = self._control("GET", "/scenarios")["rules"]
+        return rules
 
     def requests(
         self, path: str | None = None, since: str | None = None, until: str | None = None, limit: int | None = None
     ) -> list[dict[str, Any]]:
         """Journal entries of this tenant, oldest first; ``path`` matches a prefix."""
         params = {k: v for k, v in {"path": path, "since": since, "until": until, "limit": limit}.items() if v}
-        return self._control("GET", "/requests", params=params)["requests"]
+        entries: list[dict[str, Any]] = self._control("GET", "/requests", params=params)["requests"]
+        return entries
 
     def advance_clock(self, by: str | float) -> dict[str, Any]:
         """Move this tenant's clock forward (``"8d"``, ``"1h30m"``, or seconds)."""
-        return self._control("POST", "/clock", json={"advance": by})
+        answer: dict[str, Any] = self._control("POST", "/clock", json={"advance": by})
+        return answer
 
     def clock(self) -> dict[str, Any]:
-        return self._control("GET", "/clock")
+        answer: dict[str, Any] = self._control("GET", "/clock")
+        return answer
 
     def transactions(self) -> list[dict[str, Any]]:
-        return self._control("GET", "/transactions")["transactions"]
+        found: list[dict[str, Any]] = self._control("GET", "/transactions")["transactions"]
+        return found
 
     def add_certificate(self, name: str) -> list[str]:
-        return self._control("POST", "/certificates", 201, json={"name": name})["certificates"]
+        names: list[str] = self._control("POST", "/certificates", 201, json={"name": name})["certificates"]
+        return names
 
     def reset(self) -> None:
         """Empty every store of this tenant (accounts, tokens, ledger, journal, clock, rules)."""
