@@ -29,7 +29,7 @@ def _tenant(app: Starlette, key: str = "sandbox-api-key") -> Tenant:
 @pytest.fixture
 def stored(app: Starlette) -> str:
     tenant = _tenant(app)
-    tenant.certificates.add("myCert")
+    tenant.certificates.register("myCert")
     return setup_tenant(tenant)
 
 

@@ -24,7 +24,7 @@ def _busy_tenant(app: Starlette, client: TestClient) -> tuple[Tenant, dict[str, 
     assert tenant is not None
     stored = setup_tenant(tenant)
     tenant.accounts["stripeMain"] = StoredAccount("stripeMain", "Stripe", [("SecretKey", SECRET)], tenant.now())
-    tenant.certificates.add("myClientCert")
+    tenant.certificates.register("myClientCert")
     vault.store(tenant, json.dumps({"cardNumber": "5555555555554444", "cvv": "999"}))
     charge = client.post("/PaymentGateway/charge", json={
         "amount": 31.25, "currency": "GBP", "paymentGatewayAccountName": "backup",

@@ -200,7 +200,7 @@ def test_paid_expired_and_busy_sessions_refuse(runtime: Runtime, tenant: Tenant,
 
 def test_deleted_stored_card(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
     session = _session(tenant)
-    del tenant.tokens[session.stored_cards[0]["token"]]
+    del tenant.vault[session.stored_cards[0]["token"]]
     with pytest.raises(errors.ApiError) as caught:
         _pay(runtime, tenant, session, {"storedCard": 0, "cvv": "123"})
     assert caught.value.entries[0][0] == "storedCard"

@@ -188,5 +188,5 @@ def test_find_by_reference_or_latest_my_ref() -> None:
 def test_gateway_tokens_keep_the_card_out_of_repr() -> None:
     who = tenant()
     ledger.remember_token(who, "tok_1", "Stripe", "main", CARD)
-    token = who.gateway_tokens["tok_1"]
+    token = who.ledger.token("tok_1")
     assert token.card_number == CARD and CARD not in repr(token)

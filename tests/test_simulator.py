@@ -260,7 +260,7 @@ def test_references_are_unique_per_attempt() -> None:
     for _ in range(50):
         result, _ = run("NULLSuccess", who=who)
         seen.add(result["gatewayReference"])
-        who.transactions[result["gatewayReference"]] = object()
+        who.ledger[result["gatewayReference"]] = object()
     assert len(seen) == 50 and all(set(r[5:]) <= set(ALPHABETS["upper"]) for r in seen)
 
 

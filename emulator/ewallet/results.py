@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 PAYMENT_METHOD = "CardPay"
 SUCCESSFUL = frozenset({"Success", "Accepted"})
-_SIGNER_KEY = "ewallet.signer"
 _OPERATION_RESULT_KEYS = (
     "authorizationCode", "currency", "amount", "operationType", "operationResultCode",
     "operationResultDescription", "customGatewayResponse", "gatewayName", "gatewayReference",
@@ -59,8 +58,8 @@ class Signer:
 
     @classmethod
     def of(cls, runtime: Runtime) -> Signer:
-        """The signer of a running emulator (made once, kept in ``runtime.extras``)."""
-        signer = runtime.extras.get(_SIGNER_KEY)
+        """The signer of a running emulator (made once, kept as ``runtime.signer``)."""
+        signer = runtime.signer
         if signer is None:
             seed = runtime.settings.seed
             secret = (
@@ -68,7 +67,7 @@ class Signer:
                 if seed is not None
                 else secrets.token_bytes(32)
             )
-            signer = runtime.extras[_SIGNER_KEY] = cls(secret)
+            signer = runtime.signer = cls(secret)
         return signer
 
     def _signature(self, payload: str) -> str:

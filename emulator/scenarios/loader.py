@@ -15,23 +15,13 @@ from typing import Any
 import yaml
 
 from emulator.scenarios import schema
-from emulator.scenarios.model import (
-    DEFAULT_REJECT_REASON,
-    FAULTS,
-    OPERATIONS,
-    REJECT_REASONS,
-    RESULT_CODES,
-    SETTLE_RESULTS,
-    Match,
-    Outcome,
-    Rule,
-    canonical,
-    digits,
-)
+from emulator.scenarios.model import Match, Outcome, Rule, canonical, digits
+from emulator.vocabulary import DECLINE_REASONS as REJECT_REASONS
+from emulator.vocabulary import DEFAULT_REJECT_REASON, FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS, Operation
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 MAX_YAML_VALUES = 100_000  # after alias expansion: refuses "billion laughs" documents
-NO_ACCEPTED = ("Tokenize", "Status")
+NO_ACCEPTED = (Operation.TOKENIZE.value, Operation.STATUS.value)
 
 
 @dataclass(frozen=True)
@@ -377,7 +367,7 @@ def _match(when: dict[str, Any]) -> Match:
 
 def _outcome(then: dict[str, Any], rule: str) -> Outcome:
     result = then["operationResultCode"]
-    reason = then.get("rejectReasonCode") or (DEFAULT_REJECT_REASON if result == "Rejected" else None)
+    reason = then.get("rejectReasonCode") or (DEFAULT_REJECT_REASON.value if result == "Rejected" else None)
     settles_to = then.get("settlesTo")
     return Outcome(
         operation_result_code=result,
