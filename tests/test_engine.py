@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -12,10 +13,12 @@ from starlette.applications import Starlette
 from emulator import engine
 from emulator.accounts import StoredAccount
 from emulator.errors import ApiError
+from emulator.payments import AttemptRecord, PaymentRequest
 from emulator.pipeline import DropConnection
 from emulator.runtime import Runtime
 from emulator.scenarios import parse_rules
 from emulator.tenants import Tenant
+from emulator.vocabulary import Operation
 
 CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12,
         "expirationYear": 2030}
@@ -27,16 +30,36 @@ def world(make_app: Callable[..., Starlette]) -> tuple[Runtime, Tenant]:
     tenant = runtime.tenants.get("sandbox-api-key")
     assert tenant is not None
     now = tenant.now()
-    tenant.accounts["stripeMain"] = StoredAccount("stripeMain", "Stripe", [("SecretKey", "sk")], now)
-    tenant.accounts["adyenMain"] = StoredAccount("adyenMain", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")], now)
-    tenant.accounts["nullFail"] = StoredAccount("nullFail", "NULLFailure", [], now)
+    tenant.accounts.put(StoredAccount("stripeMain", "Stripe", [("SecretKey", "sk")], now))
+    tenant.accounts.put(StoredAccount("adyenMain", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")], now))
+    tenant.accounts.put(StoredAccount("nullFail", "NULLFailure", [], now))
     return runtime, tenant
 
 
-def process(world: tuple[Runtime, Tenant], operation: str, request: dict[str, Any],
-            attempts: list[dict[str, Any]] | None = None) -> engine.Outcome:
+@dataclass
+class Answer:
+    """An engine Outcome as the HTTP edge renders it."""
+
+    result: dict[str, Any]
+    status: int
+    headers: dict[str, str]
+    attempts: list[dict[str, Any]]
+
+
+def process(world: tuple[Runtime, Tenant], operation: str, body: dict[str, Any],
+            attempts: list[dict[str, Any]] | None = None) -> Answer:
+    """The engine on a request body parsed as the HTTP handlers parse it; ``attempts``
+    receives the attempts as JSON, as the journal does."""
     runtime, tenant = world
-    return asyncio.run(engine.process(runtime, tenant, operation, request, [] if attempts is None else attempts))
+    made: list[AttemptRecord] = []
+    request = PaymentRequest.from_body(Operation(operation), body)
+    try:
+        outcome = asyncio.run(engine.process(runtime, tenant, request, made))
+    finally:
+        if attempts is not None:
+            attempts.extend(record.to_json() for record in made)
+    return Answer(outcome.result.to_json(), outcome.status, outcome.headers,
+                  [record.to_json() for record in outcome.attempts])
 
 
 def charge(**changes: Any) -> dict[str, Any]:
@@ -57,7 +80,7 @@ def test_outcome_carries_result_status_and_the_attempts(world: tuple[Runtime, Te
     assert set(entry) == {
         "attemptNumber", "paymentGatewayAccountName", "gatewayName", "isFallback", "timestamp", "result",
     }
-    assert entry["result"] is outcome.result and entry["timestamp"].endswith("Z")
+    assert entry["result"] == outcome.result and entry["timestamp"].endswith("Z")
 
 
 @pytest.mark.parametrize(
@@ -115,7 +138,7 @@ def test_tokenize_has_no_amount_and_remembers_the_card(world: tuple[Runtime, Ten
     outcome = process(world, "Tokenize", {"card": dict(CARD), "paymentGatewayAccountName": "stripeMain"})
     result = outcome.result
     assert (outcome.status, result["amount"], result["currency"]) == (200, 0.0, "USD")
-    token = tenant.ledger.token(result["gatewayToken")]
+    token = tenant.ledger.token(result["gatewayToken"])
     assert token.gateway == "Stripe" and token.card_number == CARD["cardNumber"]
     assert engine.token_for(tenant, result["gatewayToken"], "Stripe") == (CARD["cardNumber"], None)
     number, problem = engine.token_for(tenant, result["gatewayToken"], "Adyen")
@@ -240,8 +263,8 @@ def test_every_when_and_then_key_through_the_engine(world: tuple[Runtime, Tenant
                                                      matches: bool) -> None:
     _, tenant = world
     tenant.rules.add(parse_rules(EVERY_KEY, "test"))
-    tenant.accounts["adyenOther"] = StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
-                                                  tenant.now())
+    tenant.accounts.put(StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
+                                      tenant.now()))
     operation = change.pop("operation", "PreAuth")
     outcome = process(world, operation, {**MATCHING, **change})
     last = outcome.result
@@ -255,7 +278,7 @@ def test_every_when_and_then_key_through_the_engine(world: tuple[Runtime, Tenant
 def test_account_key_names_the_stored_account(world: tuple[Runtime, Tenant]) -> None:
     _, tenant = world
     tenant.rules.add(parse_rules(EVERY_KEY, "test"))
-    tenant.accounts["adyenOther"] = StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
-                                                  tenant.now())
+    tenant.accounts.put(StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
+                                      tenant.now()))
     other = process(world, "PreAuth", {**MATCHING, "fallbackUpgs": [{"paymentGatewayAccountName": "adyenOther"}]})
     assert other.status == 200 and other.result["gatewayName"] == "Adyen"
