@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 from emulator.ewallet import sessions
 from emulator.tenants import Tenant
 from tests.conftest import LIVE, SANDBOX
-from tests.ewallet_fakes import setup_tenant
+from tests.conftest import setup_ewallet_tenant as setup_tenant
 
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "ewallet_sessions.yaml").read_text())
 

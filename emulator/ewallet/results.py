@@ -26,6 +26,7 @@ from emulator import errors
 from emulator.clock import isoformat
 from emulator.ewallet.sessions import TOKENIZING, Session
 from emulator.masking import mask_pan
+from emulator.vocabulary import SUCCESSFUL
 
 if TYPE_CHECKING:
     from emulator.runtime import Runtime
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
 FORMAT_VERSION = 1
 PAYMENT_METHOD = "CardPay"
-SUCCESSFUL = frozenset({"Success", "Accepted"})
 _OPERATION_RESULT_KEYS = (
     "authorizationCode", "currency", "amount", "operationType", "operationResultCode",
     "operationResultDescription", "customGatewayResponse", "gatewayName", "gatewayReference",
