@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from emulator import errors, ledger, vault
-from emulator.failover import falls_over, fallback_accounts, primary_account
+from emulator.failover import fallback_accounts, falls_over, primary_account
 from emulator.gateways import simulator
 from emulator.gateways.simulator import AttemptInput, AttemptResult, GatewayAccount
 from emulator.payments import AttemptRecord, Card, Money, OperationResult, PaymentRequest

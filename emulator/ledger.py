@@ -311,7 +311,9 @@ def check(
     if operation == Operation.STATUS:
         return None
     if currency is not None and currency != tx.currency:
-        return Refusal(RejectReason.CURRENCY_MISMATCH, f"Transaction {tx.reference} is in {tx.currency}, not {currency}.")
+        return Refusal(
+            RejectReason.CURRENCY_MISMATCH, f"Transaction {tx.reference} is in {tx.currency}, not {currency}."
+        )
     if not tx.successful:
         pending = " (still pending)" if tx.result_code == ResultCode.ACCEPTED else ""
         return Refusal(
@@ -332,7 +334,9 @@ def check(
 
 def _capture(tx: Transaction, amount: Decimal, now: datetime) -> Refusal | None:
     if tx.captured_by:
-        return Refusal(RejectReason.ALREADY_CAPTURED, f"Authorization {tx.reference} was already captured by {tx.captured_by}.")
+        return Refusal(
+            RejectReason.ALREADY_CAPTURED, f"Authorization {tx.reference} was already captured by {tx.captured_by}."
+        )
     if tx.expired(now):
         assert tx.expires_at is not None
         return Refusal(
@@ -355,7 +359,9 @@ def _void(tx: Transaction, amount: Decimal, now: datetime) -> Refusal | None:
             f"Authorization {tx.reference} was captured by {tx.captured_by}; refund the capture instead.",
         )
     if tx.refunded_amount > ZERO:
-        return Refusal(RejectReason.ALREADY_REFUNDED, f"Charge {tx.reference} was already refunded; it cannot be voided.")
+        return Refusal(
+            RejectReason.ALREADY_REFUNDED, f"Charge {tx.reference} was already refunded; it cannot be voided."
+        )
     return None
 
 

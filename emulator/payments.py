@@ -23,7 +23,7 @@ from emulator.clock import isoformat
 from emulator.vocabulary import Operation, RejectReason, ResultCode
 
 # JSON as the edge writes it.
-JsonValue: TypeAlias = "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 JsonObject: TypeAlias = "dict[str, JsonValue]"
 
 ROUNDING = ROUND_HALF_EVEN

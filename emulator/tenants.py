@@ -6,16 +6,17 @@ see another's data. The stores are typed and changed through their methods:
 :class:`~emulator.ledger.Ledger`, :class:`~emulator.vault.Vault`,
 :class:`~emulator.accounts.Accounts`, :class:`~emulator.certificates.Certificates`,
 :class:`~emulator.ewallet.sessions.Sessions`, :class:`~emulator.scenarios.ruleset.RuleSet`,
-:class:`~emulator.journal.Journal` and :class:`~emulator.clock.Clock`. Each tenant has its own random source; with a seed it is derived from
-the seed and the key alone, so a tenant's answers do not depend on what other tenants do.
+:class:`~emulator.journal.Journal` and :class:`~emulator.clock.Clock`. Each tenant has its
+own random source; with a seed it is derived from the seed and the key alone, so a
+tenant's answers do not depend on what other tenants do.
 """
 
 from __future__ import annotations
 
 import random
 import string
-from datetime import UTC, datetime, timedelta
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from emulator.accounts import Accounts

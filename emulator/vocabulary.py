@@ -74,7 +74,9 @@ FAULTS: tuple[str, ...] = tuple(f.value for f in Fault)
 # The reject reasons a scenario rule may give (a gateway's declines).
 DECLINE_REASONS: tuple[str, ...] = tuple(r.value for r in RejectReason)[:10]
 # The final results an Accepted operation may settle to.
-SETTLE_RESULTS: tuple[str, ...] = tuple(c.value for c in (ResultCode.SUCCESS, ResultCode.REJECTED, ResultCode.FATAL_FAILURE))
+SETTLE_RESULTS: tuple[str, ...] = (
+    ResultCode.SUCCESS.value, ResultCode.REJECTED.value, ResultCode.FATAL_FAILURE.value,
+)
 
 SUCCESSFUL = frozenset({ResultCode.SUCCESS, ResultCode.ACCEPTED})
 DEFAULT_REJECT_REASON = RejectReason.CARD_DECLINED

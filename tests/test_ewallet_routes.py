@@ -7,12 +7,11 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.ewallet.routes import safe_return_url
-from emulator.tenants import Tenant
 from emulator.payments import PaymentRequest
+from emulator.tenants import Tenant
 from tests.conftest import EWALLET_CARD as CARD
 from tests.conftest import setup_ewallet_tenant
 
@@ -77,7 +76,8 @@ def test_pay_through_the_page(client: TestClient, tenant: Tenant, engine_calls: 
     assert again.json()[0]["fieldName"] == "sessionToken"
 
 
-def test_page_payment_is_journaled_masked(client: TestClient, tenant: Tenant, engine_calls: list[PaymentRequest]) -> None:
+def test_page_payment_is_journaled_masked(client: TestClient, tenant: Tenant,
+                                          engine_calls: list[PaymentRequest]) -> None:
     token = _session(client, tenant)
     client.post(f"/_emulator/pay/{token}", json={"card": NEW_CARD})
     entry = list(tenant.journal)[-1]

@@ -216,7 +216,9 @@ def test_sequences_count_per_card_and_per_tenant(tmp_path: Path, tenants: Tenant
     other = tenants.get("live-api-key")
     assert other is not None
     assert codes(book, other, 1) == ["TemporaryFailure"]
-    assert tenant.rules.sequences == {("flaky", "4111111111111111"): 2, ("flaky", "4242424242424242"): 2, ("flaky", "*"): 1}
+    assert tenant.rules.sequences == {
+        ("flaky", "4111111111111111"): 2, ("flaky", "4242424242424242"): 2, ("flaky", "*"): 1,
+    }
 
 
 def test_a_tenant_reset_starts_sequences_again(tmp_path: Path, tenant: Tenant) -> None:

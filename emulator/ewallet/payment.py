@@ -99,7 +99,8 @@ def read_choice(runtime: Runtime, session: Session, body: Any) -> dict[str, Any]
     paying = brand(card["cardNumber"])
     allowed = session.allowed_brands
     if allowed and paying not in allowed:
-        raise errors.invalid("card.cardNumber", f"{paying} cards are not accepted here; accepted: {', '.join(allowed)}.")
+        accepted = ", ".join(allowed)
+        raise errors.invalid("card.cardNumber", f"{paying} cards are not accepted here; accepted: {accepted}.")
     return body
 
 

@@ -147,7 +147,8 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused 
     if spec.requires_order_desc and operation in NEEDS_ORDER_DESC and not item.order_desc:
         return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs orderDesc."
     if spec.min_my_ref and operation in NEEDS_MY_REF and len(item.my_ref or "") < spec.min_my_ref:
-        return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs myRef of at least {spec.min_my_ref} characters."
+        return (ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE,
+                f"{spec.name} needs myRef of at least {spec.min_my_ref} characters.")
     return None
 
 

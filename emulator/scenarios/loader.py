@@ -17,7 +17,15 @@ import yaml
 from emulator.scenarios import schema
 from emulator.scenarios.model import Match, Outcome, Rule, canonical, digits
 from emulator.vocabulary import DECLINE_REASONS as REJECT_REASONS
-from emulator.vocabulary import DEFAULT_REJECT_REASON, FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS, Operation
+from emulator.vocabulary import (
+    DEFAULT_REJECT_REASON,
+    FAULTS,
+    OPERATIONS,
+    RESULT_CODES,
+    SETTLE_RESULTS,
+    Operation,
+    ResultCode,
+)
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 MAX_YAML_VALUES = 100_000  # after alias expansion: refuses "billion laughs" documents
@@ -264,13 +272,13 @@ def _then_errors(path: list[Any], then: dict[str, Any], operations: set[str]) ->
     result = canonical(code, RESULT_CODES) if isinstance(code, str) else None
     if result is None:
         return
-    if "rejectReasonCode" in then and result != "Rejected":
+    if "rejectReasonCode" in then and result != ResultCode.REJECTED:
         yield [*path, "rejectReasonCode"], f"only allowed with operationResultCode Rejected, not {result}"
-    if "settlesTo" in then and result != "Accepted":
+    if "settlesTo" in then and result != ResultCode.ACCEPTED:
         yield [*path, "settlesTo"], f"only allowed with operationResultCode Accepted, not {result}"
     if "settleAfterSeconds" in then and "settlesTo" not in then:
         yield [*path, "settleAfterSeconds"], "needs settlesTo"
-    if result == "Accepted" and operations & set(NO_ACCEPTED):
+    if result == ResultCode.ACCEPTED and operations & set(NO_ACCEPTED):
         names = sorted(operations & set(NO_ACCEPTED))
         verb = "never answers" if len(names) == 1 else "never answer"
         yield [*path, "operationResultCode"], f"{' and '.join(names)} {verb} Accepted"
@@ -367,7 +375,7 @@ def _match(when: dict[str, Any]) -> Match:
 
 def _outcome(then: dict[str, Any], rule: str) -> Outcome:
     result = then["operationResultCode"]
-    reason = then.get("rejectReasonCode") or (DEFAULT_REJECT_REASON.value if result == "Rejected" else None)
+    reason = then.get("rejectReasonCode") or (DEFAULT_REJECT_REASON.value if result == ResultCode.REJECTED else None)
     settles_to = then.get("settlesTo")
     return Outcome(
         operation_result_code=result,
