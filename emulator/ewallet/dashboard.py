@@ -83,7 +83,7 @@ def view(runtime: Runtime, tenant: Tenant, base_url: str) -> dict[str, Any]:
 
 
 def transaction_rows(tenant: Tenant) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for transaction in reversed(tenant.ledger.transactions()):
         data = mask(transaction.to_json())
         plain = {k: v for k, v in data.items() if not isinstance(v, dict | list)}

@@ -82,15 +82,16 @@ def read_choice(runtime: Runtime, session: Session, body: Any) -> dict[str, Any]
         )
     if "card" in body and "storedCard" in body:
         raise errors.invalid("body", "Pay either with a stored card or with a new card, not both.")
-    if "storedCard" in body:
-        if body["storedCard"] >= len(session.stored_cards):
+    choice: dict[str, Any] = body
+    if "storedCard" in choice:
+        if choice["storedCard"] >= len(session.stored_cards):
             raise errors.invalid("storedCard", "This session has no such stored card.")
-        if "cvv" not in body:
+        if "cvv" not in choice:
             raise errors.invalid("cvv", "Enter the security code of the stored card.")
-        return body
-    if "card" not in body:
+        return choice
+    if "card" not in choice:
         raise errors.invalid("card", "Choose a stored card or enter a card.")
-    card = body["card"]
+    card = choice["card"]
     if not cards.luhn_valid(card["cardNumber"]):
         raise errors.invalid("card.cardNumber", "The card number is not valid (check digit).")
     length_problem = cards.default_table().length_problem(card["cardNumber"])
@@ -101,7 +102,7 @@ def read_choice(runtime: Runtime, session: Session, body: Any) -> dict[str, Any]
     if allowed and paying not in allowed:
         accepted = ", ".join(allowed)
         raise errors.invalid("card.cardNumber", f"{paying} cards are not accepted here; accepted: {accepted}.")
-    return body
+    return choice
 
 
 def card_of(tenant: Tenant, session: Session, choice: dict[str, Any]) -> tuple[Card, CardView]:

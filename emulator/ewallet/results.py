@@ -108,8 +108,9 @@ def redeem(runtime: Runtime, tenant: Tenant, token: str) -> dict[str, Any]:
     claims = Signer.of(runtime).verify(token)
     if claims is None or claims.get("v") != FORMAT_VERSION:
         raise errors.invalid("resultToken", "The result token is not one payemu issued, or it was altered.")
-    session = tenant.sessions.get(claims.get("s")) if isinstance(claims.get("s"), str) else None
-    result = session.results.get(claims.get("r")) if session and isinstance(claims.get("r"), str) else None
+    session_token, result_id = claims.get("s"), claims.get("r")
+    session = tenant.sessions.get(session_token) if isinstance(session_token, str) else None
+    result = session.results.get(result_id) if session and isinstance(result_id, str) else None
     if claims.get("a") != tenant.account_id or result is None:
         raise errors.invalid("resultToken", "The result token does not belong to a session of this account.")
     return result.data

@@ -184,8 +184,8 @@ def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
     for item, line in _rule_items(document, source, found):
         name = item.get("name") if isinstance(item, dict) else None
         if isinstance(name, str) and name in names:
-            where = _line_of(item, ["name"], line)
-            found.append(Problem(source, where, f"duplicate rule name {name!r} (first at {source}:{names[name]})"))
+            at = _line_of(item, ["name"], line)
+            found.append(Problem(source, at, f"duplicate rule name {name!r} (first at {source}:{names[name]})"))
         elif isinstance(name, str):
             names[name] = line
         rule = _build(item, source, line, found)
@@ -251,7 +251,7 @@ def _semantic_errors(rule: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
     if isinstance(when, dict):
         amount = when.get("amount")
         bounded = isinstance(amount, dict) and _is_number(amount.get("min")) and _is_number(amount.get("max"))
-        if bounded and amount["min"] > amount["max"]:
+        if bounded and isinstance(amount, dict) and amount["min"] > amount["max"]:
             yield ["when", "amount"], f"min {amount['min']} is above max {amount['max']}"
         wanted = when.get("operation")
         for value in wanted if isinstance(wanted, list) else [wanted]:
