@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from emulator import errors
 from emulator.config import Settings
@@ -10,6 +12,10 @@ from emulator.gateways.catalog import Catalog, load_catalog
 from emulator.openapi import OpenApi
 from emulator.scenarios import ScenarioBook
 from emulator.tenants import Tenant, TenantRegistry
+
+if TYPE_CHECKING:
+    from emulator.control.watcher import Watcher
+    from emulator.ewallet.results import Signer
 
 
 class Runtime:
@@ -22,7 +28,16 @@ class Runtime:
         self.catalog: Catalog = load_catalog()
         self.scenarios: ScenarioBook = ScenarioBook.load(settings)
         self.violations: list[str] = []
-        self.extras: dict[str, Any] = {}
+        self.started = time.monotonic()
+        self.control_api: OpenApi | None = None  # set when the control routes are built
+        self.watcher: Watcher | None = None  # the scenario-file watcher of ``--watch``
+        self.signer: Signer | None = None  # eWallet result tokens (made on first use)
+
+    @cached_property
+    def currencies(self) -> frozenset[str]:
+        """The Payments.CurrencyCode values of the schema in use."""
+        schemas = self.api.document.get("components", {}).get("schemas", {})
+        return frozenset(schemas.get("Payments.CurrencyCode", {}).get("enum", ()))
 
     def authenticate(self, key: str | None) -> Tenant:
         """The tenant of ``key``, or a 401."""

@@ -140,7 +140,7 @@ def test_reset_records_nothing(stripe: TestClient) -> None:
     tenant = stripe.app.state.runtime.tenants.get("sandbox-api-key")  # type: ignore[attr-defined]
     with pytest.raises(DropConnection):
         stripe.post("/PaymentGateway/charge", json=charge_body(amount=9032.0, myRef="order-reset"))
-    assert tenant.transactions == {}
+    assert tenant.ledger == {}
     missing = stripe.post("/PaymentGateway/status", json={"myRef": "order-reset", **STRIPE})
     assert missing.status_code == 409 and missing.json()["rejectReasonCode"] == "TransactionNotFound"
 
@@ -200,4 +200,4 @@ def test_status_reports_a_capture_time_expiry_without_moving_state(stripe: TestC
     tenant.clock.advance(timedelta(days=8))
     status = stripe.post("/PaymentGateway/status", json={"refTransId": reference, **STRIPE})
     assert status.status_code == 200 and status.json()["operationResultDescription"] == "Transaction found: Expired."
-    assert tenant.transactions[reference].to_json()["state"] == "Expired"
+    assert tenant.ledger[reference].to_json()["state"] == "Expired"

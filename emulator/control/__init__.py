@@ -56,10 +56,10 @@ def routes(runtime: Runtime) -> list[BaseRoute]:
     """The control routes for ``runtime`` (appended to the app's table by ``create_app``).
     Starts the scenario-file watcher when ``settings.watch`` is on."""
     api = OpenApi.load(control_schema_path())
-    runtime.extras["control.started"] = time.monotonic()
-    runtime.extras["control.api"] = api
+    runtime.started = time.monotonic()
+    runtime.control_api = api
     if runtime.settings.watch:
-        runtime.extras["control.watcher"] = watcher.start(runtime)
+        runtime.watcher = watcher.start(runtime)
 
     async def document(request: Request) -> Response:
         return json_response(200, api.document)

@@ -6,7 +6,7 @@ from emulator.pipeline import Call, Handler, Reply
 
 
 async def list_transactions(call: Call) -> Reply:
-    return Reply(200, {"transactions": [t.to_json() for t in call.tenant.transactions.values()]})
+    return Reply(200, {"transactions": [t.to_json() for t in call.tenant.ledger.transactions()]})
 
 
 HANDLERS: dict[str, Handler] = {"ControlTransactions": list_transactions}

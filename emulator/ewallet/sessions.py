@@ -4,19 +4,20 @@ The schema already enforces types, enums (read case-insensitively, stored canoni
 ``storedCards`` ≤ 3, ``lastDigits`` of four digits and the length of certificate names.
 Here come the rules that need the tenant: the gateway accounts and certificates named must
 exist, stored-card tokens must be in the vault, charging sessions need an amount above zero.
-A session lives in ``tenant.sessions`` and expires :data:`SESSION_LIFETIME` after its
+A session lives in ``tenant.sessions`` (a :class:`Sessions`) and expires :data:`SESSION_LIFETIME` after its
 creation on the tenant's virtual clock.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from emulator import certificates, errors
+from emulator.vocabulary import Operation
 
 if TYPE_CHECKING:
     from emulator.runtime import Runtime
@@ -31,11 +32,11 @@ MAX_AMOUNT = 1_000_000_000_000
 CHARGING = frozenset({"CHARGE", "CHARGE_AND_TOKENIZE", "PREAUTH_AND_TOKENIZE"})
 TOKENIZING = frozenset({"TOKENIZE", "CHARGE_AND_TOKENIZE", "PREAUTH_AND_TOKENIZE"})
 # eWallet operation → (payment engine operation, ask the gateway for a token)
-ENGINE_OPERATION: dict[str, tuple[str, bool]] = {
-    "CHARGE": ("Charge", False),
-    "CHARGE_AND_TOKENIZE": ("Charge", True),
-    "PREAUTH_AND_TOKENIZE": ("PreAuth", True),
-    "TOKENIZE": ("Tokenize", False),
+ENGINE_OPERATION: dict[str, tuple[Operation, bool]] = {
+    "CHARGE": (Operation.CHARGE, False),
+    "CHARGE_AND_TOKENIZE": (Operation.CHARGE, True),
+    "PREAUTH_AND_TOKENIZE": (Operation.PRE_AUTH, True),
+    "TOKENIZE": (Operation.TOKENIZE, False),
 }
 _COUNTRY = re.compile(r"^[A-Za-z]{2}$")
 _VAULT_TOKEN = re.compile(r"^[A-Za-z0-9]{32}$")
@@ -94,6 +95,36 @@ class Session:
         return self.results.get(self.paid_by) if self.paid_by else None
 
 
+class Sessions(Mapping[str, Session]):
+    """A tenant's eWallet sessions by token, oldest first; at most ``limit`` are kept
+    (the oldest dropped first) and expired ones for :data:`KEEP_EXPIRED`."""
+
+    def __init__(self, limit: int = MAX_SESSIONS) -> None:
+        self._sessions: dict[str, Session] = {}
+        self.limit = limit
+
+    def __getitem__(self, token: str) -> Session:
+        return self._sessions[token]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sessions)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def add(self, session: Session) -> None:
+        """Keep ``session``, first dropping stale sessions and, at the limit, the oldest."""
+        now = session.created_at
+        for token in [t for t, s in self._sessions.items() if now >= s.expires_at + KEEP_EXPIRED]:
+            del self._sessions[token]
+        while len(self._sessions) >= self.limit:
+            del self._sessions[next(iter(self._sessions))]
+        self._sessions[session.token] = session
+
+    def newest_first(self) -> Iterator[Session]:
+        return reversed(list(self._sessions.values()))
+
+
 def check_request(tenant: Tenant, body: dict[str, Any]) -> list[errors.FieldErrors]:
     """Problems the schema cannot see, one (fieldName, messages) entry each."""
     problems: list[errors.FieldErrors] = []
@@ -143,7 +174,7 @@ def _certificate_problems(tenant: Tenant, name: str | None, where: str) -> list[
 def _stored_card_problems(tenant: Tenant, card: dict[str, Any], where: str) -> list[errors.FieldErrors]:
     problems: list[errors.FieldErrors] = []
     token = card["token"]
-    if not _VAULT_TOKEN.match(token) or token not in tenant.tokens:
+    if not _VAULT_TOKEN.match(token) or token not in tenant.vault:
         problems.append((f"{where}.token", ["The token is not a string token of this account (POST /StringTokens)."]))
     year = card["expirationYear"]
     if not 2000 <= year <= 2100:
@@ -157,7 +188,6 @@ def create(tenant: Tenant, body: dict[str, Any]) -> Session:
     if problems:
         raise errors.invalid_many(problems)
     now = tenant.now()
-    _prune(tenant, now)
     token = tenant.random_string(TOKEN_LENGTH)
     while token in tenant.sessions:
         token = tenant.random_string(TOKEN_LENGTH)
@@ -165,16 +195,8 @@ def create(tenant: Tenant, body: dict[str, Any]) -> Session:
     if request.get("countryCode"):
         request["countryCode"] = request["countryCode"].upper()
     session = Session(token, request, now, now + SESSION_LIFETIME)
-    tenant.sessions[token] = session
+    tenant.sessions.add(session)
     return session
-
-
-def _prune(tenant: Tenant, now: datetime) -> None:
-    stale = [t for t, s in tenant.sessions.items() if now >= s.expires_at + KEEP_EXPIRED]
-    for token in stale:
-        del tenant.sessions[token]
-    while len(tenant.sessions) >= MAX_SESSIONS:
-        del tenant.sessions[next(iter(tenant.sessions))]
 
 
 def find(runtime: Runtime, token: str) -> tuple[Tenant, Session] | None:
@@ -188,4 +210,4 @@ def find(runtime: Runtime, token: str) -> tuple[Tenant, Session] | None:
 
 def iter_sessions(tenant: Tenant) -> Iterator[Session]:
     """Newest first."""
-    return reversed(list(tenant.sessions.values()))
+    return tenant.sessions.newest_first()

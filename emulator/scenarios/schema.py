@@ -12,7 +12,7 @@ from typing import Any
 
 from jsonschema import Draft7Validator, ValidationError, validators
 
-from emulator.scenarios.model import FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
+from emulator.vocabulary import FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
 
 MAX_DELAY_MS = 60000
 MAX_SETTLE_SECONDS = 365 * 86400
