@@ -111,8 +111,10 @@ def load_checked(path: str | Path) -> OpenApi:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise DocumentError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise DocumentError(f"{path}: cannot be read (not UTF-8 text)") from None
     try:
         document = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:
@@ -156,7 +158,7 @@ def _chosen(runtime: Runtime) -> weakref.WeakKeyDictionary[Tenant, OpenApi]:
     found = runtime.extras.get(_CHOSEN)
     if found is None:
         found = runtime.extras[_CHOSEN] = weakref.WeakKeyDictionary()
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def choose(runtime: Runtime, tenant: Tenant, api: OpenApi | None) -> None:

@@ -170,7 +170,8 @@ def _drive(driver: Driver, url: str, tools: bool) -> dict[str, Any]:
         assert driver.call("IinLookup", iin="411111")[0] == 200
         assert driver.call("LuhnCheck", number="4111111111111111")[1]["luhnValid"] is True
         assert driver.call("CountryLookup", iin="411111")[1]["countryCode"] == "US"
-        assert driver.call("CardValidate", {"clientIPAddress": "81.2.69.160", "countryCode": "GB"}, iin="411111")[0] == 200
+        payer = {"clientIPAddress": "81.2.69.160", "countryCode": "GB"}
+        assert driver.call("CardValidate", payer, iin="411111")[0] == 200
     assert driver.call("PaymentGatewayAccountDelete", name="clientAcct")[0] == 200
     return seen
 
@@ -222,6 +223,11 @@ def test_the_older_client_parses_every_answer_of_the_older_document(
     assert "attempts" not in seen["validateResults"]
 
 
+# Statuses payemu sends where the export lists none: an unknown account name is a 404 (the
+# interface document lists 404 for a missing resource); a status check can end FatalFailure.
+EXTRA_RESPONSES = {("delete", "/PaymentGatewayAccounts/{name}"): {"404"}, ("post", "/PaymentGateway/status"): {"500"}}
+
+
 def test_clients_take_the_same_names() -> None:
     """For the operations both documents have: the same operation ids, and the same
     component names reached from them (payemu adds components only for fields 1.0.11.6 added)."""
@@ -258,7 +264,7 @@ def test_clients_take_the_same_names() -> None:
             invented = sorted(n for n in mine - theirs if n in older["components"]["schemas"])
             if invented:
                 differences.append(f"{method} {path}: reaches {invented} where the export does not")
-            extra = sorted(set(ours["responses"]) - set(op["responses"]) - {"404"})
+            extra = sorted(set(ours["responses"]) - set(op["responses"]) - EXTRA_RESPONSES.get((method, path), set()))
             if extra:
                 differences.append(f"{method} {path}: responses {extra} the export does not list")
     assert differences == []
