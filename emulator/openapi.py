@@ -122,6 +122,7 @@ class OpenApi:
         self.document = document
         self.source = source
         self.is_default = is_default  # payemu's own 1.0.11.6 document
+        self.own = is_default  # written by payemu (also the control API's): answers are not trimmed to it
         self.version = str(document.get("info", {}).get("version", ""))
         self.description = str(document.get("info", {}).get("description", ""))
         definitions = {

@@ -51,7 +51,7 @@ class Projector:
 
     def __init__(self, api: OpenApi) -> None:
         self.schemas: dict[str, Any] = api.document.get("components", {}).get("schemas", {}) or {}
-        self.strict = not api.is_default  # leave out what the document does not declare
+        self.strict = not api.own  # leave out what the document does not declare
         self._refs: dict[str, Shaper | None] = {}
         self._by_key: dict[str, Shaper] = {}
 
@@ -227,11 +227,11 @@ def shape(op: Operation, status: int, body: Any, error: bool) -> tuple[Any, int 
             return projector(api).error_body(schema, body), 400
         # payemu's own document must declare what payemu sends; another one may not (a
         # status operation's FatalFailure is a 500 the 1.0.9.36 export does not list)
-        return body, (status if api.is_default else None)
+        return body, (status if api.own else None)
     schema = content_schema(declared)
     if schema is None:
         # declared without a body: the runtime's body goes out as it always did
-        return body, (status if body is None or api.is_default else None)
+        return body, (status if body is None or api.own else None)
     tools = projector(api)
     if error:
         body = tools.error_body(schema, body)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,10 @@ def test_conversion_of_nullable_forms() -> None:
     assert converted == {"anyOf": [{"type": "null"}, {"allOf": [{"$ref": "#/definitions/X"}]}]}
     assert to_json_schema({"nullable": True}) == {}
     assert to_json_schema({"type": "integer", "format": "int32"}) == {"type": "integer"}
+
+
+def test_nested_models_are_bare_references(openapi: OpenApi) -> None:
+    """As the published export writes them: no ``anyOf [$ref, {enum: [null]}]`` anywhere."""
+    text = json.dumps(openapi.document)
+    assert '{"enum": [null]}' not in text
+    assert "ValidationErrorMessageList" not in text

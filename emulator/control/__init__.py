@@ -56,6 +56,7 @@ def routes(runtime: Runtime) -> list[BaseRoute]:
     """The control routes for ``runtime`` (appended to the app's table by ``create_app``).
     Starts the scenario-file watcher when ``settings.watch`` is on."""
     api = OpenApi.load(control_schema_path())
+    api.own = True
     runtime.extras["control.started"] = time.monotonic()
     runtime.extras["control.api"] = api
     if runtime.settings.watch:
