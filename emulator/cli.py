@@ -100,7 +100,12 @@ def serve(settings: Settings) -> int:
     from emulator.server import serve_forever
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    app = create_app(settings)
+    from emulator.versions import DocumentError
+
+    try:
+        app = create_app(settings)
+    except DocumentError as exc:
+        raise ConfigError(f"--openapi: {exc}") from None
     runtime = app.state.runtime
     print(banner(settings, runtime.api.version, runtime.api.source), flush=True)
     serve_forever(app, settings)

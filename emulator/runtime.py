@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import weakref
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from emulator.tenants import Tenant, TenantRegistry
 if TYPE_CHECKING:
     from emulator.control.watcher import Watcher
     from emulator.ewallet.results import Signer
+    from emulator.pipeline import Responder
 
 
 class Runtime:
@@ -32,6 +34,12 @@ class Runtime:
         self.control_api: OpenApi | None = None  # set when the control routes are built
         self.watcher: Watcher | None = None  # the scenario-file watcher of ``--watch``
         self.signer: Signer | None = None  # eWallet result tokens (made on first use)
+        # the published document a tenant chose through /_emulator/interface, and the
+        # endpoints built for each such document (see emulator.versions)
+        self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()
+        self.version_endpoints: weakref.WeakKeyDictionary[OpenApi, dict[tuple[str, str], Responder]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @cached_property
     def currencies(self) -> frozenset[str]:

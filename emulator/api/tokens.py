@@ -30,5 +30,5 @@ HANDLERS: dict[str, Handler] = {
     "StoreStringToken": token_store,
     "StringTokenRetrieve": token_retrieve,
     "StringTokenRetrieveMetaData": token_meta,
-    "StringTokenDelete": token_delete,
+    "Delete": token_delete,  # the published export names it so
 }
