@@ -96,11 +96,11 @@ def banner(settings: Settings, schema_version: str, schema_source: str) -> str:
 
 
 def serve(settings: Settings) -> int:
-    from emulator.app import create_app
+    from emulator.http.app import create_app
     from emulator.server import serve_forever
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    from emulator.versions import DocumentError
+    from emulator.http.versions import DocumentError
 
     try:
         app = create_app(settings)

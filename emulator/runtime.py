@@ -7,17 +7,17 @@ import weakref
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from emulator import errors
 from emulator.config import Settings
 from emulator.gateways.catalog import Catalog, load_catalog
-from emulator.openapi import OpenApi
+from emulator.http import errors
+from emulator.http.openapi import OpenApi
+from emulator.payments.tenants import Tenant, TenantRegistry
 from emulator.scenarios import ScenarioBook
-from emulator.tenants import Tenant, TenantRegistry
 
 if TYPE_CHECKING:
-    from emulator.control.watcher import Watcher
-    from emulator.ewallet.results import Signer
-    from emulator.pipeline import Responder
+    from emulator.http.pipeline import Responder
+    from emulator.payments.ewallet.results import Signer
+    from emulator.scenarios.watcher import Watcher
 
 
 class Runtime:
@@ -35,7 +35,7 @@ class Runtime:
         self.watcher: Watcher | None = None  # the scenario-file watcher of ``--watch``
         self.signer: Signer | None = None  # eWallet result tokens (made on first use)
         # the published document a tenant chose through /_emulator/interface, and the
-        # endpoints built for each such document (see emulator.versions)
+        # endpoints built for each such document (see emulator.http.versions)
         self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()
         self.version_endpoints: weakref.WeakKeyDictionary[OpenApi, dict[tuple[str, str], Responder]] = (
             weakref.WeakKeyDictionary()

@@ -2,7 +2,7 @@
 
 The ``payemu serve`` command, the pytest plugin (:mod:`emulator.testing`) and the test
 suite all start servers here, so every one of them runs the same HTTP stack: uvloop when
-installed, the guarded httptools protocol of :mod:`emulator.protocol`, no access log, the
+installed, the guarded httptools protocol of :mod:`emulator.http.protocol`, no access log, the
 app's lifespan on (background tasks start and stop with it), and SIGINT/SIGTERM ending
 the process with exit status 0.
 """
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 
-from emulator.protocol import http_protocol
+from emulator.http.protocol import http_protocol
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp

@@ -60,8 +60,8 @@ class PayemuServer:
     @classmethod
     def start(cls, settings: Settings | None = None) -> PayemuServer:
         """Serve a new app on a free loopback port; returns once it accepts requests."""
-        from emulator.app import create_app
         from emulator.config import Settings
+        from emulator.http.app import create_app
         from emulator.server import BackgroundServer
 
         began = time.perf_counter()

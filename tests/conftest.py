@@ -9,14 +9,14 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator import engine, vault
-from emulator.accounts import StoredAccount
-from emulator.app import create_app
 from emulator.config import Settings
-from emulator.openapi import OpenApi
-from emulator.payments import AttemptRecord, PaymentRequest
+from emulator.http.app import create_app
+from emulator.http.openapi import OpenApi
+from emulator.payments import engine, vault
+from emulator.payments.accounts import StoredAccount
+from emulator.payments.model import AttemptRecord, PaymentRequest
+from emulator.payments.tenants import Tenant
 from emulator.runtime import Runtime
-from emulator.tenants import Tenant
 
 SANDBOX = {"X-Api-Key": "sandbox-api-key"}
 LIVE = {"X-Api-Key": "live-api-key"}

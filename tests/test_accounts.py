@@ -7,11 +7,11 @@ from datetime import timedelta
 import pytest
 from starlette.testclient import TestClient
 
-from emulator import accounts
 from emulator.config import KeySpec, Settings
-from emulator.errors import ApiError
 from emulator.gateways.catalog import load_catalog
-from emulator.tenants import Tenant
+from emulator.http.errors import ApiError
+from emulator.payments import accounts
+from emulator.payments.tenants import Tenant
 from tests.conftest import LIVE, SANDBOX
 
 CATALOG = load_catalog()

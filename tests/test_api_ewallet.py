@@ -12,8 +12,8 @@ import yaml
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.ewallet import sessions
-from emulator.tenants import Tenant
+from emulator.payments.ewallet import sessions
+from emulator.payments.tenants import Tenant
 from tests.conftest import LIVE, SANDBOX
 from tests.conftest import setup_ewallet_tenant as setup_tenant
 

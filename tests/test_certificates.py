@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from emulator import certificates
 from emulator.config import KeySpec, Settings
-from emulator.errors import ApiError
-from emulator.tenants import Tenant
+from emulator.http.errors import ApiError
+from emulator.payments import certificates
+from emulator.payments.tenants import Tenant
 
 
 def _tenant(*names: str) -> Tenant:

@@ -11,10 +11,10 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.app import create_app
 from emulator.config import Settings
+from emulator.http.app import create_app
+from emulator.payments.tenants import Tenant
 from emulator.scenarios import parse_rules
-from emulator.tenants import Tenant
 from tests.conftest import SANDBOX
 from tests.live_server import LiveServer
 

@@ -34,7 +34,7 @@ def names(client: TestClient, headers: dict[str, str] = SANDBOX) -> list[str]:
 def test_list_shows_the_file_rules_with_their_source(client: TestClient) -> None:
     rules = client.get("/_emulator/scenarios").json()["rules"]
     assert rules, "the built-in test cards are listed"
-    assert all(r["source"].rsplit(":", 1)[0].endswith("default.yaml") for r in rules)
+    assert all(r["source"].rsplit(":", 1)[0].endswith("default-scenarios.yaml") for r in rules)
     assert all(r["source"].rsplit(":", 1)[1].isdigit() for r in rules)
 
 

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
-from emulator import engine
-from emulator.accounts import StoredAccount
-from emulator.errors import ApiError
-from emulator.payments import AttemptRecord, PaymentRequest
-from emulator.pipeline import DropConnection
+from emulator.http.errors import ApiError
+from emulator.http.pipeline import DropConnection
+from emulator.payments import engine
+from emulator.payments.accounts import StoredAccount
+from emulator.payments.model import AttemptRecord, PaymentRequest
+from emulator.payments.tenants import Tenant
 from emulator.runtime import Runtime
 from emulator.scenarios import parse_rules
-from emulator.tenants import Tenant
 from emulator.vocabulary import Operation
 
 CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12,
@@ -147,7 +147,7 @@ def test_tokenize_has_no_amount_and_remembers_the_card(world: tuple[Runtime, Ten
 
 
 def test_string_token_card_is_resolved_and_matched(world: tuple[Runtime, Tenant]) -> None:
-    from emulator import vault
+    from emulator.payments import vault
 
     _, tenant = world
     token = vault.store(tenant, '{"cardNumber": "4000 0000 0000 9995", "cvv": "123"}')

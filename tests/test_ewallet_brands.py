@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.ewallet import payment
-from emulator.openapi import OpenApi
+from emulator.http.openapi import OpenApi
+from emulator.payments.ewallet import payment
 
 
 @pytest.mark.parametrize(
@@ -27,7 +27,7 @@ def test_detect(number: str, brand: str) -> None:
 
 
 def test_every_brand_is_a_schema_card_type(openapi: OpenApi) -> None:
-    from emulator import cards
+    from emulator.payments import cards
 
     allowed = set(openapi.document["components"]["schemas"]["Payments.CardTypes"]["enum"])
     assert set(cards.default_table().brands) <= allowed

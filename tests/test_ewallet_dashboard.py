@@ -8,10 +8,10 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator import vault
-from emulator.accounts import StoredAccount
-from emulator.ewallet import dashboard
-from emulator.tenants import Tenant
+from emulator.http.pages import dashboard
+from emulator.payments import vault
+from emulator.payments.accounts import StoredAccount
+from emulator.payments.tenants import Tenant
 from tests.conftest import SANDBOX
 from tests.conftest import setup_ewallet_tenant as setup_tenant
 

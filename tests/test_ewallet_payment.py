@@ -12,14 +12,15 @@ from typing import Any
 
 import pytest
 
-from emulator import engine as engine_module
-from emulator import errors, vault
-from emulator.ewallet import payment, sessions
-from emulator.ewallet.sessions import Session
-from emulator.payments import AccountRef, AttemptRecord, Card, PaymentRequest
-from emulator.pipeline import DropConnection
+from emulator.http import errors
+from emulator.http.pipeline import DropConnection
+from emulator.payments import engine as engine_module
+from emulator.payments import vault
+from emulator.payments.ewallet import payment, sessions
+from emulator.payments.ewallet.sessions import Session
+from emulator.payments.model import AccountRef, AttemptRecord, Card, PaymentRequest
+from emulator.payments.tenants import Tenant
 from emulator.runtime import Runtime
-from emulator.tenants import Tenant
 from emulator.vocabulary import Operation
 from tests.conftest import EWALLET_CARD as CARD
 from tests.conftest import setup_ewallet_tenant

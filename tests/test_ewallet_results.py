@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
-from emulator import errors
-from emulator.ewallet import results, sessions
-from emulator.ewallet.results import CardView, Signer
-from emulator.payments import Money, OperationResult
-from emulator.tenants import Tenant
+from emulator.http import errors
+from emulator.payments.ewallet import results, sessions
+from emulator.payments.ewallet.results import CardView, Signer
+from emulator.payments.model import Money, OperationResult
+from emulator.payments.tenants import Tenant
 from emulator.vocabulary import Operation, RejectReason, ResultCode
 from tests.conftest import setup_ewallet_tenant as setup_tenant
 

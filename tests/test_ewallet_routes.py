@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from emulator.ewallet.routes import safe_return_url
-from emulator.payments import PaymentRequest
-from emulator.tenants import Tenant
+from emulator.http.pages.routes import safe_return_url
+from emulator.payments.model import PaymentRequest
+from emulator.payments.tenants import Tenant
 from tests.conftest import EWALLET_CARD as CARD
 from tests.conftest import setup_ewallet_tenant
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
-from emulator.ewallet import sessions
-from emulator.tenants import Tenant
+from emulator.payments.ewallet import sessions
+from emulator.payments.tenants import Tenant
 from tests.conftest import setup_ewallet_tenant as setup_tenant
 
 BODY: dict[str, Any] = {"operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 3.0,

@@ -11,8 +11,8 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.config import DEFAULT_KEYS, KeySpec
+from emulator.payments.tenants import Tenant
 from emulator.scenarios import parse_rules
-from emulator.tenants import Tenant
 from tests.conftest import SANDBOX
 
 KEYS = (KeySpec("sandbox-api-key", "sandbox-merchant", 10001, True, ("ipgCert",)), DEFAULT_KEYS[1])

@@ -31,10 +31,10 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi import checks as openapi_checks
 from starlette.testclient import TestClient
 
-from emulator.app import create_app
 from emulator.config import Settings
+from emulator.http.app import create_app
+from emulator.payments.tenants import Tenant
 from emulator.scenarios import parse_rules
-from emulator.tenants import Tenant
 
 PUBLIC_KEY = "fuzz-public-api-key"
 CONTROL_KEY = "fuzz-control-api-key"

@@ -25,9 +25,9 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.app import create_app
 from emulator.config import Settings
-from emulator.openapi import OpenApi, default_schema_path
+from emulator.http.app import create_app
+from emulator.http.openapi import OpenApi, default_schema_path
 from tests.live_server import LiveServer
 
 OLDER = Path(__file__).resolve().parent / "data" / "openapi-1.0.9.36.json"

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from emulator import ledger
 from emulator.config import KeySpec, Settings
-from emulator.payments import Money, OperationResult
-from emulator.tenants import Tenant
+from emulator.payments import ledger
+from emulator.payments.model import Money, OperationResult
+from emulator.payments.tenants import Tenant
 from emulator.vocabulary import Operation, RejectReason, ResultCode
 
 CARD = "4111111111111111"

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from openapi_spec_validator import validate
 
-from emulator.openapi import OpenApi, to_json_schema
+from emulator.http.openapi import OpenApi, to_json_schema
 
 # What the interface document says (field tables, enumerations, limits), kept as data in
 # the repository so that the suite needs nothing beside it.

@@ -15,9 +15,9 @@ import yaml
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.clock import parse_duration
 from emulator.config import DEFAULT_KEYS, KeySpec
-from emulator.pipeline import DropConnection
+from emulator.http.pipeline import DropConnection
+from emulator.payments.clock import parse_duration
 from tests.casedata import patched
 from tests.conftest import LIVE, SANDBOX
 

@@ -10,16 +10,8 @@ from pathlib import Path
 import pytest
 
 from emulator.config import Settings
-from emulator.scenarios import (
-    REJECT_REASONS,
-    RESULT_CODES,
-    Attempt,
-    Outcome,
-    ScenarioBook,
-    ScenarioError,
-    parse_rules,
-)
-from emulator.tenants import Tenant, TenantRegistry
+from emulator.payments.tenants import Tenant, TenantRegistry
+from emulator.scenarios import REJECT_REASONS, RESULT_CODES, Attempt, Outcome, ScenarioBook, ScenarioError, parse_rules
 
 BASE = Attempt(
     card_number="4111111111111111", amount=25.0, currency="USD", operation="Charge",

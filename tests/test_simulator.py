@@ -14,16 +14,10 @@ import pytest
 
 from emulator.config import KeySpec, Settings
 from emulator.gateways.catalog import ALPHABETS, load_catalog
-from emulator.gateways.simulator import (
-    AttemptInput,
-    GatewayAccount,
-    attempt,
-    render,
-    requirement_failure,
-)
-from emulator.payments import Card, Money, OperationResult
+from emulator.gateways.simulator import AttemptInput, GatewayAccount, attempt, render, requirement_failure
+from emulator.payments.model import Card, Money, OperationResult
+from emulator.payments.tenants import Tenant
 from emulator.scenarios import Attempt, Outcome
-from emulator.tenants import Tenant
 from emulator.vocabulary import Operation, ResultCode
 
 CATALOG = load_catalog()

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from emulator import vault
-from emulator.accounts import StoredAccount
 from emulator.config import ConfigError, Settings, load_config_file
-from emulator.tenants import TenantRegistry
+from emulator.payments import vault
+from emulator.payments.accounts import StoredAccount
+from emulator.payments.tenants import TenantRegistry
 
 
 def test_default_keys_are_separate_tenants() -> None:

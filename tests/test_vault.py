@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from emulator import vault
 from emulator.config import KeySpec, Settings
-from emulator.errors import ApiError
-from emulator.payments import Card
-from emulator.tenants import Tenant
+from emulator.http.errors import ApiError
+from emulator.payments import vault
+from emulator.payments.model import Card
+from emulator.payments.tenants import Tenant
 from tests.conftest import LIVE, SANDBOX
 
 CARD = {"cardHolderName": "Jane Doe", "expirationMonth": 12, "expirationYear": 2030}

@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.cli import main
-from emulator.openapi import OpenApi
+from emulator.http.openapi import OpenApi
 from tests.conftest import LIVE, SANDBOX
 
 DATA = Path(__file__).resolve().parent / "data"

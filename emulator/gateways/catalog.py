@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from emulator.datafiles import load_checked
+from emulator.datafiles import data_path, load_checked
 from emulator.vocabulary import OPERATIONS, RESULT_CODES
 from emulator.vocabulary import ResultCode as Result
 
-CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
+CATALOG_PATH = data_path("catalog.yaml")
 RESULT_KEYS = (*RESULT_CODES, "AuthenticationFailed")
 ALPHABETS = {
     "digits": "0123456789",

@@ -19,16 +19,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from emulator import cards
-from emulator.clock import isoformat
 from emulator.gateways.catalog import GatewaySpec, ReferenceFormat
-from emulator.payments import Card, Money, OperationResult
+from emulator.payments import cards
+from emulator.payments.clock import isoformat
+from emulator.payments.model import Card, Money, OperationResult
 from emulator.vocabulary import DEFAULT_REJECT_REASON, SUCCESSFUL, Fault, Operation, RejectReason, ResultCode
 
 if TYPE_CHECKING:
+    from emulator.payments.tenants import Tenant
     from emulator.runtime import Runtime
     from emulator.scenarios import Outcome
-    from emulator.tenants import Tenant
 
 # Operations whose successful answer carries an authorization code.
 AUTHORIZING = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.CAPTURE, Operation.STATUS})

@@ -12,16 +12,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from emulator.datafiles import data_path
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
 from emulator.scenarios.model import Attempt, Outcome, Rule
 
 if TYPE_CHECKING:
     from emulator.config import Settings
-    from emulator.tenants import Tenant
+    from emulator.payments.tenants import Tenant
 
 # emulator/data/default-scenarios.yaml links to scenarios/default.yaml (as data/openapi.json
 # links to schemas/openapi.json), so the built-in test cards ship inside the package.
-BUILTIN = (Path(__file__).resolve().parents[1] / "data" / "default-scenarios.yaml").resolve()
+BUILTIN = data_path("default-scenarios.yaml")
 
 Signature = tuple[tuple[str, int, int], ...]
 
