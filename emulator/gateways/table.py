@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from emulator.datafiles import REPOSITORY
-from emulator.gateways.catalog import OPERATIONS, Catalog, GatewaySpec, load_catalog
+from emulator.gateways.catalog import Catalog, GatewaySpec, load_catalog
+from emulator.vocabulary import OPERATIONS
 
 START = "<!-- gateways:start -->"
 END = "<!-- gateways:end -->"
