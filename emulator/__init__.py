@@ -10,7 +10,7 @@ __all__ = ["INTERFACE_VERSION", "__version__", "create_app"]
 
 def __getattr__(name: str) -> object:
     if name == "create_app":
-        from emulator.app import create_app
+        from emulator.http.app import create_app
 
         return create_app
     raise AttributeError(name)

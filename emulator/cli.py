@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
-import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from emulator import INTERFACE_VERSION, __version__
 from emulator.config import ConfigError, Settings, load_config_file
@@ -103,55 +101,21 @@ def banner(settings: Settings, schema_version: str, schema_source: str) -> str:
 
 
 def serve(settings: Settings) -> int:
-    import uvicorn
-
-    from emulator.app import create_app
-    from emulator.protocol import http_protocol
+    from emulator.http.app import create_app
+    from emulator.server import serve_forever
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    app = create_app(settings)
+    from emulator.http.versions import DocumentError
+
+    try:
+        app = create_app(settings)
+    except DocumentError as exc:
+        raise ConfigError(f"--openapi: {exc}") from None
     runtime = app.state.runtime
     print(banner(settings, runtime.api.version, runtime.api.source), flush=True)
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        loop=_best("uvloop", "asyncio"),
-        http=http_protocol(settings),
-        access_log=False,
-        log_level=settings.log_level,
-        lifespan="off",
-    )
-    _server_class()(config).run()
+    serve_forever(app, settings)
     print("payemu stopped", flush=True)
     return 0
-
-
-def _server_class() -> type:
-    import uvicorn
-
-    class QuietServer(uvicorn.Server):
-        """Stops gracefully on SIGINT/SIGTERM and exits 0 (uvicorn would re-raise the
-        signal after shutting down, so a CI script's ``kill`` looked like a crash)."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
-            try:
-                yield
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
-
-    return QuietServer
-
-
-def _best(preferred: str, fallback: str) -> str:
-    try:
-        __import__(preferred)
-    except ImportError:
-        return fallback
-    return preferred
 
 
 def scenarios_command(args: argparse.Namespace) -> int:

@@ -60,7 +60,7 @@ class Settings:
     openapi_path: str | None = None
     log_level: str = "info"
     max_body_bytes: int = 1024 * 1024
-    max_head_bytes: int = 64 * 1024  # request line + headers (see emulator.protocol)
+    max_head_bytes: int = 64 * 1024  # request line + headers (see emulator.http.protocol)
     head_timeout_seconds: float = 30.0  # for the request line + headers to arrive
     watch: bool = False
 

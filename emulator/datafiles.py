@@ -13,7 +13,16 @@ from typing import Any
 import yaml
 from jsonschema import Draft7Validator
 
-from emulator.validation import field_path
+from emulator.http.validation import field_path
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+REPOSITORY = DATA_DIR.parents[1]  # the source checkout (README generators only)
+
+
+def data_path(name: str) -> Path:
+    """A data file shipped with the package (everything lives in ``emulator/data``)."""
+    return DATA_DIR / name
+
 
 SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Labeller = Callable[[Any, list[Any]], str]

@@ -15,12 +15,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from emulator.datafiles import load_checked
+from emulator.datafiles import REPOSITORY, data_path, load_checked
 
-DATA = Path(__file__).with_name("data") / "fidelity.yaml"
-ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
-SCHEMAS = (ROOT / "schemas" / "openapi.json", Path(__file__).with_name("data") / "openapi.json")
+DATA = data_path("fidelity.yaml")
+README = REPOSITORY / "README.md"
+# the served schema (schemas/openapi.json at the top of the repository links to it)
+SCHEMAS = (data_path("openapi.json"),)
 START, END = "<!-- fidelity:start -->", "<!-- fidelity:end -->"
 EXTENSION = "x-payemu-source"
 SOURCES = {"public-export": "public export", "public-docs": "public docs", "payemu": "payemu's own"}

@@ -4,16 +4,20 @@ API for each gateway and through the hosted payment page."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.gateways.catalog import load_catalog
 from emulator.gateways.checks import luhn_valid
+from emulator.http.openapi import OpenApi
+from tests.conftest import SANDBOX
 
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "card_checks.yaml").read_text(encoding="utf-8"))["cases"]
 CATALOG = load_catalog()
@@ -159,3 +163,39 @@ def test_without_token_the_card_number_is_required(client: TestClient) -> None:
 
 def test_luhn() -> None:
     assert [luhn_valid(n) for n in ("4242424242424242", "4242424242424241", "378282246310005")] == [True, False, True]
+
+
+OLDER = Path(__file__).resolve().parent / "data" / "openapi-1.0.9.36.json"
+
+
+@pytest.mark.parametrize(
+    ("card", "amount", "native"),
+    [
+        ({"cardNumber": "4242424242424241"}, 10, "incorrect_number"),
+        ({"expirationYear": 2020}, 10, "expired_card"),
+        ({}, 0, "amount_too_small"),
+    ],
+    ids=["Luhn-invalid", "expired", "zero amount"],
+)
+def test_an_older_document_gets_the_same_checks(
+    make_app: Callable[..., Starlette], card: dict[str, Any], amount: int, native: str
+) -> None:
+    """A server serving the 1.0.9.36 export: the gateway declines the same (that export
+    declares the 409 without a body; payemu sends its OperationResult)."""
+    with TestClient(make_app(openapi=OpenApi.load(OLDER)), headers=SANDBOX) as client:
+        response = client.post("/PaymentGateway/charge", json={
+            "amount": amount, "currency": "USD", "card": {**BASE_CARD, **card},
+            "paymentGatewayAccount": {"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]}})
+    assert response.status_code == 409, response.text
+    assert response.json()["operationResultCode"] == "Rejected"
+    assert response.json()["gatewayResultCode"] == native
+
+
+def test_an_older_document_reads_leniently(make_app: Callable[..., Starlette]) -> None:
+    with TestClient(make_app(openapi=OpenApi.load(OLDER)), headers=SANDBOX) as client:
+        response = client.post("/PaymentGateway/charge", json={
+            "amount": "10.00", "currency": "USD", "card": BASE_CARD, "tip": 1,
+            "paymentGatewayAccount": {"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]}})
+    assert response.status_code == 200, response.text
+    assert response.json()["amount"] == 10.0
+    assert response.headers["X-Payemu-Warnings"] == "number-as-string=amount; unknown-property=tip"

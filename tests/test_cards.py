@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from emulator.cards import BINS_PATH, CardTableError, default_table, load_table, luhn_valid
-from emulator.openapi import OpenApi
+from emulator.http.openapi import OpenApi
+from emulator.payments.cards import BINS_PATH, CardTableError, default_table, load_table, luhn_valid
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTED = {

@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator import masking
 from emulator.gateways.checks import luhn_valid
+from emulator.payments import masking
 from emulator.testing import PayemuServer
 
 ROOT = Path(__file__).resolve().parents[1]

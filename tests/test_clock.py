@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from emulator.clock import Clock, isoformat, parse_duration
+from emulator.payments.clock import Clock, isoformat, parse_duration
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,9 @@ from openapi_spec_validator import validate
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator import INTERFACE_VERSION, __version__, control
-from emulator.openapi import OpenApi
+from emulator import INTERFACE_VERSION, __version__
+from emulator.http import control
+from emulator.http.openapi import OpenApi
 from tests.conftest import LIVE, SANDBOX
 
 ROOT = Path(__file__).resolve().parents[1]

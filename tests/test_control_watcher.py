@@ -12,7 +12,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.control.watcher import Watcher
+from emulator.scenarios.watcher import Watcher
 from tests.conftest import SANDBOX
 
 
@@ -27,7 +27,7 @@ def _first_names(app: Starlette, count: int) -> list[str]:
 
 
 def test_no_watcher_unless_asked(app: Starlette) -> None:
-    assert "control.watcher" not in app.state.runtime.extras
+    assert app.state.runtime.watcher is None
 
 
 def test_check_reloads_on_change_only(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
@@ -66,22 +66,22 @@ def test_a_broken_file_is_logged_once_and_the_old_rules_stay(
 def test_watch_reloads_in_the_background_keeping_state(
     make_app: Callable[..., Starlette], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("emulator.control.watcher.INTERVAL_SECONDS", 0.02)
+    monkeypatch.setattr("emulator.scenarios.watcher.INTERVAL_SECONDS", 0.02)
     rules = tmp_path / "rules.yaml"
     _write(rules, "before")
     app = make_app(scenario_paths=[str(tmp_path)], watch=True)
-    watcher = app.state.runtime.extras["control.watcher"]
-    try:
+    assert app.state.runtime.watcher is None, "the watcher starts with the server's lifespan, not with the routes"
+    with TestClient(app, headers=SANDBOX) as client:
+        watcher = app.state.runtime.watcher
+        assert watcher is not None
         assert watcher.running
-        with TestClient(app, headers=SANDBOX) as client:
-            client.post("/_emulator/scenarios", json={"name": "mine", "then": {"operationResultCode": "Success"}})
-            client.get("/Utils/apiKey")
-            _write(rules, "after")
-            deadline = time.monotonic() + 5
-            while _first_names(app, 2) != ["mine", "after"] and time.monotonic() < deadline:
-                time.sleep(0.01)
-            assert _first_names(app, 2) == ["mine", "after"]
-            assert len(client.get("/_emulator/requests").json()["requests"]) == 1
-    finally:
-        watcher.stop()
-    assert not watcher.running
+        client.post("/_emulator/scenarios", json={"name": "mine", "then": {"operationResultCode": "Success"}})
+        client.get("/Utils/apiKey")
+        _write(rules, "after")
+        deadline = time.monotonic() + 5
+        while _first_names(app, 2) != ["mine", "after"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _first_names(app, 2) == ["mine", "after"]
+        assert len(client.get("/_emulator/requests").json()["requests"]) == 1
+    assert not watcher.running, "the lifespan stops the watcher"
+    assert app.state.runtime.watcher is None

@@ -1,11 +1,11 @@
-"""Card brand detection (through the BIN table)."""
+"""Card brand detection of the payment page (the BIN table, through the simulator's brand_of)."""
 
 from __future__ import annotations
 
 import pytest
 
-from emulator.ewallet import brands
-from emulator.openapi import OpenApi
+from emulator.http.openapi import OpenApi
+from emulator.payments.ewallet import payment
 
 
 @pytest.mark.parametrize(
@@ -23,11 +23,11 @@ from emulator.openapi import OpenApi
     ],
 )
 def test_detect(number: str, brand: str) -> None:
-    assert brands.detect(number) == brand
+    assert payment.brand(number) == brand
 
 
 def test_every_brand_is_a_schema_card_type(openapi: OpenApi) -> None:
-    from emulator import cards
+    from emulator.payments import cards
 
     allowed = set(openapi.document["components"]["schemas"]["Payments.CardTypes"]["enum"])
     assert set(cards.default_table().brands) <= allowed

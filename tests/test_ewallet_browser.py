@@ -22,8 +22,8 @@ import pytest
 import uvicorn
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from emulator.app import create_app
 from emulator.config import Settings
+from emulator.http.app import create_app
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 CHROMIUM_ARGS = [

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
-from emulator.ewallet import sessions
-from emulator.tenants import Tenant
-from tests.ewallet_fakes import setup_tenant
+from emulator.payments.ewallet import sessions
+from emulator.payments.tenants import Tenant
+from tests.conftest import setup_ewallet_tenant as setup_tenant
 
 BODY: dict[str, Any] = {"operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 3.0,
                         "paymentGatewayAccountId": "primary"}
@@ -43,8 +43,8 @@ def test_old_expired_sessions_are_pruned(app: Starlette) -> None:
 
 
 def test_session_count_is_bounded(app: Starlette, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sessions, "MAX_SESSIONS", 3)
     tenant = _tenant(app, "sandbox-api-key")
+    monkeypatch.setattr(tenant.sessions, "limit", 3)
     made = [sessions.create(tenant, BODY).token for _ in range(5)]
     assert list(tenant.sessions) == made[-3:]
     assert [s.token for s in sessions.iter_sessions(tenant)] == made[-3:][::-1]

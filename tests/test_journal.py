@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from emulator.journal import Journal
+from emulator.payments.journal import Journal
 
 PAN = "4111111111111111"
 

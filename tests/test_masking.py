@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from emulator.masking import mask, mask_pan, mask_text
+from emulator.payments.masking import mask, mask_pan, mask_text
 
 
 def test_mask_pan_keeps_first_six_and_last_four() -> None:

@@ -23,10 +23,9 @@ def test_wheel_ships_data_pages_and_scripts(tmp_path: Path) -> None:
         scenarios = archive.read("emulator/data/default-scenarios.yaml")
     assert schema == (ROOT / "schemas" / "openapi.json").read_bytes()
     assert scenarios == (ROOT / "scenarios" / "default.yaml").read_bytes()
-    for name in ("control.json", "bins.yaml"):
+    for name in ("control.json", "bins.yaml", "catalog.yaml", "ip-ranges.yaml"):
         assert f"emulator/data/{name}" in names
     for page in ("pay.html", "dashboard.html", "dashboard_live.html", "message.html", "base.html"):
-        assert f"emulator/ewallet/templates/{page}" in names
+        assert f"emulator/http/pages/templates/{page}" in names
     for script in ("payments-library.js", "pay.js", "dashboard.js", "payemu.css"):
-        assert f"emulator/ewallet/static/{script}" in names
-    assert "emulator/gateways/catalog.yaml" in names
+        assert f"emulator/http/pages/static/{script}" in names

@@ -14,7 +14,7 @@ import pytest
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from emulator.config import Settings
-from emulator.protocol import http_protocol, refusal
+from emulator.http.protocol import http_protocol, refusal
 from emulator.testing import Payemu, PayemuServer
 
 HEAD_TIMEOUT = 0.5

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.risk import IpTableError, assess, default_ip_table, load_ip_table
+from emulator.payments.risk import IpTableError, assess, default_ip_table, load_ip_table
 
 
 @pytest.mark.parametrize(

@@ -68,7 +68,7 @@ def test_list_prints_the_effective_table(tmp_path: Path, capsys: pytest.CaptureF
     assert re.fullmatch(first, lines[0])
     (funds,) = [line for line in lines if " insufficient-funds-amount " in line]
     assert re.fullmatch(
-        r"scenarios/default\.yaml:\d+ +insufficient-funds-amount +"
+        r"emulator/data/default-scenarios\.yaml:\d+ +insufficient-funds-amount +"
         r"amount=9011\.00 operation=Charge,PreAuth,Capture,Refund → Rejected \(InsufficientFunds\)",
         funds,
     )

@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.app import create_app
 from emulator.config import Settings
-from emulator.engine import HTTP_STATUS
+from emulator.http.app import create_app
+from emulator.payments.engine import HTTP_STATUS
 from emulator.scenarios import BUILTIN, Outcome, Rule
 from emulator.scenarios.loader import load_files
 from tests.live_server import LiveServer

@@ -146,7 +146,7 @@ def test_connect_to_a_running_server() -> None:
 def test_importing_the_plugin_starts_and_imports_nothing() -> None:
     code = (
         "import sys, threading, emulator.testing\n"
-        "print(sorted(m for m in ('uvicorn', 'httpx', 'emulator.app', 'starlette') if m in sys.modules),"
+        "print(sorted(m for m in ('uvicorn', 'httpx', 'emulator.http.app', 'starlette') if m in sys.modules),"
         " threading.active_count())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

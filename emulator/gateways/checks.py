@@ -12,19 +12,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from emulator.gateways.catalog import GatewaySpec
+from emulator.vocabulary import Operation, RejectReason
 
 if TYPE_CHECKING:
+    from emulator.payments.tenants import Tenant
     from emulator.runtime import Runtime
     from emulator.scenarios import Outcome
-    from emulator.tenants import Tenant
 
-DEFAULT_CARD_OPERATIONS = ("Charge", "PreAuth", "Tokenize")
-DEFAULT_AMOUNT_OPERATIONS = ("Charge", "PreAuth", "Capture", "Refund")
-DEFAULT_AMOUNT_REASON = "InvalidAmount"
+DEFAULT_CARD_OPERATIONS = (Operation.CHARGE, Operation.PRE_AUTH, Operation.TOKENIZE)
+DEFAULT_AMOUNT_OPERATIONS = (Operation.CHARGE, Operation.PRE_AUTH, Operation.CAPTURE, Operation.REFUND)
+DEFAULT_AMOUNT_REASON = RejectReason.INVALID_AMOUNT.value
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ def card_problem(
     expiry_year: Any,
     cvv: Any,
     brand: str | None,
-    amount: float,
+    amount: Decimal | float,
     now: datetime,
 ) -> CheckFailure | None:
     """The first check of ``gateway`` the attempt fails, else None. Order: card number,
@@ -103,21 +105,43 @@ def card_problem(
     if operation in checks.get("cardOperations", DEFAULT_CARD_OPERATIONS):
         found = _number_problem(checks, card_number)
         if found:
-            return CheckFailure("InvalidCardNumber", found)
+            return CheckFailure(RejectReason.INVALID_CARD_NUMBER, found)
         found = _expiry_problem(checks, expiry_month, expiry_year, now)
         if found:
-            return CheckFailure("ExpiredCard", found)
+            return CheckFailure(RejectReason.EXPIRED_CARD, found)
         found = _cvv_problem(checks, cvv, brand)
         if found:
-            return CheckFailure("InvalidCvv", found)
+            return CheckFailure(RejectReason.INVALID_CVV, found)
     if operation in checks.get("amountOperations", DEFAULT_AMOUNT_OPERATIONS):
-        zero_ok = operation == "PreAuth" and checks.get("accountVerification", False)
+        zero_ok = operation == Operation.PRE_AUTH and checks.get("accountVerification", False)
         if amount < 0 or (amount == 0 and not zero_ok):
             reason = checks.get("nonPositiveAmountReason", DEFAULT_AMOUNT_REASON)
-            what = "an account verification (zero amount) is not offered" if operation == "PreAuth" and amount == 0 \
-                else "the amount must be greater than 0"
+            if operation == Operation.PRE_AUTH and amount == 0:
+                what = "an account verification (zero amount) is not offered"
+            else:
+                what = "the amount must be greater than 0"
             return CheckFailure(reason, f"{gateway.name} declined the {operation}: {what}.")
     return None
+
+
+class _Card(Protocol):
+    """What :func:`for_attempt` reads of the attempt's card (read-only)."""
+
+    @property
+    def number(self) -> str | None: ...
+    @property
+    def expiration_month(self) -> int | None: ...
+    @property
+    def expiration_year(self) -> int | None: ...
+    @property
+    def cvv(self) -> str | None: ...
+    @property
+    def brand(self) -> str | None: ...
+
+
+class _Money(Protocol):
+    @property
+    def amount(self) -> Decimal: ...
 
 
 class _Attempt(Protocol):
@@ -126,29 +150,27 @@ class _Attempt(Protocol):
     @property
     def operation(self) -> str: ...
     @property
-    def amount(self) -> float: ...
+    def money(self) -> _Money: ...
     @property
-    def card_number(self) -> str | None: ...
-    @property
-    def card_brand(self) -> str | None: ...
-    @property
-    def card_details(self) -> dict[str, Any] | None: ...
+    def card(self) -> _Card | None: ...
 
 
 def for_attempt(gateway: GatewaySpec, item: _Attempt, now: datetime) -> CheckFailure | None:
-    """:func:`card_problem` for one simulator attempt (its resolved card details)."""
-    details = item.card_details or {}
-    brand = item.card_brand or _brand_of(item.card_number)
+    """:func:`card_problem` for one simulator attempt (its resolved card)."""
+    card = item.card
+    number = card.number if card else None
+    brand = (card.brand if card else None) or _brand_of(number)
     return card_problem(
-        gateway, item.operation, item.card_number, details.get("expirationMonth"), details.get("expirationYear"),
-        details.get("cvv"), brand, item.amount, now,
+        gateway, item.operation, number,
+        card.expiration_month if card else None, card.expiration_year if card else None,
+        card.cvv if card else None, brand, item.money.amount, now,
     )
 
 
 def _brand_of(number: str | None) -> str | None:
     if not number or not _ascii_digits(number):
         return None
-    from emulator import cards
+    from emulator.payments import cards
 
     brand = cards.default_table().lookup(number, whole_card=True).brand
     return brand.name if brand else None

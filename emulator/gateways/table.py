@@ -10,11 +10,13 @@ import re
 import sys
 from pathlib import Path
 
-from emulator.gateways.catalog import OPERATIONS, Catalog, GatewaySpec, load_catalog
+from emulator.datafiles import REPOSITORY
+from emulator.gateways.catalog import Catalog, GatewaySpec, load_catalog
+from emulator.vocabulary import OPERATIONS
 
 START = "<!-- gateways:start -->"
 END = "<!-- gateways:end -->"
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = REPOSITORY / "README.md"
 _HEADER = (
     "| gateway | credentials (optional in italics) | tokenizes | network tokens | authorization lasts "
     "| not supported | notes |\n"

@@ -1,6 +1,6 @@
 """The scenario book: the loaded file rules, and the decision for one gateway attempt.
 
-Order of rules: the tenant's runtime rules (``tenant.rules``, added through the control
+Order of rules: the tenant's runtime rules (``tenant.rules``, a ``RuleSet`` filled through the control
 API), then the ``--scenarios`` files in the order given (a directory's files in name
 order), then the built-in test cards of ``scenarios/default.yaml`` last, so user files can
 override them. The first matching rule wins.
@@ -12,16 +12,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from emulator.datafiles import data_path
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
 from emulator.scenarios.model import Attempt, Outcome, Rule
 
 if TYPE_CHECKING:
     from emulator.config import Settings
-    from emulator.tenants import Tenant
+    from emulator.payments.tenants import Tenant
 
 # emulator/data/default-scenarios.yaml links to scenarios/default.yaml (as data/openapi.json
 # links to schemas/openapi.json), so the built-in test cards ship inside the package.
-BUILTIN = (Path(__file__).resolve().parents[1] / "data" / "default-scenarios.yaml").resolve()
+BUILTIN = data_path("default-scenarios.yaml")
 
 Signature = tuple[tuple[str, int, int], ...]
 
@@ -100,10 +101,7 @@ class ScenarioBook:
                 continue
             if not rule.is_sequence:
                 return rule.outcomes[0]
-            key = (rule.name, attempt.card_digits or "*")
-            index = tenant.sequences.get(key, 0)
-            tenant.sequences[key] = index + 1
-            return rule.outcome(index)
+            return rule.outcome(tenant.rules.next_index(rule.name, attempt.card_digits))
         return None
 
     def _builtin_for(self, files: list[Path]) -> Path | None:

@@ -15,23 +15,19 @@ from typing import Any
 import yaml
 
 from emulator.scenarios import schema
-from emulator.scenarios.model import (
-    DEFAULT_REJECT_REASON,
-    FAULTS,
+from emulator.scenarios.build import build_rule
+from emulator.scenarios.model import Rule, canonical
+from emulator.scenarios.yamllines import LineLoader, LineMap, LineSeq, expanded_size, line_of
+from emulator.vocabulary import (
     OPERATIONS,
-    REJECT_REASONS,
     RESULT_CODES,
-    SETTLE_RESULTS,
-    Match,
-    Outcome,
-    Rule,
-    canonical,
-    digits,
+    Operation,
+    ResultCode,
 )
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 MAX_YAML_VALUES = 100_000  # after alias expansion: refuses "billion laughs" documents
-NO_ACCEPTED = ("Tokenize", "Status")
+NO_ACCEPTED = (Operation.TOKENIZE.value, Operation.STATUS.value)
 
 
 @dataclass(frozen=True)
@@ -54,91 +50,6 @@ class ScenarioError(ValueError):
         super().__init__("\n".join(self.problems))
 
 
-# -- YAML with line numbers -------------------------------------------------------------
-
-
-class _Map(dict[Any, Any]):
-    """A mapping that remembers the line of itself and of each key (1-based)."""
-
-    line: int = 0
-    lines: dict[Any, int]
-
-
-class _Seq(list[Any]):
-    """A sequence that remembers the line of itself and of each item (1-based)."""
-
-    line: int = 0
-    lines: list[int]
-
-
-class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.duplicates: list[tuple[Any, int]] = []
-
-
-def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Iterator[_Map]:
-    data = _Map()
-    data.line = node.start_mark.line + 1
-    data.lines = {}
-    yield data
-    loader.flatten_mapping(node)
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            hash(key)
-        except TypeError:
-            key = str(key)
-        if key in data:
-            loader.duplicates.append((key, key_node.start_mark.line + 1))
-        data[key] = loader.construct_object(value_node, deep=True)
-        data.lines[key] = key_node.start_mark.line + 1
-
-
-def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> Iterator[_Seq]:
-    data = _Seq()
-    data.line = node.start_mark.line + 1
-    data.lines = [item.start_mark.line + 1 for item in node.value]
-    yield data
-    data.extend(loader.construct_object(item, deep=True) for item in node.value)
-
-
-_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-_LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
-
-
-def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
-    """How many values ``node`` holds once every alias is expanded (a few anchors can
-    stand for billions of values); each node is counted once, through ``sizes``."""
-    known = sizes.get(id(node))
-    if known is not None:
-        return known
-    sizes[id(node)] = 1
-    size = 1
-    if isinstance(node, yaml.SequenceNode):
-        size += sum(_expanded_size(item, sizes) for item in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        size += sum(_expanded_size(key, sizes) + _expanded_size(value, sizes) for key, value in node.value)
-    sizes[id(node)] = size
-    return size
-
-
-def _line_of(root: Any, path: Iterable[Any], fallback: int) -> int:
-    """The line of the deepest element of ``path`` that the YAML recorded."""
-    line, node = fallback, root
-    for part in path:
-        lines = getattr(node, "lines", None)
-        if isinstance(node, _Map) and part in node:
-            line = node.lines.get(part, line)
-            node = node[part]
-        elif isinstance(node, _Seq) and isinstance(part, int) and 0 <= part < len(node):
-            line = lines[part] if lines else line
-            node = node[part]
-        else:
-            break
-    return line
-
-
 # -- parsing ----------------------------------------------------------------------------
 
 
@@ -154,13 +65,13 @@ def parse_rules(text: str, source: str) -> list[Rule]:
 
 def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
     try:
-        loader = _LineLoader(text)
+        loader = LineLoader(text)
     except yaml.YAMLError as exc:  # the reader refuses control characters before parsing
         problems.append(Problem(source, None, f"YAML syntax error: {exc}"))
         return []
     try:
         node = loader.get_single_node()
-        if node is not None and _expanded_size(node, {}) > MAX_YAML_VALUES:
+        if node is not None and expanded_size(node, {}) > MAX_YAML_VALUES:
             problems.append(Problem(source, None, f"the YAML expands to over {MAX_YAML_VALUES} values through aliases"))
             return []
         document = loader.construct_document(node) if node is not None else None
@@ -186,8 +97,8 @@ def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
     for item, line in _rule_items(document, source, found):
         name = item.get("name") if isinstance(item, dict) else None
         if isinstance(name, str) and name in names:
-            where = _line_of(item, ["name"], line)
-            found.append(Problem(source, where, f"duplicate rule name {name!r} (first at {source}:{names[name]})"))
+            at = line_of(item, ["name"], line)
+            found.append(Problem(source, at, f"duplicate rule name {name!r} (first at {source}:{names[name]})"))
         elif isinstance(name, str):
             names[name] = line
         rule = _build(item, source, line, found)
@@ -200,7 +111,7 @@ def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
 def _rule_items(document: Any, source: str, problems: list[Problem]) -> Iterator[tuple[Any, int]]:
     if document is None:
         return
-    if isinstance(document, _Map) and "scenarios" in document:
+    if isinstance(document, LineMap) and "scenarios" in document:
         for key in document:
             if key != "scenarios":
                 problems.append(Problem(source, document.lines[key], f"unknown key {key!r} (allowed: scenarios)"))
@@ -208,12 +119,12 @@ def _rule_items(document: Any, source: str, problems: list[Problem]) -> Iterator
         document = document["scenarios"]
         if document is None:
             return
-        if not isinstance(document, _Seq):
+        if not isinstance(document, LineSeq):
             problems.append(Problem(source, document_line, "scenarios: expected a list of rules"))
             return
-    if isinstance(document, _Seq):
+    if isinstance(document, LineSeq):
         yield from zip(document, document.lines, strict=True)
-    elif isinstance(document, _Map):
+    elif isinstance(document, LineMap):
         yield document, document.line
     else:
         problems.append(Problem(source, 1, f"expected a list of rules or {{scenarios: [...]}}, got {document!r}"))
@@ -225,13 +136,13 @@ def _build(item: Any, source: str, line: int, problems: list[Problem]) -> Rule |
     if isinstance(item, dict):
         errors += _semantic_errors(item)
     found = [
-        Problem(source, _line_of(item, path, line), f"{label}: {_dotted(path) + ': ' if path else ''}{reason}")
+        Problem(source, line_of(item, path, line), f"{label}: {_dotted(path) + ': ' if path else ''}{reason}")
         for path, reason in errors
     ]
     if found or not isinstance(item, dict):
         problems += found
         return None
-    return _rule(item, source, line)
+    return build_rule(item, source, line)
 
 
 def _dotted(path: Sequence[Any]) -> str:
@@ -253,7 +164,7 @@ def _semantic_errors(rule: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
     if isinstance(when, dict):
         amount = when.get("amount")
         bounded = isinstance(amount, dict) and _is_number(amount.get("min")) and _is_number(amount.get("max"))
-        if bounded and amount["min"] > amount["max"]:
+        if bounded and isinstance(amount, dict) and amount["min"] > amount["max"]:
             yield ["when", "amount"], f"min {amount['min']} is above max {amount['max']}"
         wanted = when.get("operation")
         for value in wanted if isinstance(wanted, list) else [wanted]:
@@ -274,13 +185,13 @@ def _then_errors(path: list[Any], then: dict[str, Any], operations: set[str]) ->
     result = canonical(code, RESULT_CODES) if isinstance(code, str) else None
     if result is None:
         return
-    if "rejectReasonCode" in then and result != "Rejected":
+    if "rejectReasonCode" in then and result != ResultCode.REJECTED:
         yield [*path, "rejectReasonCode"], f"only allowed with operationResultCode Rejected, not {result}"
-    if "settlesTo" in then and result != "Accepted":
+    if "settlesTo" in then and result != ResultCode.ACCEPTED:
         yield [*path, "settlesTo"], f"only allowed with operationResultCode Accepted, not {result}"
     if "settleAfterSeconds" in then and "settlesTo" not in then:
         yield [*path, "settleAfterSeconds"], "needs settlesTo"
-    if result == "Accepted" and operations & set(NO_ACCEPTED):
+    if result == ResultCode.ACCEPTED and operations & set(NO_ACCEPTED):
         names = sorted(operations & set(NO_ACCEPTED))
         verb = "never answers" if len(names) == 1 else "never answer"
         yield [*path, "operationResultCode"], f"{' and '.join(names)} {verb} Accepted"
@@ -288,108 +199,6 @@ def _then_errors(path: list[Any], then: dict[str, Any], operations: set[str]) ->
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-# -- building ---------------------------------------------------------------------------
-
-
-def _rule(item: dict[str, Any], source: str, line: int) -> Rule:
-    name = item["name"]
-    when = _canonical_when(item.get("when") or {})
-    data: dict[str, Any] = {"name": name}
-    if "description" in item:
-        data["description"] = item["description"]
-    data["when"] = when
-    if "then" in item:
-        entries = [_canonical_then(item["then"])]
-        data["then"] = entries[0]
-    else:
-        entries = [_canonical_then(entry) for entry in item["sequence"]]
-        data["sequence"] = entries
-    return Rule(
-        name=name,
-        match=_match(when),
-        outcomes=tuple(_outcome(entry, name) for entry in entries),
-        is_sequence="sequence" in item,
-        source=source,
-        line=line,
-        description=item.get("description"),
-        data=data,
-    )
-
-
-def _canonical_when(when: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in when.items():
-        if key == "cardNumber":
-            value = [str(v) for v in value] if isinstance(value, list) else str(value)
-        elif key == "amount":
-            value = {k: float(v) for k, v in value.items()} if isinstance(value, dict) else float(value)
-        elif key == "currency":
-            value = value.upper()
-        elif key == "operation":
-            names = [canonical(v, OPERATIONS) for v in _listed(value)]
-            value = names if isinstance(value, list) else names[0]
-        elif key == "attempt":
-            value = [int(v) for v in value] if isinstance(value, list) else int(value)
-        out[key] = value
-    return out
-
-
-def _canonical_then(then: dict[str, Any]) -> dict[str, Any]:
-    out = dict(then)
-    out["operationResultCode"] = canonical(then["operationResultCode"], RESULT_CODES)
-    if "rejectReasonCode" in then:
-        out["rejectReasonCode"] = canonical(then["rejectReasonCode"], REJECT_REASONS) or then["rejectReasonCode"]
-    if "gatewayResultCode" in then:
-        out["gatewayResultCode"] = str(then["gatewayResultCode"])
-    if "delayMs" in then:
-        out["delayMs"] = int(then["delayMs"])
-    if "fault" in then:
-        out["fault"] = canonical(then["fault"], FAULTS)
-    if "settlesTo" in then:
-        out["settlesTo"] = canonical(then["settlesTo"], SETTLE_RESULTS)
-    if "settleAfterSeconds" in then:
-        out["settleAfterSeconds"] = float(then["settleAfterSeconds"])
-    return dict(out)
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _match(when: dict[str, Any]) -> Match:
-    amount = when.get("amount")
-    exact = amount if isinstance(amount, float) else None
-    bounds = amount if isinstance(amount, dict) else {}
-    return Match(
-        card_numbers=frozenset(digits(n) for n in _listed(when["cardNumber"])) if "cardNumber" in when else None,
-        amount=exact,
-        amount_min=bounds.get("min"),
-        amount_max=bounds.get("max"),
-        currency=when.get("currency"),
-        operations=frozenset(o.lower() for o in _listed(when["operation"])) if "operation" in when else None,
-        gateway=when["gateway"].casefold() if "gateway" in when else None,
-        account=when["account"].casefold() if "account" in when else None,
-        attempts=frozenset(_listed(when["attempt"])) if "attempt" in when else None,
-    )
-
-
-def _outcome(then: dict[str, Any], rule: str) -> Outcome:
-    result = then["operationResultCode"]
-    reason = then.get("rejectReasonCode") or (DEFAULT_REJECT_REASON if result == "Rejected" else None)
-    settles_to = then.get("settlesTo")
-    return Outcome(
-        operation_result_code=result,
-        reject_reason_code=reason,
-        gateway_result_code=then.get("gatewayResultCode"),
-        gateway_result_description=then.get("gatewayResultDescription"),
-        delay_ms=then.get("delayMs", 0),
-        fault=then.get("fault", "none"),
-        settles_to=settles_to,
-        settle_after_seconds=then.get("settleAfterSeconds", 0.0) if settles_to else None,
-        rule=rule,
-    )
 
 
 # -- files ------------------------------------------------------------------------------

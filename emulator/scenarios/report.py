@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from emulator.datafiles import REPOSITORY
 from emulator.scenarios.book import BUILTIN, ScenarioBook
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
 from emulator.scenarios.model import RUNTIME_SOURCE, Rule, amount_text
@@ -14,7 +15,7 @@ from emulator.scenarios.model import RUNTIME_SOURCE, Rule, amount_text
 if TYPE_CHECKING:
     from emulator.config import Settings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = REPOSITORY / "README.md"
 TABLE_START = "<!-- test-cards:start -->"
 TABLE_END = "<!-- test-cards:end -->"
 

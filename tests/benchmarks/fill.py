@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from emulator import engine
-from emulator.app import create_app
+from emulator.http.app import create_app
+from emulator.payments import engine
 from tests.benchmarks.run import CHARGE
 
 

@@ -1,0 +1,35 @@
+"""``POST /EWalletOperations`` (start a session) and ``POST /EWalletOperations/validateResults``.
+
+The session answer is ``{"token": ...}`` as the schema says; the hosted payment page of
+the session is ``<base>/_emulator/pay/<token>``, also given in the
+``X-Payemu-Payment-Page`` response header and in the server log.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from emulator.http.pipeline import Call, Handler, Reply
+from emulator.payments.ewallet import results, sessions
+
+log = logging.getLogger("payemu")
+PAGE_HEADER = "X-Payemu-Payment-Page"
+
+
+def page_url(base_url: str, token: str) -> str:
+    return f"{base_url}/_emulator/pay/{token}"
+
+
+async def start_session(call: Call) -> Reply:
+    session = sessions.create(call.tenant, call.body)
+    url = page_url(call.base_url, session.token)
+    log.info("eWallet %s session for %s %s: payment page %s",
+             session.operation, session.amount, session.currency, url)
+    return Reply(200, {"token": session.token}, {PAGE_HEADER: url})
+
+
+async def validate_results(call: Call) -> Reply:
+    return Reply(200, results.redeem(call.runtime, call.tenant, call.body))
+
+
+HANDLERS: dict[str, Handler] = {"StartSession": start_session, "ValidateResults": validate_results}

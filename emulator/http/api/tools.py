@@ -1,0 +1,66 @@
+"""``/Tools``: card tools from the BIN table (country, brand, IIN data, Luhn check) and
+the card risk check."""
+
+from __future__ import annotations
+
+from emulator.http import errors
+from emulator.http.pipeline import Call, Handler, Reply
+from emulator.payments.cards import default_table, luhn_valid
+from emulator.payments.risk import assess, default_ip_table
+
+
+async def country_lookup(call: Call) -> Reply:
+    iin = call.query["iin"]
+    country = default_table().lookup(iin).country
+    if country is None:
+        raise errors.not_found("iin", f"No issuing country is known for BIN {iin}.")
+    return Reply(200, {"countryCode": country})
+
+
+async def brand_lookup(call: Call) -> Reply:
+    brand = default_table().lookup(call.query["iin"]).brand
+    return Reply(200, {"brand": brand.name if brand else None, "brandLogoUrl": brand.logo_url if brand else None})
+
+
+async def iin_lookup(call: Call) -> Reply:
+    return Reply(200, default_table().lookup(call.query["iin"]).to_iin_data())
+
+
+async def luhn_check(call: Call) -> Reply:
+    number = call.query["number"]
+    table = default_table()
+    iin_data = table.lookup(number, whole_card=True).to_iin_data() if call.query.get("metaData") else None
+    return Reply(200, {"iinData": iin_data, "luhnValid": luhn_valid(number), "error": table.length_problem(number)})
+
+
+async def card_validate(call: Call) -> Reply:
+    body = call.body
+    try:
+        ip = default_ip_table().facts(body["clientIPAddress"])
+    except ValueError:
+        raise errors.invalid("clientIPAddress", "The ClientIPAddress field must be an IPv4 or IPv6 address.") from None
+    info = default_table().lookup(call.query["iin"])
+    row = info.row
+    billing = body["countryCode"]
+    result = assess(info.country, ip.country, billing, ip.anonymous_proxy)
+    return Reply(200, {
+        "description": result.description,
+        "riskLevel": result.level,
+        "cardBrand": info.brand.name if info.brand else None,
+        "cardType": row.card_type if row else None,
+        "cardCategory": row.category if row else None,
+        "issuerName": row.issuer if row else None,
+        "issuerCountry": info.country,
+        "countryByIP": ip.country,
+        "countryFromBillingAddress": billing,
+        "anonymousProxyUsed": ip.anonymous_proxy,
+    })
+
+
+HANDLERS: dict[str, Handler] = {
+    "CountryLookup": country_lookup,
+    "BrandLookup": brand_lookup,
+    "IinLookup": iin_lookup,
+    "LuhnCheck": luhn_check,
+    "CardValidate": card_validate,
+}

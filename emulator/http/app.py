@@ -1,0 +1,96 @@
+"""``create_app(settings)``: the Starlette application and its route table."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from emulator.config import Settings
+from emulator.http import api, control, errors, versions
+from emulator.http.openapi import OpenApi
+from emulator.http.pages import routes as ewallet_pages
+from emulator.http.pipeline import Call, Reply, build_routes, error_response, json_response
+from emulator.http.routing import FastRouter
+from emulator.runtime import Runtime
+from emulator.scenarios import watcher
+
+log = logging.getLogger("payemu")
+SWAGGER_PATH = "/swagger/1.0/swagger.json"
+
+
+async def not_built(call: Call) -> Reply:
+    """Answer for an operation of another document (``--openapi``) that payemu has no handler for."""
+    message = f"{call.operation.operation_id} is not built in this version of payemu."
+    return Reply(501, errors.ApiError(501, [(None, [message])]).body)
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    """Background tasks live as long as the server: the scenario-file watcher of ``--watch``."""
+    runtime: Runtime = app.state.runtime
+    if runtime.settings.watch:
+        runtime.watcher = watcher.start(runtime)
+    try:
+        yield
+    finally:
+        if runtime.watcher is not None:
+            runtime.watcher.stop()
+            runtime.watcher = None
+
+
+def create_app(settings: Settings | None = None, openapi: OpenApi | None = None) -> Starlette:
+    """The emulator as an ASGI app; ``app.state.runtime`` is its :class:`Runtime`."""
+    settings = settings or Settings()
+    if openapi is None:
+        openapi = versions.load_checked(settings.openapi_path) if settings.openapi_path else OpenApi.load()
+    runtime = Runtime(settings, openapi)
+    handlers = api.handlers()
+    routes: list[BaseRoute] = [Route(SWAGGER_PATH, _swagger(runtime), methods=["GET"])]
+    table = versions.handlers_for(openapi, handlers)
+    routes += build_routes(runtime, openapi, table, not_built, chooser=versions.endpoint_for)
+    routes += control.routes(runtime)
+    routes += ewallet_pages.routes(runtime)
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={
+            HTTPException: _http_error,
+            Exception: _crash,
+        },
+    )
+    app.router = FastRouter(app.router.routes, lifespan=lifespan)
+    app.state.runtime = runtime
+    return app
+
+
+def _swagger(runtime: Runtime) -> Any:
+    async def swagger(request: Request) -> Response:
+        tenant = runtime.tenants.get(request.headers.get("x-api-key"))
+        return json_response(200, versions.served_by(runtime, tenant).document)
+
+    return swagger
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "").split(", ")
+        return error_response(errors.method_not_allowed(request.method, [a for a in allowed if a]))
+    if exc.status_code == 404:
+        return error_response(
+            errors.not_found("path", f"No resource at {request.method} {request.url.path}.")
+        )
+    return error_response(errors.ApiError(exc.status_code, [(None, [str(exc.detail)])]))
+
+
+async def _crash(request: Request, exc: Exception) -> Response:
+    log.error("payemu bug: %r while answering %s %s", exc, request.method, request.url.path)
+    return error_response(errors.internal("payemu hit an internal error; see its log."))

@@ -1,0 +1,75 @@
+"""The control API under ``/_emulator``: what CI suites use to drive payemu.
+
+It has its own small OpenAPI document (``schemas/control.json``, served at
+``/_emulator/openapi.json``) and goes through the same request pipeline as the published
+interface — API key, parameters, body, schema-checked responses, JSON errors — except that
+its requests are not journaled (the journal is the record of the public API). Every call
+but health and tenant creation acts on the tenant of the caller's ``X-Api-Key``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from emulator.datafiles import data_path
+from emulator.http import errors
+from emulator.http.control import (
+    certificates,
+    clock,
+    interface,
+    journal,
+    scenarios,
+    settings,
+    tenants,
+    transactions,
+)
+from emulator.http.openapi import OpenApi
+from emulator.http.pipeline import Call, Handler, Reply, build_routes, json_response
+
+if TYPE_CHECKING:
+    from emulator.runtime import Runtime
+
+PREFIX = "/_emulator"
+DOCUMENT_PATH = PREFIX + "/openapi.json"
+MODULES = (tenants, scenarios, journal, transactions, clock, certificates, interface, settings)
+
+
+def control_schema_path() -> Path:
+    """The control document (source tree first, then the installed copy)."""
+    return data_path("control.json")
+
+
+def handlers() -> dict[str, Handler]:
+    """operationId → handler for every control operation."""
+    table: dict[str, Handler] = {}
+    for module in MODULES:
+        for operation_id, handler in module.HANDLERS.items():
+            if operation_id in table:
+                raise RuntimeError(f"{operation_id} is handled twice")
+            table[operation_id] = handler
+    return table
+
+
+async def _unhandled(call: Call) -> Reply:
+    raise errors.internal(f"payemu bug: no handler for {call.operation.operation_id}.")
+
+
+def routes(runtime: Runtime) -> list[BaseRoute]:
+    """The control routes for ``runtime`` (appended to the app's table by ``create_app``)."""
+    api = OpenApi.load(control_schema_path())
+    api.own = True
+    runtime.started = time.monotonic()
+    runtime.control_api = api
+
+    async def document(request: Request) -> Response:
+        return json_response(200, api.document)
+
+    table: list[BaseRoute] = [Route(DOCUMENT_PATH, document, methods=["GET"])]
+    table += build_routes(runtime, api, handlers(), _unhandled, journal=False)
+    return table

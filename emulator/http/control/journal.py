@@ -1,0 +1,38 @@
+"""Control: the caller's request journal (the public API's requests, masked)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from emulator.http import errors
+from emulator.http.pipeline import Call, Handler, Reply
+from emulator.payments.clock import isoformat
+
+
+def _moment(name: str, text: str | None) -> str | None:
+    """An ISO 8601 time as the journal writes it (UTC, milliseconds, Z), so comparing
+    the text compares the times; a time without an offset is read as UTC."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip())
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return isoformat(moment)
+    except (ValueError, OverflowError):
+        raise errors.invalid(name, f"'{text}' is not an ISO 8601 time (e.g. 2030-01-01T12:00:00Z).") from None
+
+
+async def requests(call: Call) -> Reply:
+    query = call.query
+    journal = call.tenant.journal
+    found = journal.query(
+        path=query.get("path") or None,
+        since=_moment("since", query.get("since")),
+        until=_moment("until", query.get("until")),
+        limit=query.get("limit"),
+    )
+    return Reply(200, {"requests": found, "dropped": journal.dropped, "size": journal.size})
+
+
+HANDLERS: dict[str, Handler] = {"ControlJournal": requests}

@@ -1,0 +1,121 @@
+"""Control: the effective scenario rules, runtime rules per tenant, reloading the files.
+
+Runtime rules are written in the scenario-file format (a file, a list of rules or one
+rule) as JSON or YAML and checked exactly like files. Each batch goes in front of the
+tenant's earlier runtime rules, which come before every file rule; a rule named like an
+existing runtime rule replaces it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+
+from emulator.datafiles import parse_yaml
+from emulator.http import errors
+from emulator.http.pipeline import Call, Handler, Reply
+from emulator.scenarios import Problem, ScenarioError, parse_rules
+from emulator.scenarios.model import RUNTIME_SOURCE
+
+ACCEPTED_MEDIA = ("application/json", "text/json", "application/yaml", "application/x-yaml", "text/yaml",
+                  "text/x-yaml", "text/plain")
+# "rule 'name': then.operationResultCode: reason" (the path is optional)
+_RULE_PROBLEM = re.compile(
+    r"^rule (?P<quote>['\"])(?P<name>.*?)(?P=quote): (?:(?P<path>[A-Za-z_]\w*(?:\[\d+\]|\.[A-Za-z_]\w*)*): )?"
+    r"(?P<reason>.*)$",
+    re.DOTALL,
+)
+
+
+def problem_entries(details: Iterable[Problem], text: str) -> list[errors.FieldErrors]:
+    """Each problem of a runtime body as a 400 entry: ``fieldName`` is the rule's path
+    in the body (``scenarios[0].then.operationResultCode``, rules numbered in body order)
+    or ``body``; the message starts with the line when the body has several."""
+    names = _rule_names(text)
+    several_lines = "\n" in text.strip()
+    entries: list[errors.FieldErrors] = []
+    for problem in details:
+        where = f"line {problem.line}: " if several_lines and problem.line else ""
+        found = _RULE_PROBLEM.match(problem.reason)
+        if found and found["name"] in names:
+            field = f"scenarios[{names.index(found['name'])}]"
+            if found["path"]:
+                field += "." + found["path"]
+            entries.append((field, [where + found["reason"]]))
+        else:
+            entries.append(("body", [where + problem.reason]))
+    return entries
+
+
+def _rule_names(text: str) -> list[Any]:
+    """The ``name`` of each rule of the body, in order (empty when it does not parse)."""
+    try:
+        document = parse_yaml(text)
+    except (yaml.YAMLError, RecursionError):
+        return []
+    if isinstance(document, dict) and "scenarios" in document:
+        document = document["scenarios"]
+    if isinstance(document, dict):
+        document = [document]
+    if not isinstance(document, list):
+        return []
+    return [item.get("name") if isinstance(item, dict) else None for item in document]
+
+
+async def list_rules(call: Call) -> Reply:
+    rules = call.runtime.scenarios.rules(call.tenant)
+    return Reply(200, {"rules": [rule.to_json() for rule in rules]})
+
+
+async def add_rules(call: Call) -> Reply:
+    content_type = call.headers.get("content-type", "")
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media not in ACCEPTED_MEDIA:
+        raise errors.ApiError(
+            415,
+            [("Content-Type", [f"Expected application/json or application/yaml, got {content_type or 'none'}."])],
+        )
+    text: str = call.body or ""
+    if not text.strip():
+        raise errors.invalid("body", "A body is required: a scenario file, a list of rules or one rule.")
+    try:
+        added = parse_rules(text, RUNTIME_SOURCE)
+    except ScenarioError as exc:
+        raise errors.invalid_many(problem_entries(exc.details, text)) from None
+    try:
+        call.tenant.rules.add(added)
+    except ValueError as exc:
+        raise errors.invalid("body", str(exc)) from None
+    return Reply(201, {"rules": [rule.to_json() for rule in added]})
+
+
+async def remove_all(call: Call) -> Reply:
+    return Reply(200, {"removed": call.tenant.rules.clear()})
+
+
+async def remove_one(call: Call) -> Reply:
+    name = call.path["name"]
+    if not call.tenant.rules.remove(name):
+        raise errors.not_found("name", f"No runtime rule named '{name}' (file rules are changed in their files).")
+    return Reply(200, {"removed": [name]})
+
+
+async def reload(call: Call) -> Reply:
+    book = call.runtime.scenarios
+    try:
+        count = book.reload()
+    except ScenarioError as exc:
+        raise errors.invalid_many([("scenarios", list(exc.problems))]) from None
+    return Reply(200, {"status": "reloaded", "rules": count})
+
+
+HANDLERS: dict[str, Handler] = {
+    "ControlListScenarios": list_rules,
+    "ControlAddScenarios": add_rules,
+    "ControlRemoveScenarios": remove_all,
+    "ControlRemoveScenario": remove_one,
+    "ControlReloadScenarios": reload,
+}

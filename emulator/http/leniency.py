@@ -1,0 +1,151 @@
+"""Reading requests as leniently as the real service does, and saying so.
+
+The real service is an ASP.NET application: its JSON binding ignores members a model does
+not have and reads numbers sent as strings (``"amount": "10.00"``), and the interface
+document says old requests keep working (an older client may still send the session's
+``clientCertificate``, now ``paymentGatewayCertName``). payemu accepts the same, and
+reports every leniency it used as a short ``kind=field`` warning: in the
+``X-Payemu-Warnings`` response header, the journal entry and the dashboard. Strict mode
+(``--strict``, ``strict: true`` in the config file, or per API key through
+``POST /_emulator/settings``) answers each of them with a 400 naming the property.
+
+Property names and enum values are read case-insensitively by the schema normalizer
+(:mod:`emulator.http.validation`), which runs first: that is the documented binding of the
+service, not a leniency, and it is neither warned about nor refused.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+from urllib.parse import quote
+
+from emulator.http import errors
+from emulator.http.validation import Compiled, field_path
+
+WARNINGS_HEADER = "X-Payemu-Warnings"
+# Older names the service still binds: old name → current property of the same object.
+RENAMED = {"clientCertificate": "paymentGatewayCertName"}
+_NUMBER_KINDS = ("number", "integer")
+MAX_WARNINGS = 20  # in one header; property names are %-encoded (a header is ASCII)
+
+
+class _Reader:
+    def __init__(self, definitions: dict[str, Any]) -> None:
+        self.definitions = definitions
+        self.found: list[tuple[str, str, str]] = []  # (kind, field, message)
+
+    def resolve(self, schema: Any, value: Any) -> Any:
+        """The schema that applies to ``value``: references followed; of anyOf/oneOf
+        branches, the first that is not the null branch and fits the value's kind."""
+        for _ in range(32):
+            if not isinstance(schema, dict):
+                return schema
+            if "$ref" in schema:
+                schema = self.definitions.get(schema["$ref"].rsplit("/", 1)[-1], {})
+                continue
+            branches = schema.get("anyOf") or schema.get("oneOf")
+            if branches:
+                useful = [self.resolve(b, value) for b in branches]
+                useful = [b for b in useful if isinstance(b, dict) and b.get("enum") != [None]]
+                schema = next((b for b in useful if _fits(b, value)), useful[0] if useful else {})
+                continue
+            return schema
+        return schema
+
+    def read(self, schema: Any, value: Any, path: list[Any]) -> Any:
+        schema = self.resolve(schema, value)
+        if not isinstance(schema, dict):
+            return value
+        if isinstance(value, str) and _kinds(schema) & set(_NUMBER_KINDS) and "string" not in _kinds(schema):
+            number = _number(value, "integer" in _kinds(schema) and "number" not in _kinds(schema))
+            if number is not None:
+                where = field_path(path) or "body"
+                self.found.append(
+                    ("number-as-string", where, f"The field {where} is a number sent as a string ({value!r}).")
+                )
+                return number
+            return value
+        if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+            return self._object(schema, value, path)
+        if isinstance(value, list) and isinstance(schema.get("items"), dict):
+            return [self.read(schema["items"], item, [*path, i]) for i, item in enumerate(value)]
+        return value
+
+    def _object(self, schema: dict[str, Any], value: dict[str, Any], path: list[Any]) -> dict[str, Any]:
+        props: dict[str, Any] = schema["properties"]
+        closed = schema.get("additionalProperties") is False
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if key in props:
+                out[key] = self.read(props[key], item, [*path, key])
+                continue
+            if not closed:
+                out[key] = item
+                continue
+            where = field_path([*path, key]) or key
+            new = RENAMED.get(key)
+            if new in props:
+                self.found.append(("renamed-property", where, f"The property {key} is now called {new}."))
+                if value.get(new) is None:
+                    out[new] = self.read(props[new], item, [*path, new])
+                continue
+            self.found.append(("unknown-property", where, f"Unknown property '{key}'. Allowed properties: "
+                               f"{', '.join(props)}."))
+        return out
+
+
+def _kinds(schema: dict[str, Any]) -> set[str]:
+    kind = schema.get("type")
+    return set(kind) if isinstance(kind, list) else {kind} if isinstance(kind, str) else set()
+
+
+def _fits(schema: dict[str, Any], value: Any) -> bool:
+    kinds = _kinds(schema)
+    if isinstance(value, dict):
+        return "properties" in schema or "object" in kinds
+    if isinstance(value, list):
+        return "array" in kinds
+    return not kinds or bool(kinds - {"object", "array"})
+
+
+def _number(text: str, integer: bool) -> int | float | None:
+    """``"10.00"`` → 10.0 as .NET reads a quoted number; None when it is not one."""
+    text = text.strip()
+    if not text or not text.isascii():
+        return None
+    try:
+        if integer:
+            return int(text)
+        number = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(number) or text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return None
+    return number
+
+
+def read(body: Compiled, value: Any, strict: bool, warnings: list[str]) -> Any:
+    """``value`` read leniently against the compiled body schema. Each leniency used is
+    appended to ``warnings`` (``kind=field``). Under ``strict`` nothing is relaxed, so the
+    schema check answers each of them with the 400 naming the property."""
+    if strict:
+        return value  # the schema check then answers each leniency with its 400, with every other problem
+    reader = _Reader(body._compiler.definitions)  # the compiler's own table
+    relaxed = reader.read(body.schema, value, [])
+    if not reader.found:
+        return value
+    warnings.extend(f"{kind}={quote(where[:100], safe='.[]_-')}" for kind, where, _ in reader.found[:MAX_WARNINGS])
+    if len(reader.found) > MAX_WARNINGS:
+        warnings.append(f"more={len(reader.found) - MAX_WARNINGS}")
+    return relaxed
+
+
+def forgiven(body: Any, problems: list[errors.FieldErrors]) -> list[errors.FieldErrors]:
+    """Schema problems left once a ``userToken`` stands in for the card: the card, or its
+    number, is then not required (the interface document: the token is used in place of
+    the card details)."""
+    if not isinstance(body, dict) or not body.get("userToken"):
+        return problems
+    excused = {"card": "The Card field is required.", "card.cardNumber": "The CardNumber field is required."}
+    return [(name, msgs) for name, msgs in problems if not (name in excused and msgs == [excused[name]])]

@@ -1,0 +1,218 @@
+"""The pages payemu serves outside the published interface.
+
+* ``GET /_emulator/pay/{token}`` – the hosted payment page of a session (``?returnUrl=``
+  optional); ``POST`` on the same URL pays (JSON in, JSON out, errors as the API's);
+* ``GET /_emulator/static/...`` – the page scripts, the stylesheet and
+  ``payments-library.js`` (the stand-in for the client-side library);
+* ``GET /_emulator/?key=<API key>`` – the dashboard of that key's tenant
+  (``&partial=1``: only the part the page reloads).
+
+Errors of anything a program calls are JSON bodies from :mod:`emulator.http.errors`; a browser
+asking for a page gets the same message as a small HTML page.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode, urlsplit
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from emulator.http import errors
+from emulator.http.pages import dashboard
+from emulator.http.pipeline import error_response, json_response, parse_json, read_body
+from emulator.payments.clock import isoformat
+from emulator.payments.ewallet import payment, sessions
+from emulator.payments.masking import mask
+from emulator.payments.model import AttemptRecord
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+    from emulator.payments.tenants import Tenant
+    from emulator.runtime import Runtime
+
+PREFIX = "/_emulator"
+STATIC = PREFIX + "/static"
+HERE = Path(__file__).resolve().parent
+PAGE_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+OPERATION_LABELS = {
+    "CHARGE": "Payment",
+    "CHARGE_AND_TOKENIZE": "Payment; the card is saved",
+    "PREAUTH_AND_TOKENIZE": "Authorization (captured later); the card is saved",
+    "TOKENIZE": "The card is saved for later payments",
+}
+
+
+@cache
+def templates() -> Environment:
+    """The page templates (jinja2 is imported on the first page, not at start-up)."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+    return Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(["html"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def routes(runtime: Runtime) -> list[BaseRoute]:
+    """The dashboard, the hosted page and its static files, bound to ``runtime``."""
+    return [
+        Route(PREFIX + "/", _dashboard(runtime), methods=["GET"], name="payemu-dashboard"),
+        Route(PREFIX + "/pay/{token}", _page(runtime), methods=["GET", "POST"], name="payemu-pay"),
+        Mount(STATIC, app=StaticFiles(directory=HERE / "static"), name="payemu-static"),
+    ]
+
+
+def wants_html(request: Request) -> bool:
+    return "text/html" in request.headers.get("accept", "")
+
+
+def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    html = templates().get_template(name).render(static=STATIC, **context)
+    return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
+
+
+def _problem(request: Request, error: errors.ApiError, heading: str, key_form: str | None = None) -> Response:
+    if not wants_html(request):
+        return error_response(error)
+    text = " ".join(" ".join(messages) for _, messages in error.entries)
+    return render("message.html", error.status, heading=heading, text=text, key_form=key_form)
+
+
+# -- the hosted payment page --------------------------------------------------------------
+def _page(runtime: Runtime) -> Any:
+    async def endpoint(request: Request) -> Response:
+        token = request.path_params["token"]
+        found = sessions.find(runtime, token)
+        if found is None:
+            return _problem(
+                request, errors.not_found("sessionToken", "No payment session has this token."), "Unknown session"
+            )
+        tenant, session = found
+        if request.method == "POST":
+            return await _pay(runtime, request, tenant, session)
+        return _render_page(request, tenant, session)
+
+    return endpoint
+
+
+def safe_return_url(raw: str | None) -> tuple[str, str | None]:
+    """(URL to redirect to after paying, warning) — only absolute http(s) URLs are used."""
+    if not raw:
+        return "", None
+    parts = urlsplit(raw)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return raw, None
+    return "", "The returnUrl given is not an http(s) URL; the result is only posted to the opening window."
+
+
+def _money(amount: float, currency: str) -> str:
+    return f"{amount:,.2f} {currency}"
+
+
+def _render_page(request: Request, tenant: Tenant, session: sessions.Session) -> HTMLResponse:
+    asked = session.request
+    state = session.state(tenant.now())
+    return_url, warning = safe_return_url(request.query_params.get("returnUrl"))
+    tokenize_only = session.operation == "TOKENIZE"
+    amount_text = _money(session.amount, session.currency)
+    stored = [
+        {
+            "index": index,
+            "brand": card.get("brand") or "Card",
+            "lastDigits": card["lastDigits"],
+            "expiry": f"{card['expirationMonth']:02d}/{card['expirationYear']}",
+            "name": card.get("nameOnCard"),
+        }
+        for index, card in enumerate(session.stored_cards)
+    ]
+    customer = " · ".join(v for v in (asked.get("customerName"), asked.get("customerEmail")) if v)
+    paid = session.paid_result()
+    return render(
+        "pay.html",
+        action=request.url.path,
+        return_url=return_url,
+        return_warning=warning,
+        state=state,
+        merchant=tenant.user_name,
+        mode=asked["mode"],
+        tokenize_only=tokenize_only,
+        amount_text=amount_text,
+        operation_label=OPERATION_LABELS[session.operation],
+        note=asked.get("paymentNote"),
+        customer=customer,
+        brands=session.allowed_brands,
+        stored_cards=stored,
+        button="Save card" if tokenize_only else f"Pay {amount_text}",
+        expires_at=isoformat(session.expires_at),
+        paid=paid.data if paid else None,
+    )
+
+
+async def _pay(runtime: Runtime, request: Request, tenant: Tenant, session: sessions.Session) -> Response:
+    started = time.perf_counter()
+    body: Any = None
+    attempts: list[AttemptRecord] = []
+    status = 200
+    answer: Any = None
+    try:
+        content_type = request.headers.get("content-type", "")
+        if "json" not in content_type.split(";", 1)[0].lower():
+            raise errors.unsupported_media_type(content_type)
+        body = parse_json(await read_body(request, runtime.settings.max_body_bytes))
+        client_ip = request.client.host if request.client else None
+        paid = await payment.pay(runtime, tenant, session, body, client_ip, attempts)
+        answer = paid.summary
+    except errors.ApiError as exc:
+        status, answer = exc.status, exc.body
+    _journal(tenant, request, body, status, answer, [attempt.to_json() for attempt in attempts], started)
+    return json_response(status, answer, PAGE_HEADERS)
+
+
+def _journal(tenant: Tenant, request: Request, body: Any, status: int, answer: Any,
+             attempts: list[dict[str, Any]], started: float) -> None:
+    """The page's payment goes into the tenant's journal like an API call (masked)."""
+    tenant.journal.record({
+        "time": isoformat(tenant.now()),
+        "method": request.method,
+        "path": request.url.path,
+        "query": request.url.query,
+        "operationId": "HostedPagePay",
+        "status": status,
+        "latencyMs": round((time.perf_counter() - started) * 1000, 3),
+        "request": mask(body),
+        "response": mask(answer),
+        "attempts": mask(attempts),
+    })
+
+
+# -- the dashboard -------------------------------------------------------------------------
+def _dashboard(runtime: Runtime) -> Any:
+    async def endpoint(request: Request) -> Response:
+        key = request.query_params.get("key") or dashboard.default_key(runtime)
+        tenant = runtime.tenants.get(key)
+        if tenant is None:
+            return _problem(
+                request,
+                errors.unauthenticated("The API key is not valid. Open /_emulator/?key=<your API key>."),
+                "Unknown API key",
+                key_form=PREFIX + "/",
+            )
+        base_url = str(request.base_url).rstrip("/")
+        context = dashboard.view(runtime, tenant, base_url)
+        if request.query_params.get("partial"):
+            return render("dashboard_live.html", **context)
+        partial_url = f"{PREFIX}/?{urlencode({'key': key, 'partial': '1'})}"
+        return render("dashboard.html", key=key, dashboard=PREFIX + "/", partial_url=partial_url, **context)
+
+    return endpoint

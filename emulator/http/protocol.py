@@ -1,0 +1,117 @@
+"""The HTTP protocol payemu's server runs: uvicorn's httptools protocol with two guards
+that httptools lacks.
+
+* **Head size**: the request line and headers may take at most ``max_head_bytes``
+  (64 KiB by default). httptools buffers a header of any length and any number of
+  headers, so one client sending an endless header could grow the server without bound.
+  A longer head gets a ``431`` JSON error and the connection is closed. The bytes are
+  counted per read of the socket, so a head that completes within the read that crosses
+  the limit is still served: what is held stays under the limit plus one read (256 KiB).
+* **Head deadline**: the request line and headers must arrive within
+  ``head_timeout_seconds`` (30 s by default) of the connection opening or of the request's
+  first byte, otherwise a ``408`` JSON error and the connection is closed (closed without
+  an answer when not a byte came): a slowloris client cannot hold a connection for ever.
+
+Bodies are bounded by the pipeline (``max_body_bytes``, a ``413``). Without httptools
+installed, uvicorn's h11 protocol is used; h11 bounds the head itself (16 KiB).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+from emulator.http import errors
+from emulator.http.pipeline import dumps
+
+if TYPE_CHECKING:
+    from emulator.config import Settings
+
+
+def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
+    """The ``http`` argument of ``uvicorn.Config``: the guarded httptools protocol with
+    the limits of ``settings``, or ``"h11"`` when httptools is not installed."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return "h11"
+    max_head_bytes = settings.max_head_bytes
+    head_timeout = settings.head_timeout_seconds
+
+    class GuardedHttpToolsProtocol(HttpToolsProtocol):
+        """Counts the bytes of each request head and times it (see the module doc)."""
+
+        _head_bytes: int | None = 0  # None once the head is complete (body, response)
+        _head_started = False  # a byte of the current request came
+        _head_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._head_bytes = 0
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self.transport.is_closing():
+                return
+            if self._head_bytes is not None:
+                self._head_bytes += len(data)
+            super().data_received(data)
+            # counted before parsing, checked after: a chunk that ends the head is fine
+            if self._head_bytes is not None and self._head_bytes > max_head_bytes:
+                self._refuse(431, f"The request line and headers are larger than {max_head_bytes} bytes.")
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._head_started = True
+            if self._head_bytes is None:  # the next request on a kept-alive connection
+                self._head_bytes = 0
+                self._arm()
+
+        def on_headers_complete(self) -> None:
+            self._head_bytes = None
+            self._head_started = False
+            self._disarm()
+            super().on_headers_complete()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._head_timer = self.loop.call_later(head_timeout, self._head_too_slow)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_too_slow(self) -> None:
+            self._head_timer = None
+            if self._head_bytes is None or self.transport.is_closing():
+                return
+            if self._head_started:
+                self._refuse(408, f"The request line and headers did not arrive within {head_timeout:g} s.")
+            else:  # an idle connection: closed quietly, as uvicorn closes idle kept-alive ones
+                self.transport.close()
+
+        def _refuse(self, status: int, message: str) -> None:
+            if not self.transport.is_closing():
+                self.transport.write(refusal(status, "headers", message))
+                self.transport.close()
+
+    return GuardedHttpToolsProtocol
+
+
+def refusal(status: int, field: str, message: str) -> bytes:
+    """A complete HTTP/1.1 response with payemu's JSON error body that closes the
+    connection (written straight to the transport: no request reached the app)."""
+    body = dumps(errors.ApiError(status, [(field, [message])]).body)
+    head = (
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body

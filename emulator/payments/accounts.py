@@ -1,0 +1,138 @@
+"""Stored Payment Gateway Accounts: named sets of gateway credentials, per tenant.
+
+A request names a stored account in ``paymentGatewayAccountName``; the payment engine
+reads the account's gateway and :meth:`StoredAccount.credential_map`. Accounts are
+checked against the gateway catalog when stored: the gateway must exist and every
+credential key must be one the gateway lists. Missing required keys are accepted here,
+as the real service stores them; the payment then fails as the gateway would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from emulator.http import errors
+from emulator.payments.clock import isoformat
+
+if TYPE_CHECKING:
+    from emulator.gateways.catalog import Catalog, GatewaySpec
+    from emulator.payments.tenants import Tenant
+
+
+@dataclass(frozen=True)
+class StoredAccount:
+    """One stored account; ``credentials`` keep the order they were given in, keys in
+    the gateway's canonical spelling."""
+
+    name: str
+    gateway: str
+    credentials: list[tuple[str, str | None]]
+    creation_time: datetime
+
+    def credential_map(self) -> dict[str, str | None]:
+        return dict(self.credentials)
+
+    def to_full(self) -> dict[str, Any]:
+        """``PaymentGatewayAccountFullOutputModel`` (with credential values)."""
+        return {
+            "name": self.name,
+            "creationTime": isoformat(self.creation_time),
+            "paymentGatewayName": self.gateway,
+            "credentials": [{"key": key, "value": value} for key, value in self.credentials],
+        }
+
+    def to_brief(self) -> dict[str, Any]:
+        """``PaymentGatewayAccountBriefOutputModel`` (no credentials)."""
+        return {"name": self.name, "paymentGatewayName": self.gateway, "creationTime": isoformat(self.creation_time)}
+
+
+class Accounts(Mapping[str, StoredAccount]):
+    """A tenant's stored accounts by name."""
+
+    def __init__(self) -> None:
+        self._accounts: dict[str, StoredAccount] = {}
+
+    def __getitem__(self, name: str) -> StoredAccount:
+        return self._accounts[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._accounts)
+
+    def __len__(self) -> int:
+        return len(self._accounts)
+
+    def put(self, account: StoredAccount) -> None:
+        """Store ``account``, replacing one of the same name."""
+        self._accounts[account.name] = account
+
+    def require(self, name: str, field: str = "name") -> StoredAccount:
+        """The account ``name`` or a 404 on ``field``."""
+        account = self._accounts.get(name)
+        if account is None:
+            raise errors.not_found(field, f"No payment gateway account named {name}.")
+        return account
+
+    def listing(self) -> list[StoredAccount]:
+        """Every account, ordered by name."""
+        return sorted(self._accounts.values(), key=lambda account: account.name)
+
+    def delete(self, name: str) -> bool:
+        return self._accounts.pop(name, None) is not None
+
+
+def resolve_gateway(catalog: Catalog, name: str | None, field: str = "paymentGatewayName") -> GatewaySpec:
+    """The catalog entry named ``name`` (any case), or a 400 on ``field`` listing the
+    gateways there are."""
+    gateway = catalog.get(name)
+    if gateway is None:
+        raise errors.invalid(
+            field,
+            f"Unknown payment gateway '{name}'. Known gateways: {', '.join(catalog.names())}.",
+        )
+    return gateway
+
+
+def check_credentials(
+    gateway: GatewaySpec, entries: Sequence[Mapping[str, Any]], field: str = "credentials"
+) -> list[tuple[str, str | None]]:
+    """The credential entries as ``(canonical key, value)`` pairs. Every problem (a key
+    missing, not listed by the gateway, or given twice) is a 400 on ``field[i].key``."""
+    accepted = {name.lower(): name for name in gateway.accepted_credentials}
+    if accepted:
+        listing = f"{gateway.name} accepts: {', '.join(gateway.accepted_credentials)}."
+    else:
+        listing = f"{gateway.name} takes no credentials."
+    pairs: list[tuple[str, str | None]] = []
+    seen: set[str] = set()
+    problems: list[errors.FieldErrors] = []
+    for index, entry in enumerate(entries):
+        where = f"{field}[{index}].key"
+        key = entry.get("key")
+        if not key:
+            problems.append((where, [f"The Key field is required. {listing}"]))
+            continue
+        canonical = accepted.get(key.lower())
+        if canonical is None:
+            problems.append((where, [f"'{key}' is not a credential of {gateway.name}. {listing}"]))
+            continue
+        if canonical in seen:
+            problems.append((where, [f"The credential '{canonical}' is given more than once."]))
+            continue
+        seen.add(canonical)
+        pairs.append((canonical, entry.get("value")))
+    if problems:
+        raise errors.invalid_many(problems)
+    return pairs
+
+
+def put(tenant: Tenant, catalog: Catalog, name: str, body: dict[str, Any]) -> StoredAccount:
+    """Create or replace the account ``name`` from a ``PaymentGatewayAccountInputModel``.
+    A replacement starts a new ``creationTime`` (it is when the credentials were stored)."""
+    gateway = resolve_gateway(catalog, body.get("paymentGatewayName"))
+    credentials = check_credentials(gateway, body.get("credentials") or [])
+    account = StoredAccount(name, gateway.name, credentials, tenant.now())
+    tenant.accounts.put(account)
+    return account

@@ -1,0 +1,294 @@
+"""The payment engine: one :class:`~emulator.payments.model.PaymentRequest` to an Outcome.
+
+``process(runtime, tenant, request, call_attempts)`` serves all seven operations (the
+HTTP handlers and the eWallet page call it):
+
+* credentials: inline ``paymentGatewayAccount`` wins, else the stored
+  ``paymentGatewayAccountName``; neither, or an unknown name, is a 400;
+* the card: ``@token`` references resolved through the vault; a ``userToken`` (a gateway
+  token from tokenize or ``generateToken``) stands in for the card number;
+* charge, authorize, tokenize: the primary account, then each fallback account in order
+  after any attempt that is not Success or Accepted (see :mod:`emulator.payments.failover`); every
+  attempt is a ledger transaction and an entry of ``call_attempts``;
+* capture, void, refund: the ledger's rules, then one gateway attempt on a reserved
+  transaction; status: the ledger's current state of a charge or authorization.
+
+Scenario faults: ``reset`` closes the connection before anything is recorded;
+``lostResponse`` records the transaction, then closes the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from emulator.gateways import payloads, simulator
+from emulator.gateways.simulator import AttemptInput, AttemptResult, GatewayAccount
+from emulator.http import errors
+from emulator.http.pipeline import DropConnection
+from emulator.payments import ledger, vault
+from emulator.payments.failover import fallback_accounts, falls_over, primary_account
+from emulator.payments.model import AttemptRecord, Card, Money, OperationResult, PaymentRequest
+from emulator.vocabulary import (
+    FOLLOW_UPS,
+    HTTP_STATUS,
+    PAYMENTS,
+    SUCCESSFUL,
+    Fault,
+    Operation,
+    RejectReason,
+    ResultCode,
+)
+
+if TYPE_CHECKING:
+    from emulator.payments.tenants import Tenant
+    from emulator.runtime import Runtime
+
+
+@dataclass
+class Outcome:
+    """The answer to one payment request: the final result, its HTTP status and headers,
+    and every attempt made."""
+
+    result: OperationResult
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    attempts: list[AttemptRecord] = field(default_factory=list)
+
+
+def answer(result: OperationResult, attempts: list[AttemptRecord] | None = None, status: int | None = None) -> Outcome:
+    code = result.code
+    retry = code == ResultCode.TEMPORARY_FAILURE and (status or 503) == 503
+    headers = {"Retry-After": "1"} if retry else {}
+    return Outcome(result, status or HTTP_STATUS[code], headers, attempts or [])
+
+
+async def process(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
+                  call_attempts: list[AttemptRecord]) -> Outcome:
+    """Run one payment operation for ``tenant``. ``call_attempts`` receives each attempt
+    as it is made (so the journal has them even when a fault closes the connection)."""
+    operation = request.operation
+    if operation in PAYMENTS:
+        return await _pay(runtime, tenant, request, call_attempts)
+    if operation in FOLLOW_UPS:
+        return await _follow_up(runtime, tenant, request, call_attempts)
+    if operation == Operation.STATUS:
+        return await _status(runtime, tenant, request, call_attempts)
+    raise ValueError(f"not a payment operation: {operation}")
+
+
+# -- currency, card -----------------------------------------------------------------------
+def currencies(runtime: Runtime) -> frozenset[str]:
+    """The Payments.CurrencyCode values of the schema in use."""
+    return runtime.currencies
+
+
+def currency_of(runtime: Runtime, value: str) -> str:
+    code = value.strip().upper()
+    if code not in currencies(runtime):
+        raise errors.invalid("currency", f"Unknown currency code '{value}'.")
+    return code
+
+
+def money_of(runtime: Runtime, request: PaymentRequest) -> Money:
+    """The request's amount in its (checked) currency."""
+    if request.amount is None or request.currency is None:
+        raise errors.invalid("amount", "The Amount and Currency fields are required.")
+    return Money(request.amount, currency_of(runtime, request.currency))
+
+
+def resolved_card(tenant: Tenant, request: PaymentRequest) -> Card | None:
+    return vault.resolve_card(tenant, request.card) if request.card else None
+
+
+def token_for(tenant: Tenant, user_token: str | None, gateway: str) -> tuple[str | None, str | None]:
+    """``(card number, problem)`` for a ``userToken`` at ``gateway``; a token the gateway
+    does not know is declined by it (InvalidCardNumber), which can fall over."""
+    if not user_token:
+        return None, None
+    token = tenant.ledger.token(user_token)
+    if token is None:
+        return None, f"{gateway} does not know the userToken '{user_token[:64]}'."
+    if token.gateway != gateway:
+        return token.card_number, f"The userToken was issued by {token.gateway}; {gateway} cannot use it."
+    return token.card_number, None
+
+
+def attempt_record(tenant: Tenant, account: GatewayAccount, number: int, result: OperationResult) -> AttemptRecord:
+    return AttemptRecord(number, account.name, account.gateway.name, tenant.now(), result)
+
+
+def refused(operation: Operation, money: Money, refusal: ledger.Refusal) -> Outcome:
+    """A ledger refusal: no gateway was asked."""
+    result = OperationResult(operation, ResultCode.REJECTED, money, refusal.description, reject_reason=refusal.reason)
+    return answer(result)
+
+
+# -- charge, authorize, tokenize ------------------------------------------------------------
+async def _pay(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
+               call_attempts: list[AttemptRecord]) -> Outcome:
+    operation = request.operation
+    chain = [primary_account(runtime, tenant, request), *fallback_accounts(runtime, tenant, request)]
+    money = Money.none() if operation == Operation.TOKENIZE else money_of(runtime, request)
+    card = resolved_card(tenant, request)
+    attempts: list[AttemptRecord] = []
+    last: AttemptResult | None = None
+    for number, account in enumerate(chain, start=1):
+        token_number, problem = token_for(tenant, request.user_token, account.gateway.name)
+        paying = card.with_number(token_number or card.number) if card else Card(number=token_number)
+        item = AttemptInput(
+            operation=operation,
+            money=money,
+            card=paying,
+            my_ref=request.my_ref,
+            order_desc=request.order_desc,
+            client_ip=request.client_ip,
+            network_token_brand=request.network_token_brand,
+            generate_token=request.generate_token,
+            token_problem=problem,
+            number=number,
+        )
+        last = await _attempt(runtime, tenant, account, item, attempt_number=number)
+        token = last.result.gateway_token
+        if token:
+            ledger.remember_token(tenant, token, account.gateway.name, account.name, paying.number)
+        entry = attempt_record(tenant, account, number, last.result)
+        attempts.append(entry)
+        call_attempts.append(entry)
+        if last.fault == Fault.LOST_RESPONSE:
+            raise DropConnection(Fault.LOST_RESPONSE)
+        if not falls_over(runtime, tenant, last.result):
+            break
+    assert last is not None
+    return answer(last.result, attempts)
+
+
+async def _attempt(
+    runtime: Runtime,
+    tenant: Tenant,
+    account: GatewayAccount,
+    item: AttemptInput,
+    *,
+    attempt_number: int = 1,
+    parent: ledger.Transaction | None = None,
+) -> AttemptResult:
+    """One gateway attempt, recorded in the ledger — unless the scenario resets the
+    connection first, in which case nothing reached the gateway's books."""
+    result = await simulator.attempt(runtime, tenant, account, item)
+    if result.fault == Fault.RESET:
+        raise DropConnection(Fault.RESET)
+    ledger.record(
+        tenant,
+        result.result,
+        account=account.name,
+        card_number=item.card_number,
+        my_ref=item.my_ref,
+        authorization_days=account.gateway.authorization_days,
+        parent=parent,
+        attempt_number=attempt_number,
+        settles_to=result.settles_to,
+        settle_after_seconds=result.settle_after_seconds,
+    )
+    return result
+
+
+# -- capture, void, refund ------------------------------------------------------------------
+async def _follow_up(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
+                     call_attempts: list[AttemptRecord]) -> Outcome:
+    operation = request.operation
+    account = primary_account(runtime, tenant, request)
+    money = money_of(runtime, request)
+    card = resolved_card(tenant, request)
+    reference = request.ref_trans_id or ""
+    tx = tenant.ledger.find(reference)
+    if tx is None:
+        return refused(operation, money, _not_found(reference))
+    refusal = ledger.check(tx, operation, account.gateway.name, money.currency, money.amount, tenant.now())
+    if refusal is not None:
+        return refused(operation, money, refusal)
+    ledger.reserve(tx, operation)  # no await since check(): concurrent requests see it
+    try:
+        paying = card.with_number(card.number or tx.card_number) if card else Card(number=tx.card_number)
+        item = AttemptInput(
+            operation=operation,
+            money=money,
+            card=paying,
+            my_ref=request.my_ref or tx.my_ref,
+            network_token_brand=request.network_token_brand,
+        )
+        result = await _attempt(runtime, tenant, account, item, parent=tx)
+    finally:
+        ledger.release(tx)
+    entry = attempt_record(tenant, account, 1, result.result)
+    call_attempts.append(entry)
+    if result.fault == Fault.LOST_RESPONSE:
+        raise DropConnection(Fault.LOST_RESPONSE)
+    return answer(result.result, [entry])
+
+
+def _not_found(reference: str) -> ledger.Refusal:
+    return ledger.Refusal(
+        RejectReason.TRANSACTION_NOT_FOUND, f"No transaction with gatewayReference '{reference[:128]}'."
+    )
+
+
+# -- status -------------------------------------------------------------------------------
+async def _status(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
+                  call_attempts: list[AttemptRecord]) -> Outcome:
+    account = primary_account(runtime, tenant, request)
+    reference, my_ref = request.ref_trans_id, request.my_ref
+    if not reference and not my_ref:
+        raise errors.invalid("refTransId", "Give refTransId (the gatewayReference) or myRef.")
+    tx = tenant.ledger.find(reference, my_ref)
+    if tx is None:
+        missing = _not_found(reference) if reference else ledger.Refusal(
+            RejectReason.TRANSACTION_NOT_FOUND, f"No charge or authorization with myRef '{my_ref}'."
+        )
+        return refused(Operation.STATUS, Money.none(), missing)
+    now = tenant.now()
+    refusal = ledger.check(tx, Operation.STATUS, account.gateway.name, None, tx.amount, now)
+    if refusal is not None:
+        return refused(Operation.STATUS, tx.money, refusal)
+    item = AttemptInput(operation=Operation.STATUS, money=tx.money, card=Card(number=tx.card_number),
+                        my_ref=tx.my_ref, network_token_brand=request.network_token_brand)
+    failed = await _status_lookup(runtime, tenant, account, item)
+    if failed is not None:
+        call_attempts.append(attempt_record(tenant, account, 1, failed))
+        rejected = failed.code in (ResultCode.REJECTED, ResultCode.NOT_IMPLEMENTED)
+        return answer(failed, status=409 if rejected else 500)
+    state = tx.state(now)
+    code, reason = tx.result_code, tx.reject_reason
+    result = simulator.speak(
+        tenant, account, item, code, payloads.status_key(account.gateway, state, reason or code), reason,
+        f"Transaction found: {state}.",
+        reference=tx.reference, approval=tx.authorization_code,
+    )
+    call_attempts.append(attempt_record(tenant, account, 1, result))
+    return answer(result, status=200 if code in SUCCESSFUL else 409)
+
+
+async def _status_lookup(
+    runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: AttemptInput
+) -> OperationResult | None:
+    """Ask the gateway (its requirements, then any scenario rule for Status): None when
+    it answers, else the failed OperationResult. A fault closes the connection."""
+    refused_at = simulator.requirement_failure(account, item)
+    if refused_at is None:
+        outcome = simulator.decide(runtime, tenant, account, item)
+        if outcome is None:
+            return None
+        if outcome.delay_ms > 0:
+            await asyncio.sleep(outcome.delay_ms / 1000)
+        if outcome.fault != Fault.NONE:
+            raise DropConnection(outcome.fault)
+        code = ResultCode(outcome.operation_result_code)
+        if code in SUCCESSFUL:
+            return None
+        reason = outcome.reject_reason_code if code == ResultCode.REJECTED else None
+        refused_at = (code, reason or code, f"The status lookup at {account.gateway.name} failed ({code}).")
+    code, key, description = refused_at
+    reference = simulator.new_reference(tenant, account.gateway, Operation.STATUS)
+    return simulator.speak(tenant, account, item, code, key, key if code == ResultCode.REJECTED else None,
+                           description, reference=reference)
+

@@ -1,0 +1,213 @@
+"""Result tokens and the answer of ``POST /EWalletOperations/validateResults``.
+
+A result token is ``<payload>.<signature>``, both base64url without padding. The payload
+is compact JSON: ``v`` (format version), ``a`` (account id of the tenant), ``s`` (session
+token), ``r`` (result id) and ``d``, the client-side view of the result that the JS
+library's ``parseResultToken`` reads (``clientSuccess``, ``upgChargeResults`` without the
+gateway payload, the masked card). The signature is HMAC-SHA256 over the payload text with
+a secret of the running emulator (random, or derived from ``--seed`` so that seeded runs
+repeat byte for byte). The full result stays in the tenant; validateResults answers it
+only to the tenant that owns the session.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from emulator.http import errors
+from emulator.payments.clock import isoformat
+from emulator.payments.ewallet.sessions import TOKENIZING, Session
+from emulator.payments.masking import mask_pan
+from emulator.vocabulary import SUCCESSFUL
+
+if TYPE_CHECKING:
+    from emulator.payments.tenants import Tenant
+    from emulator.runtime import Runtime
+
+FORMAT_VERSION = 1
+PAYMENT_METHOD = "CardPay"
+_OPERATION_RESULT_KEYS = (
+    "authorizationCode", "currency", "amount", "operationType", "operationResultCode",
+    "operationResultDescription", "customGatewayResponse", "gatewayName", "gatewayReference",
+    "gatewayResultCode", "gatewayResultDescription", "gatewayResultSubCode",
+    "gatewayResultSubDescription", "gatewayToken", "rejectReasonCode",
+)
+
+
+def _b64encode(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _b64decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class Signer:
+    """Signs and verifies result tokens with one secret."""
+
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+
+    @classmethod
+    def of(cls, runtime: Runtime) -> Signer:
+        """The signer of a running emulator (made once, kept as ``runtime.signer``)."""
+        signer = runtime.signer
+        if signer is None:
+            seed = runtime.settings.seed
+            secret = (
+                hashlib.sha256(f"payemu/result-token/{seed}".encode()).digest()
+                if seed is not None
+                else secrets.token_bytes(32)
+            )
+            signer = runtime.signer = cls(secret)
+        return signer
+
+    def _signature(self, payload: str) -> str:
+        return _b64encode(hmac.new(self._secret, payload.encode("ascii"), hashlib.sha256).digest())
+
+    def sign(self, claims: dict[str, Any]) -> str:
+        text = json.dumps(claims, separators=(",", ":"), ensure_ascii=True, sort_keys=True)
+        payload = _b64encode(text.encode("ascii"))
+        return f"{payload}.{self._signature(payload)}"
+
+    def verify(self, token: str) -> dict[str, Any] | None:
+        """The claims of a token this emulator signed, or None."""
+        payload, dot, signature = token.strip().partition(".")
+        if not dot or not payload or not payload.isascii() or not signature.isascii():
+            return None
+        if not hmac.compare_digest(self._signature(payload), signature):
+            return None
+        try:
+            claims = json.loads(_b64decode(payload))
+        except (ValueError, binascii.Error):
+            return None
+        return claims if isinstance(claims, dict) else None
+
+
+def issue(runtime: Runtime, tenant: Tenant, session: Session, result_id: str, data: dict[str, Any]) -> str:
+    claims = {
+        "v": FORMAT_VERSION,
+        "a": tenant.account_id,
+        "s": session.token,
+        "r": result_id,
+        "d": client_view(data),
+    }
+    return Signer.of(runtime).sign(claims)
+
+
+def redeem(runtime: Runtime, tenant: Tenant, token: str) -> dict[str, Any]:
+    """The EWalletResultData of a result token, for the tenant that owns it; else a 400."""
+    claims = Signer.of(runtime).verify(token)
+    if claims is None or claims.get("v") != FORMAT_VERSION:
+        raise errors.invalid("resultToken", "The result token is not one payemu issued, or it was altered.")
+    session_token, result_id = claims.get("s"), claims.get("r")
+    session = tenant.sessions.get(session_token) if isinstance(session_token, str) else None
+    result = session.results.get(result_id) if session and isinstance(result_id, str) else None
+    if claims.get("a") != tenant.account_id or result is None:
+        raise errors.invalid("resultToken", "The result token does not belong to a session of this account.")
+    return result.data
+
+
+def client_view(data: dict[str, Any]) -> dict[str, Any]:
+    """What the browser may read from the token: no gateway payload, card masked."""
+    final = data.get("upgChargeResults")
+    if final is not None:
+        final = {**final, "customGatewayResponse": None}
+    return {
+        "clientSuccess": True,
+        "clientErrorMessage": None,
+        "selectedPaymentMethod": data["selectedPaymentMethod"],
+        "upgChargeResults": final,
+        "directChargeResults": None,
+        "tokenAndMaskedCardModel": data["tokenAndMaskedCardModel"],
+    }
+
+
+@dataclass(frozen=True)
+class CardView:
+    """The card paid with, as far as results may show it."""
+
+    number: str | None  # the full number, only to mask it here
+    brand: str
+    holder: str | None
+    owner_id: str | None
+    expiration_month: int
+    expiration_year: int
+
+    def bank_card(self) -> dict[str, Any]:
+        return {
+            "type": self.brand,
+            "nameOnCard": self.holder,
+            "issueNumber": None,
+            "ownerId": self.owner_id,
+            "securityCode": None,
+            "number": mask_pan(self.number) if self.number else None,
+            "expirationMonth": self.expiration_month,
+            "expirationYear": self.expiration_year,
+        }
+
+
+def operation_result(value: dict[str, Any]) -> dict[str, Any]:
+    """Exactly the OperationResult keys (the engine's result, never anything extra)."""
+    return {key: value.get(key) for key in _OPERATION_RESULT_KEYS}
+
+
+def _moment(value: Any, fallback: datetime) -> str:
+    if isinstance(value, datetime):
+        return isoformat(value)
+    return value if isinstance(value, str) and value else isoformat(fallback)
+
+
+def build(session: Session, final: dict[str, Any], attempts: list[dict[str, Any]],
+          card: CardView, now: datetime) -> dict[str, Any]:
+    """The EWalletResultData of one payment: ``final`` is the engine's OperationResult,
+    ``attempts`` the engine's attempt records (attemptNumber, paymentGatewayAccountName,
+    isFallback, timestamp, result)."""
+    final = operation_result(final)
+    listed = [
+        {
+            **operation_result(a["result"]),
+            "attemptNumber": int(a["attemptNumber"]),
+            "paymentGatewayAccountId": a.get("paymentGatewayAccountName"),
+            "isFallback": bool(a.get("isFallback")),
+            "timestamp": _moment(a.get("timestamp"), now),
+        }
+        for a in attempts
+    ]
+    succeeded = final["operationResultCode"] in SUCCESSFUL
+    winner = next((a for a in reversed(listed) if a["operationResultCode"] in SUCCESSFUL), None)
+    token = final.get("gatewayToken") if succeeded else None
+    if token is not None and not isinstance(token, str):
+        token = json.dumps(token, separators=(",", ":"))
+    tokenizing = session.operation in TOKENIZING
+    return {
+        "upgChargeResults": final,
+        "directChargeResults": None,
+        "tokenAndMaskedCardModel": {
+            "bankCard": card.bank_card(),
+            "threeDS": None,
+            "errorMessage": None if succeeded or not tokenizing else final.get("operationResultDescription"),
+            "token": token if tokenizing else None,
+            "tokenLocation": final.get("gatewayName") if tokenizing and token else None,
+        },
+        "failedUpgChargeResults": [
+            operation_result(a["result"]) for a in attempts
+            if a["result"].get("operationResultCode") not in SUCCESSFUL
+        ],
+        "selectedPaymentMethod": PAYMENT_METHOD,
+        "transactionAmount": final["amount"],
+        "transactionCurrency": final["currency"],
+        "transactionTimestamp": (winner or (listed[-1] if listed else {})).get("timestamp") or isoformat(now),
+        "providerTransactionId": winner["gatewayReference"] if winner else None,
+        "providerAuthorizationCode": winner["authorizationCode"] if winner else None,
+        "providerAccountId": winner["paymentGatewayAccountId"] if winner else None,
+        "attempts": listed,
+    }

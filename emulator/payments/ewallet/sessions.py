@@ -1,0 +1,214 @@
+"""eWallet sessions: the checks beyond the schema, storage in the tenant, lookup by token.
+
+The schema already enforces types, enums (read case-insensitively, stored canonical),
+``storedCards`` ≤ 3, ``lastDigits`` of four digits and the length of certificate names.
+Here come the rules that need the tenant: the gateway accounts and certificates named must
+exist, stored-card tokens must be in the vault, charging sessions need an amount above zero.
+A session lives in ``tenant.sessions`` (a :class:`Sessions`) and expires :data:`SESSION_LIFETIME` after its
+creation on the tenant's virtual clock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from emulator.http import errors
+from emulator.payments import certificates
+from emulator.vocabulary import Operation
+
+if TYPE_CHECKING:
+    from emulator.payments.tenants import Tenant
+    from emulator.runtime import Runtime
+
+SESSION_LIFETIME = timedelta(minutes=30)
+KEEP_EXPIRED = timedelta(days=1)  # expired sessions stay readable (results) this long
+MAX_SESSIONS = 10_000  # per tenant; the oldest are dropped first
+TOKEN_LENGTH = 40
+MAX_AMOUNT = 1_000_000_000_000
+
+CHARGING = frozenset({"CHARGE", "CHARGE_AND_TOKENIZE", "PREAUTH_AND_TOKENIZE"})
+TOKENIZING = frozenset({"TOKENIZE", "CHARGE_AND_TOKENIZE", "PREAUTH_AND_TOKENIZE"})
+# eWallet operation → (payment engine operation, ask the gateway for a token)
+ENGINE_OPERATION: dict[str, tuple[Operation, bool]] = {
+    "CHARGE": (Operation.CHARGE, False),
+    "CHARGE_AND_TOKENIZE": (Operation.CHARGE, True),
+    "PREAUTH_AND_TOKENIZE": (Operation.PRE_AUTH, True),
+    "TOKENIZE": (Operation.TOKENIZE, False),
+}
+_COUNTRY = re.compile(r"^[A-Za-z]{2}$")
+_VAULT_TOKEN = re.compile(r"^[A-Za-z0-9]{32}$")
+
+
+@dataclass
+class SessionResult:
+    """One payment made through the session's page (a decline is a result too)."""
+
+    result_id: str
+    created_at: datetime
+    success: bool
+    data: dict[str, Any]  # the EWalletResultData answered by validateResults
+    token: str  # the signed result token handed to the merchant
+
+
+@dataclass
+class Session:
+    token: str
+    request: dict[str, Any]  # the validated request, enum values in canonical case
+    created_at: datetime
+    expires_at: datetime
+    results: dict[str, SessionResult] = field(default_factory=dict)
+    paid_by: str | None = None  # result id of the successful payment
+    busy: bool = False  # a payment is running
+
+    @property
+    def operation(self) -> str:
+        return str(self.request["operation"])
+
+    @property
+    def amount(self) -> float:
+        return float(self.request["amount"])
+
+    @property
+    def currency(self) -> str:
+        return str(self.request["currencyCode"])
+
+    @property
+    def stored_cards(self) -> list[dict[str, Any]]:
+        return list(self.request.get("storedCards") or [])
+
+    @property
+    def allowed_brands(self) -> list[str]:
+        return list(self.request.get("allowedBrands") or [])
+
+    def state(self, now: datetime) -> str:
+        """``paid``, ``expired`` or ``open``."""
+        if self.paid_by is not None:
+            return "paid"
+        if now >= self.expires_at:
+            return "expired"
+        return "open"
+
+    def paid_result(self) -> SessionResult | None:
+        return self.results.get(self.paid_by) if self.paid_by else None
+
+
+class Sessions(Mapping[str, Session]):
+    """A tenant's eWallet sessions by token, oldest first; at most ``limit`` are kept
+    (the oldest dropped first) and expired ones for :data:`KEEP_EXPIRED`."""
+
+    def __init__(self, limit: int = MAX_SESSIONS) -> None:
+        self._sessions: dict[str, Session] = {}
+        self.limit = limit
+
+    def __getitem__(self, token: str) -> Session:
+        return self._sessions[token]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sessions)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def add(self, session: Session) -> None:
+        """Keep ``session``, first dropping stale sessions and, at the limit, the oldest."""
+        now = session.created_at
+        for token in [t for t, s in self._sessions.items() if now >= s.expires_at + KEEP_EXPIRED]:
+            del self._sessions[token]
+        while len(self._sessions) >= self.limit:
+            del self._sessions[next(iter(self._sessions))]
+        self._sessions[session.token] = session
+
+    def newest_first(self) -> Iterator[Session]:
+        return reversed(list(self._sessions.values()))
+
+
+def check_request(tenant: Tenant, body: dict[str, Any]) -> list[errors.FieldErrors]:
+    """Problems the schema cannot see, one (fieldName, messages) entry each."""
+    problems: list[errors.FieldErrors] = []
+    operation = body["operation"]
+    amount = body["amount"]
+    if operation in CHARGING and amount <= 0:
+        problems.append(("amount", [f"The field Amount must be greater than 0 for a {operation} session."]))
+    if amount > MAX_AMOUNT:
+        problems.append(("amount", [f"The field Amount must be at most {MAX_AMOUNT}."]))
+    account = body.get("paymentGatewayAccountId")
+    if not account:
+        problems.append(
+            ("paymentGatewayAccountId", [f"The PaymentGatewayAccountId field is required for a {operation} session."])
+        )
+    else:
+        problems += _account_problems(tenant, account, "paymentGatewayAccountId")
+    problems += _certificate_problems(tenant, body.get("paymentGatewayCertName"), "paymentGatewayCertName")
+    for index, entry in enumerate(body.get("fallbackUpgs") or []):
+        where = f"fallbackUpgs[{index}]"
+        problems += _account_problems(tenant, entry["paymentGatewayAccountId"], f"{where}.paymentGatewayAccountId")
+        certificate = entry.get("paymentGatewayCertName")
+        problems += _certificate_problems(tenant, certificate, f"{where}.paymentGatewayCertName")
+    for index, card in enumerate(body.get("storedCards") or []):
+        problems += _stored_card_problems(tenant, card, f"storedCards[{index}]")
+    country = body.get("countryCode")
+    if country is not None and not _COUNTRY.match(country):
+        problems.append(("countryCode", ["The field CountryCode must be a two-letter ISO 3166 country code."]))
+    return problems
+
+
+def _account_problems(tenant: Tenant, name: str, where: str) -> list[errors.FieldErrors]:
+    if name in tenant.accounts:
+        return []
+    return [(where, [f"No stored payment gateway account is named '{name}'."])]
+
+
+def _certificate_problems(tenant: Tenant, name: str | None, where: str) -> list[errors.FieldErrors]:
+    if name is None:
+        return []
+    try:
+        certificates.require_certificate(tenant, name, where)
+    except errors.ApiError as exc:
+        return list(exc.entries)
+    return []
+
+
+def _stored_card_problems(tenant: Tenant, card: dict[str, Any], where: str) -> list[errors.FieldErrors]:
+    problems: list[errors.FieldErrors] = []
+    token = card["token"]
+    if not _VAULT_TOKEN.match(token) or token not in tenant.vault:
+        problems.append((f"{where}.token", ["The token is not a string token of this account (POST /StringTokens)."]))
+    year = card["expirationYear"]
+    if not 2000 <= year <= 2100:
+        problems.append((f"{where}.expirationYear", ["The field ExpirationYear must be a four-digit year."]))
+    return problems
+
+
+def create(tenant: Tenant, body: dict[str, Any]) -> Session:
+    """Check ``body`` (already schema-valid) and store a new session, or raise a 400."""
+    problems = check_request(tenant, body)
+    if problems:
+        raise errors.invalid_many(problems)
+    now = tenant.now()
+    token = tenant.random_string(TOKEN_LENGTH)
+    while token in tenant.sessions:
+        token = tenant.random_string(TOKEN_LENGTH)
+    request = dict(body)
+    if request.get("countryCode"):
+        request["countryCode"] = request["countryCode"].upper()
+    session = Session(token, request, now, now + SESSION_LIFETIME)
+    tenant.sessions.add(session)
+    return session
+
+
+def find(runtime: Runtime, token: str) -> tuple[Tenant, Session] | None:
+    """The session of that token and its tenant (the page URL carries no API key)."""
+    for tenant in runtime.tenants:
+        session = tenant.sessions.get(token)
+        if session is not None:
+            return tenant, session
+    return None
+
+
+def iter_sessions(tenant: Tenant) -> Iterator[Session]:
+    """Newest first."""
+    return tenant.sessions.newest_first()

@@ -1,0 +1,73 @@
+"""The per-tenant request journal: bounded, oldest dropped first, bodies masked.
+
+Entries are stored as recorded and masked the first time anything reads them (the
+masked copy then replaces the raw one). Every way out of the journal — iteration and
+:meth:`Journal.query` — hands out masked entries only, so card numbers, CVVs, token
+payloads and credential values never leave it; the request path pays nothing for masking.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from itertools import count
+from typing import Any
+
+from emulator.payments.masking import mask, mask_query, mask_text, references
+
+_MASKED_FIELDS = ("request", "response", "attempts")
+_RAW = "_raw"
+
+
+class Journal:
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: deque[dict[str, Any]] = deque(maxlen=size)
+        self._ids = count(1)
+        self.dropped = 0
+
+    def record(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """Store an entry (raw: it is masked on first read) and give it a sequence id."""
+        if len(self._entries) == self._entries.maxlen:
+            self.dropped += 1
+        entry["id"] = next(self._ids)
+        entry[_RAW] = True
+        self._entries.append(entry)
+        return entry
+
+    def _masked(self) -> list[dict[str, Any]]:
+        entries = list(self._entries)
+        for entry in entries:
+            if entry.pop(_RAW, False):
+                keep = references(*(entry.get(name) for name in _MASKED_FIELDS))
+                for name in _MASKED_FIELDS:
+                    if name in entry:
+                        entry[name] = mask(entry[name], keep=keep)
+                if entry.get("query"):
+                    entry["query"] = mask_query(entry["query"], keep)
+                if entry.get("path"):
+                    entry["path"] = mask_text(entry["path"], keep)
+        return entries
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._masked())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def query(
+        self,
+        path: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Entries oldest first; ``path`` matches a prefix, ``since``/``until`` compare the
+        ISO times; ``limit`` keeps the newest."""
+        found = [
+            e for e in self._masked()
+            if (path is None or e["path"].startswith(path))
+            and (since is None or e["time"] >= since)
+            and (until is None or e["time"] <= until)
+        ]
+        return found[-limit:] if limit else found

@@ -1,0 +1,95 @@
+"""Settings a tenant may change for itself: strictness, the success status, failover.
+
+The config file and the command line give the server's defaults; ``POST
+/_emulator/settings`` sets values for the caller's API key only (``null`` goes back to the
+default), so one CI test can run strict or expect ``always-202`` without touching others.
+A tenant reset drops its own values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from emulator.config import FAILOVER_MODES, SUCCESS_STATUSES
+from emulator.vocabulary import Operation
+
+if TYPE_CHECKING:
+    from emulator.payments.tenants import Tenant
+    from emulator.runtime import Runtime
+
+# control-API name → (TenantSettings / Settings attribute, allowed values or None for a boolean)
+FIELDS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "strict": ("strict", None),
+    "successStatus": ("success_status", SUCCESS_STATUSES),
+    "failover": ("failover", FAILOVER_MODES),
+}
+# Operations whose Success and Accepted answers the success-status switch changes (status
+# and tokenize never answer 202).
+SWITCHED = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.CAPTURE, Operation.VOID, Operation.REFUND})
+
+
+@dataclass
+class TenantSettings:
+    """A tenant's own values; None means the server's value applies."""
+
+    strict: bool | None = None
+    success_status: str | None = None
+    failover: str | None = None
+
+    def own(self) -> list[str]:
+        """The control-API names of the values the tenant set itself, sorted."""
+        return sorted(name for name, (attribute, _) in FIELDS.items() if getattr(self, attribute) is not None)
+
+    def update(self, changes: dict[str, Any]) -> None:
+        """Apply validated ``changes`` (control-API names; null removes the tenant's value)."""
+        known = {f.name for f in fields(self)}
+        for name, new in changes.items():
+            if name in FIELDS and FIELDS[name][0] in known:
+                setattr(self, FIELDS[name][0], new)
+
+
+def value(runtime: Runtime, tenant: Tenant | None, name: str) -> Any:
+    """The tenant's own value of ``name`` (a FIELDS key), else the server's."""
+    attribute = FIELDS[name][0]
+    found = getattr(tenant.overrides, attribute) if tenant is not None else None
+    return found if found is not None else getattr(runtime.settings, attribute)
+
+
+def strict(runtime: Runtime, tenant: Tenant | None) -> bool:
+    return bool(value(runtime, tenant, "strict"))
+
+
+def failover(runtime: Runtime, tenant: Tenant | None) -> str:
+    return str(value(runtime, tenant, "failover"))
+
+
+def success_status(runtime: Runtime, tenant: Tenant | None) -> str:
+    return str(value(runtime, tenant, "successStatus"))
+
+
+def http_status(runtime: Runtime, tenant: Tenant | None, operation: str, status: int) -> int:
+    """The HTTP status of a payment answer under the success-status switch: ``by-result``
+    keeps 200 for Success and 202 for Accepted; ``always-200`` / ``always-202`` answer
+    both with that status (charge, authorize, capture, void and refund only)."""
+    if status not in (200, 202) or operation not in SWITCHED:
+        return status
+    mode = success_status(runtime, tenant)
+    if mode == "always-200":
+        return 200
+    if mode == "always-202":
+        return 202
+    return status
+
+
+def effective(runtime: Runtime, tenant: Tenant) -> dict[str, Any]:
+    """Every setting as the tenant sees it, and which of them are its own."""
+    return {
+        **{name: value(runtime, tenant, name) for name in FIELDS},
+        "overridden": tenant.overrides.own(),
+    }
+
+
+def update(tenant: Tenant, changes: dict[str, Any]) -> None:
+    """Apply validated ``changes`` (null removes the tenant's own value)."""
+    tenant.overrides.update(changes)

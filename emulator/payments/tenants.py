@@ -1,0 +1,143 @@
+"""Tenants: one per API key, holding all of that key's state.
+
+Like moto's backends keyed by account, every store lives on a :class:`Tenant` and every
+handler reaches state only through the tenant of the request's key, so one key can never
+see another's data. The stores are typed and changed through their methods:
+:class:`~emulator.payments.ledger.Ledger`, :class:`~emulator.payments.vault.Vault`,
+:class:`~emulator.payments.accounts.Accounts`, :class:`~emulator.payments.certificates.Certificates`,
+:class:`~emulator.payments.ewallet.sessions.Sessions`, :class:`~emulator.scenarios.ruleset.RuleSet`,
+:class:`~emulator.payments.journal.Journal` and :class:`~emulator.payments.clock.Clock`. Each tenant has its
+own random source; with a seed it is derived from the seed and the key alone, so a
+tenant's answers do not depend on what other tenants do.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from emulator.config import KeySpec, Settings
+from emulator.payments.accounts import Accounts
+from emulator.payments.certificates import Certificates
+from emulator.payments.clock import Clock
+from emulator.payments.ewallet.sessions import Sessions
+from emulator.payments.journal import Journal
+from emulator.payments.ledger import Ledger
+from emulator.payments.tenant_settings import TenantSettings
+from emulator.payments.vault import Vault
+from emulator.scenarios.ruleset import RuleSet
+
+if TYPE_CHECKING:
+    from faker import Faker
+
+ALPHANUMERIC = string.ascii_letters + string.digits
+SEEDED_EPOCH = datetime(2030, 1, 1, tzinfo=UTC)
+MAX_KEY_LENGTH = 256
+
+
+class Tenant:
+    """All state of one API key."""
+
+    def __init__(self, spec: KeySpec, settings: Settings, seed: int | None) -> None:
+        self.key = spec.key
+        self.user_name = spec.user_name
+        self.account_id = spec.account_id
+        self.is_sandbox = spec.is_sandbox
+        self._spec = spec
+        self._settings = settings
+        self._seed = seed
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the state of a fresh key: every store emptied, random source and
+        clock started again (so a seeded tenant replays identically after a reset)."""
+        seeded = self._seed is not None
+        self.rng = random.Random(f"{self._seed}/{self.key}") if seeded else random.Random()
+        start = None
+        if seeded:
+            start = SEEDED_EPOCH + timedelta(seconds=self.rng.randrange(0, 365 * 86400))
+        self.clock = Clock(start)
+        self.journal = Journal(self._settings.journal_size)
+        self.certificates = Certificates(self._spec.certificates)
+        self.accounts = Accounts()
+        self.vault = Vault()
+        self.ledger = Ledger()
+        self.rules = RuleSet()
+        self.sessions = Sessions()
+        self.overrides = TenantSettings()  # its own strictness, success status, failover mode
+        self._faker: Faker | None = None
+
+    @property
+    def faker(self) -> Faker:
+        """A Faker seeded from this tenant's random source (made on first use)."""
+        if self._faker is None:
+            from faker import Faker
+
+            self._faker = Faker()
+            self._faker.seed_instance(self.rng.getrandbits(64))
+        return self._faker
+
+    def random_string(self, length: int, alphabet: str = ALPHANUMERIC) -> str:
+        return "".join(self.rng.choices(alphabet, k=length))
+
+    def now(self) -> datetime:
+        return self.clock.now()
+
+
+class TenantRegistry:
+    """API key → tenant. Configured keys exist from the start; ``create`` mints fresh
+    isolated keys; with ``any_key`` every new non-empty key becomes a sandbox tenant."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._tenants: dict[str, Tenant] = {}
+        self._rng = random.Random(f"{settings.seed}/registry") if settings.seed is not None else random.Random()
+        self._next_account = 20001
+        for spec in settings.keys:
+            self._add(spec)
+
+    def _add(self, spec: KeySpec) -> Tenant:
+        tenant = Tenant(spec, self.settings, self.settings.seed)
+        self._tenants[spec.key] = tenant
+        return tenant
+
+    def get(self, key: str | None) -> Tenant | None:
+        if not key:
+            return None
+        tenant = self._tenants.get(key)
+        if tenant is None and self.settings.any_key and _acceptable_key(key):
+            tenant = self._add(self._spec(key, sandbox=True))
+        return tenant
+
+    def create(self, sandbox: bool = True, user_name: str | None = None, key: str | None = None) -> Tenant:
+        """A fresh tenant under ``key`` (ValueError if taken) or a new random key."""
+        if key is not None:
+            if key in self._tenants:
+                raise ValueError(f"the API key {key!r} is already in use")
+            return self._add(self._spec(key, sandbox, user_name))
+        key = "test-" + "".join(self._rng.choices(ALPHANUMERIC, k=28))
+        while key in self._tenants:
+            key = "test-" + "".join(self._rng.choices(ALPHANUMERIC, k=28))
+        return self._add(self._spec(key, sandbox, user_name))
+
+    def remove(self, key: str) -> bool:
+        return self._tenants.pop(key, None) is not None
+
+    def _spec(self, key: str, sandbox: bool, user_name: str | None = None) -> KeySpec:
+        account_id = self._next_account
+        self._next_account += 1
+        name = user_name or f"{'sandbox' if sandbox else 'live'}-merchant-{account_id}"
+        return KeySpec(key, name, account_id, sandbox)
+
+    def __iter__(self) -> Iterator[Tenant]:
+        return iter(list(self._tenants.values()))
+
+    def __len__(self) -> int:
+        return len(self._tenants)
+
+
+def _acceptable_key(key: str) -> bool:
+    return 0 < len(key) <= MAX_KEY_LENGTH and key.isprintable() and not key.isspace()

@@ -1,0 +1,181 @@
+"""The string-token vault: any sensitive string stored under a 32-character token, per
+tenant (a :class:`Vault`), and the ``@token`` card references the payment operations
+resolve through it.
+
+Payloads never reach a log: nothing here logs, and the journal redacts ``payload`` and
+``clearPayload`` (see :mod:`emulator.payments.masking`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from emulator.http import errors
+from emulator.payments.clock import isoformat
+from emulator.payments.model import Card
+
+if TYPE_CHECKING:
+    from emulator.payments.tenants import Tenant
+
+TOKEN_LENGTH = 32
+MAX_PAYLOAD = 16384
+TOKEN_REFERENCE = re.compile(r"@([A-Za-z0-9]{32})")
+_CARD_NUMBER = re.compile(r"\d{12,20}")
+_CVV = re.compile(r"\d{3,4}")
+_SEPARATORS = re.compile(r"[ \-]")
+# Card fields a JSON payload may fill, by lower-case name.
+_CARD_FIELDS = {
+    name.lower(): name
+    for name in ("cardNumber", "cardHolderName", "expirationMonth", "expirationYear", "cvv")
+}
+
+
+@dataclass(frozen=True)
+class StringToken:
+    token: str
+    payload: str
+    create_time: datetime
+
+    def to_meta(self) -> dict[str, Any]:
+        """``StringTokenMetaDataOutputModel``: the token without its contents."""
+        return {"token": self.token, "createTime": isoformat(self.create_time)}
+
+    def to_full(self) -> dict[str, Any]:
+        """``StringTokenOutputModel``: the token with its contents."""
+        return {"clearPayload": self.payload, **self.to_meta()}
+
+    def __repr__(self) -> str:  # keep payloads out of tracebacks and debug output
+        return f"StringToken(token={self.token!r}, payload=<{len(self.payload)} characters>)"
+
+
+class Vault(Mapping[str, StringToken]):
+    """A tenant's string tokens, oldest first."""
+
+    def __init__(self) -> None:
+        self._tokens: dict[str, StringToken] = {}
+
+    def __getitem__(self, token: str) -> StringToken:
+        return self._tokens[token]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tokens)
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+    def add(self, entry: StringToken) -> None:
+        self._tokens[entry.token] = entry
+
+    def require(self, token: str, field: str = "token") -> StringToken:
+        """The token or a 404 on ``field``."""
+        entry = self._tokens.get(token)
+        if entry is None:
+            raise errors.not_found(field, f"No string token {token} exists for this API key.")
+        return entry
+
+    def delete(self, token: str) -> bool:
+        """Remove the token and its contents for good."""
+        return self._tokens.pop(token, None) is not None
+
+
+def store(tenant: Tenant, payload: str) -> StringToken:
+    """Store ``payload`` under a fresh token from the tenant's random source."""
+    if not 1 <= len(payload) <= MAX_PAYLOAD:
+        raise errors.invalid("payload", f"The payload must be 1 to {MAX_PAYLOAD} characters long.")
+    token = tenant.random_string(TOKEN_LENGTH)
+    while token in tenant.vault:
+        token = tenant.random_string(TOKEN_LENGTH)
+    entry = StringToken(token, payload, tenant.now())
+    tenant.vault.add(entry)
+    return entry
+
+
+def resolve_card(tenant: Tenant, card: Card) -> Card:
+    """The card with every ``@token`` reference replaced by what the token holds.
+
+    ``cardNumber`` ``@<token>``: a payload of digits is the card number; a payload that is
+    a JSON object of card details (any key case) gives the card number and fills the
+    fields the request left out. ``cvv`` ``@<token>`` resolves the same way. A missing
+    token, or one that does not hold what the field needs, is a 400 on that field.
+    """
+    resolved = card
+    number = card.number
+    if isinstance(number, str) and number.startswith("@"):
+        payload = _payload(tenant, number, "card.cardNumber")
+        details = _card_details(payload)
+        digits = details.get("cardNumber") if details else _SEPARATORS.sub("", payload.strip())
+        if not isinstance(digits, str) or not _CARD_NUMBER.fullmatch(digits):
+            raise errors.invalid("card.cardNumber", "The token does not hold a card number.")
+        resolved = replace(
+            resolved,
+            number=digits,
+            holder=_fill(resolved.holder, details.get("cardHolderName")),
+            expiration_month=_fill(resolved.expiration_month, details.get("expirationMonth")),
+            expiration_year=_fill(resolved.expiration_year, details.get("expirationYear")),
+            cvv=_fill(resolved.cvv, details.get("cvv")),
+        )
+    cvv = card.cvv
+    if isinstance(cvv, str) and cvv.startswith("@"):
+        payload = _payload(tenant, cvv, "card.cvv")
+        held = _card_details(payload).get("cvv") if payload.lstrip().startswith("{") else payload.strip()
+        if not isinstance(held, str) or not _CVV.fullmatch(held):
+            raise errors.invalid("card.cvv", "The token does not hold a security code.")
+        resolved = replace(resolved, cvv=held)
+    return resolved
+
+
+def _fill(given: Any, held: Any) -> Any:
+    """A field the request gave wins over the token's."""
+    return given if given is not None else held
+
+
+def _payload(tenant: Tenant, reference: str, field: str) -> str:
+    match = TOKEN_REFERENCE.fullmatch(reference)
+    if match is None:
+        raise errors.invalid(field, "A token reference is @ followed by the 32-character string token.")
+    entry = tenant.vault.get(match.group(1))
+    if entry is None:
+        raise errors.invalid(field, f"The string token {match.group(1)} does not exist for this API key.")
+    return entry.payload
+
+
+def _card_details(payload: str) -> dict[str, Any]:
+    """The card fields of a JSON-object payload, canonical names and types; {} when the
+    payload is not a JSON object."""
+    if not payload.lstrip().startswith("{"):
+        return {}
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    details: dict[str, Any] = {}
+    for key, value in data.items():
+        name = _CARD_FIELDS.get(str(key).lower())
+        if name is None or value is None:
+            continue
+        if name in ("expirationMonth", "expirationYear"):
+            value = _whole_number(value)
+        elif name in ("cardNumber", "cvv"):
+            value = _SEPARATORS.sub("", str(value)) if isinstance(value, str | int) else None
+        elif not isinstance(value, str):
+            value = None
+        if value is not None:
+            details[name] = value
+    return details
+
+
+def _whole_number(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
