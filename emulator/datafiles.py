@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft7Validator
 
+from emulator.safeparse import TooComplex, check_yaml
 from emulator.validation import field_path
 
 SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -20,7 +21,9 @@ Labeller = Callable[[Any, list[Any]], str]
 
 
 def parse_yaml(text: str) -> Any:
-    """YAML text to Python values (raises yaml.YAMLError)."""
+    """YAML text to Python values (raises yaml.YAMLError, or TooComplex before parsing
+    a document too large or too deep for the C loader)."""
+    check_yaml(text)
     return yaml.load(text, Loader=SafeLoader)
 
 
@@ -36,7 +39,9 @@ def load_checked(
     problem as ``path: [label: ]field: message``. ``what`` names the file in read errors."""
     try:
         data = parse_yaml(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+    except TooComplex as exc:
+        raise error(f"{path}:{exc.line or 1}: cannot read the {what}: {exc.reason}") from exc
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise error(f"{path}: cannot read the {what}: {exc}") from exc
     problems = []
     for found in Draft7Validator(schema).iter_errors(data):

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 FieldErrors = tuple[str | None, list[str]]
+MAX_MESSAGE_CHARS = 500  # longer messages and field names are cut (they may quote client input)
 
 
 class ApiError(Exception):
@@ -37,11 +38,20 @@ def merge(entries: Iterable[FieldErrors]) -> list[FieldErrors]:
     """One entry per field, messages in first-seen order, no repeats."""
     merged: dict[str | None, list[str]] = {}
     for field, messages in entries:
-        bucket = merged.setdefault(field, [])
+        bucket = merged.setdefault(None if field is None else clipped(field), [])
         for message in messages:
+            message = clipped(message)
             if message not in bucket:
                 bucket.append(message)
     return list(merged.items())
+
+
+def clipped(text: str) -> str:
+    """``text`` cut to :data:`MAX_MESSAGE_CHARS` (a message quoting a 900 KB value
+    must not answer with 900 KB)."""
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    return f"{text[:MAX_MESSAGE_CHARS]}… (cut: {len(text)} characters)"
 
 
 def error_body(entries: Iterable[FieldErrors]) -> list[dict[str, Any]]:

@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from emulator.safeparse import check_yaml
+
 from emulator.validation import Compiled, SchemaCompiler
 
 DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "openapi.json"
@@ -25,6 +27,9 @@ _DROP_KEYS = {"nullable", "discriminator", "xml", "externalDocs", "example", "de
 _LOOSE_FORMATS = {"int32", "int64", "double", "float", "byte", "binary", "password", "uuid"}
 
 
+OPENAPI_MAX_DEPTH = 256
+
+
 def default_schema_path() -> Path:
     """The bundled 1.0.11.6 document (source tree first, then the installed copy)."""
     return DEFAULT_SCHEMA if DEFAULT_SCHEMA.exists() else PACKAGED_SCHEMA
@@ -32,6 +37,8 @@ def default_schema_path() -> Path:
 
 def load_document(path: str | Path) -> dict[str, Any]:
     text = Path(path).read_text(encoding="utf-8")
+    if not str(path).endswith(".json"):
+        check_yaml(text, max_depth=OPENAPI_MAX_DEPTH)  # raises a ValueError naming the line
     document = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
     if not isinstance(document, dict) or "paths" not in document:
         raise ValueError(f"{path}: not an OpenAPI document (no 'paths')")

@@ -26,6 +26,7 @@ from starlette.routing import Route
 from emulator import errors
 from emulator.clock import isoformat
 from emulator.openapi import OpenApi, Operation, Parameter
+from emulator.safeparse import TooComplex, check_json_depth
 
 if TYPE_CHECKING:
     from emulator.runtime import Runtime
@@ -131,12 +132,17 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 def parse_json(raw: bytes) -> Any:
     try:
-        value = json.loads(raw, parse_constant=_reject_constant, parse_float=_finite_float)
+        # strict UTF-8 first: json.loads(bytes) would let raw surrogates (ED A0 80) through
+        text = raw.decode("utf-8")
+        check_json_depth(raw)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
         if (b"\\ud" in raw or b"\\uD" in raw) and _has_lone_surrogate(value):
             raise errors.invalid("body", "The JSON body holds a \\u escape of a lone surrogate (not Unicode text).")
         return value
     except UnicodeDecodeError:
         raise errors.invalid("body", "The request body is not valid UTF-8.") from None
+    except TooComplex as exc:
+        raise errors.invalid("body", f"The JSON body is nested too deeply: {exc}.") from None
     except RecursionError:
         raise errors.invalid("body", "The JSON body is nested too deeply.") from None
     except json.JSONDecodeError as exc:

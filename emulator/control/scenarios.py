@@ -55,7 +55,7 @@ def _rule_names(text: str) -> list[Any]:
     """The ``name`` of each rule of the body, in order (empty when it does not parse)."""
     try:
         document = parse_yaml(text)
-    except (yaml.YAMLError, RecursionError):
+    except (yaml.YAMLError, ValueError, RecursionError):
         return []
     if isinstance(document, dict) and "scenarios" in document:
         document = document["scenarios"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from emulator.safeparse import TooComplex, check_yaml
 from emulator.scenarios import schema
 from emulator.scenarios.model import (
     DEFAULT_REJECT_REASON,
@@ -153,6 +154,13 @@ def parse_rules(text: str, source: str) -> list[Rule]:
 
 
 def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
+    try:
+        check_yaml(text)  # before the C loader, which would overflow the stack on deep nesting
+    except TooComplex as exc:
+        problems.append(Problem(source, exc.line, exc.reason))
+        return []
+    except yaml.YAMLError:
+        pass  # a syntax error before any excess: the loader below stops at it and reports it
     try:
         loader = _LineLoader(text)
     except yaml.YAMLError as exc:  # the reader refuses control characters before parsing
