@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from emulator import errors
+from emulator import errors, limits
 from emulator.clock import isoformat
 
 if TYPE_CHECKING:
@@ -98,6 +98,7 @@ def put(tenant: Tenant, catalog: Catalog, name: str, body: dict[str, Any]) -> St
     A replacement starts a new ``creationTime`` (it is when the credentials were stored)."""
     gateway = resolve_gateway(catalog, body.get("paymentGatewayName"))
     credentials = check_credentials(gateway, body.get("credentials") or [])
+    limits.admit_name(tenant, tenant.accounts, name, "stored gateway accounts", "name")
     account = StoredAccount(name, gateway.name, credentials, tenant.now())
     tenant.accounts[name] = account
     return account

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from emulator import errors
+from emulator import errors, limits
 
 if TYPE_CHECKING:
     from emulator.tenants import Tenant
@@ -25,6 +25,7 @@ def register(tenant: Tenant, name: str) -> bool:
         raise ValueError(f"a certificate name is 1 to {MAX_NAME} printable characters")
     if name in tenant.certificates:
         return False
+    limits.admit_name(tenant, tenant.certificates, name, "client certificates", "name")
     tenant.certificates.add(name)
     return True
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 
 from emulator import INTERFACE_VERSION, __version__
@@ -40,6 +42,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--journal-size", type=int, default=None, metavar="N",
         help="requests kept in each tenant's journal, oldest dropped first (default 1000)",
+    )
+    serve.add_argument(
+        "--admin-key", default=None, metavar="SECRET",
+        help="X-Admin-Key needed to create tenants, reload scenarios and open the dashboard",
+    )
+    serve.add_argument(
+        "--request-timeout", type=float, default=None, metavar="SECONDS",
+        help="the whole request (headers and body) must arrive within this (default 60)",
+    )
+    serve.add_argument(
+        "--shutdown-timeout", type=float, default=None, metavar="SECONDS",
+        help="after SIGTERM/SIGINT, open connections get this long before payemu exits anyway (default 10)",
+    )
+    serve.add_argument(
+        "--return-origin", action="append", default=[], metavar="ORIGIN",
+        help="an origin (https://shop.example) a payment page's returnUrl may have; repeatable",
     )
     serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
@@ -77,9 +95,29 @@ def settings_from(args: argparse.Namespace) -> Settings:
         if args.journal_size < 1:
             raise ConfigError("--journal-size must be at least 1")
         settings.journal_size = args.journal_size
+    if getattr(args, "admin_key", None):
+        if len(args.admin_key) < 8:
+            raise ConfigError("--admin-key must be at least 8 characters long")
+        settings.admin_key = args.admin_key
+    for name in ("request_timeout", "shutdown_timeout"):
+        value = getattr(args, name, None)
+        if value is not None:
+            if value < 0 or (name == "request_timeout" and value == 0):
+                raise ConfigError(f"--{name.replace('_', '-')} must be a positive number of seconds")
+            setattr(settings, f"{name}_seconds", value)
+    settings.return_origins += tuple(_origin(o) for o in getattr(args, "return_origin", None) or [])
     settings.scenario_paths += list(getattr(args, "scenarios", None) or getattr(args, "files", None) or [])
     settings.log_level = getattr(args, "log_level", "info")
     return settings
+
+
+def _origin(text: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"--return-origin {text!r} is not an http(s) origin such as https://shop.example")
+    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def banner(settings: Settings, schema_version: str, schema_source: str) -> str:
@@ -94,6 +132,12 @@ def banner(settings: Settings, schema_version: str, schema_source: str) -> str:
     ]
     if settings.seed is not None:
         lines.append(f"  seed           {settings.seed}")
+    lines.append(f"  admin key      {'set (X-Admin-Key)' if settings.admin_key else 'none'}")
+    from emulator.admin import exposure_warning
+
+    warning = exposure_warning(settings)
+    if warning:
+        lines.append(warning)
     return "\n".join(lines)
 
 
@@ -116,8 +160,10 @@ def serve(settings: Settings) -> int:
         access_log=False,
         log_level=settings.log_level,
         lifespan="off",
+        timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
     )
-    _server_class()(config).run()
+    server = _server_class()(config)
+    server.run()
     print("payemu stopped", flush=True)
     return 0
 
@@ -129,6 +175,10 @@ def _server_class() -> type:
         """Stops gracefully on SIGINT/SIGTERM and exits 0 (uvicorn would re-raise the
         signal after shutting down, so a CI script's ``kill`` looked like a crash)."""
 
+        def handle_exit(self, sig: int, frame: object) -> None:
+            super().handle_exit(sig, frame)  # type: ignore[arg-type]
+            _exit_anyway_after(self.config.timeout_graceful_shutdown)
+
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -139,6 +189,26 @@ def _server_class() -> type:
                     signal.signal(sig, handler)
 
     return QuietServer
+
+
+GRACE_MARGIN_SECONDS = 2.0
+_deadline_armed = threading.Event()
+
+
+def _exit_anyway_after(timeout: float | None) -> None:
+    """Uvicorn cancels the requests still running after ``timeout``; should the process
+    still be up shortly after (a connection that never closes), it ends anyway, exit 0."""
+    if _deadline_armed.is_set():
+        return
+    _deadline_armed.set()
+
+    def finish() -> None:
+        print(f"payemu stopped: connections still open {timeout:g} s after the signal were cut", flush=True)
+        os._exit(0)
+
+    timer = threading.Timer((timeout or 0) + GRACE_MARGIN_SECONDS, finish)
+    timer.daemon = True
+    timer.start()
 
 
 def _best(preferred: str, fallback: str) -> str:

@@ -1,6 +1,6 @@
 """The one place error bodies are built.
 
-Every error payemu answers (400, 401, 404, 405, 409 from validation, 413, 415, 500) is a
+Every error payemu answers (400, 401, 404, 405, 409 from validation, 413, 415, 500, 507) is a
 JSON array of ``{fieldName, errors}`` entries, one entry per field. Handlers and the
 request pipeline raise :class:`ApiError`; the pipeline turns it into a response with
 :func:`error_body`.
@@ -94,6 +94,14 @@ def unsupported_media_type(content_type: str) -> ApiError:
         415,
         [("Content-Type", [f"Expected application/json, got {shown}."])],
     )
+
+
+LIMIT_STATUS = 507  # Insufficient Storage: a memory limit that cannot make room (emulator.limits)
+
+
+def limit_reached(field: str | None, message: str) -> ApiError:
+    """507: a store holds its limit and nothing in it may be dropped."""
+    return ApiError(LIMIT_STATUS, [(field, [message])])
 
 
 def internal(message: str) -> ApiError:

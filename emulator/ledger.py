@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from emulator import limits  # hardening: memory limits (emulator.limits)
 from emulator.clock import Clock, isoformat
 from emulator.masking import mask_pan
 
@@ -194,6 +195,7 @@ def record(
     if code == "Accepted" and settles_to:
         tx.settles_to = settles_to
         tx.settle_at = now + timedelta(seconds=settle_after_seconds or 0)
+    limits.admit_transaction(tenant)  # hardening: drops the oldest finished transaction or raises a 507
     tenant.transactions[tx.reference] = tx
     if parent is not None:
         parent.operations.append(
@@ -216,6 +218,7 @@ def _apply(parent: Transaction, tx: Transaction) -> None:
 
 
 def remember_token(tenant: Tenant, token: str, gateway: str, account: str | None, card_number: str | None) -> None:
+    limits.admit_gateway_token(tenant)  # hardening: drops the oldest gateway token at the limit
     tenant.gateway_tokens[token] = GatewayToken(token, gateway, account, card_number, tenant.now())
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import Headers
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -69,6 +69,9 @@ class Call:
 
 
 Handler = Callable[[Call], Awaitable[Reply]]
+
+
+CLIENT_GONE = "client-disconnected"  # the journal's fault for a client that left mid-request
 
 
 class DropConnection(Exception):
@@ -244,6 +247,10 @@ class Endpoint:
             if tenant is not None and self.journal:
                 self._journal(tenant, request, body, None, call, started, dropped=exc.reason)
             return await _drop(request, exc)
+        except ClientDisconnect:  # the client went (or was timed out) before its body ended
+            if tenant is not None and self.journal:
+                self._journal(tenant, request, body, None, call, started, dropped=CLIENT_GONE)
+            return _NoResponse()
         except Exception:
             log.exception("payemu bug while answering %s %s", op.method, op.path)
             reply = Reply(500, errors.internal("payemu hit an internal error; see its log.").body)

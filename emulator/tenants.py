@@ -9,10 +9,12 @@ the seed and the key alone, so a tenant's answers do not depend on what other te
 from __future__ import annotations
 
 import random
+import secrets
 import string
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from emulator import limits  # hardening: memory limits (emulator.limits)
 from emulator.clock import Clock
 from emulator.config import KeySpec, Settings
 from emulator.journal import Journal
@@ -36,18 +38,20 @@ class Tenant:
         self._spec = spec
         self._settings = settings
         self._seed = seed
+        self.limits = settings.limits  # hardening
+        limits.touch(self)  # hardening
         self.reset()
 
     def reset(self) -> None:
         """Back to the state of a fresh key: every store emptied, random source and
         clock started again (so a seeded tenant replays identically after a reset)."""
         seeded = self._seed is not None
-        self.rng = random.Random(f"{self._seed}/{self.key}") if seeded else random.Random()
+        self.rng = random.Random(f"{self._seed}/{self.key}") if seeded else secrets.SystemRandom()  # hardening
         start = None
         if seeded:
             start = SEEDED_EPOCH + timedelta(seconds=self.rng.randrange(0, 365 * 86400))
         self.clock = Clock(start)
-        self.journal = Journal(self._settings.journal_size)
+        self.journal = Journal(self._settings.journal_size, self._settings.limits.journal_bytes)  # hardening
         self.certificates: set[str] = set(self._spec.certificates)
         self.accounts: dict[str, Any] = {}
         self.tokens: dict[str, Any] = {}
@@ -82,12 +86,13 @@ class TenantRegistry:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._tenants: dict[str, Tenant] = {}
-        self._rng = random.Random(f"{settings.seed}/registry") if settings.seed is not None else random.Random()
+        self._rng = random.Random(f"{settings.seed}/registry") if settings.seed is not None else secrets.SystemRandom()  # hardening
         self._next_account = 20001
         for spec in settings.keys:
             self._add(spec)
 
     def _add(self, spec: KeySpec) -> Tenant:
+        limits.admit_tenant(self, spec)  # hardening: evicts an idle run-time tenant or raises a 507
         tenant = Tenant(spec, self.settings, self.settings.seed)
         self._tenants[spec.key] = tenant
         return tenant
@@ -98,6 +103,8 @@ class TenantRegistry:
         tenant = self._tenants.get(key)
         if tenant is None and self.settings.any_key and _acceptable_key(key):
             tenant = self._add(self._spec(key, sandbox=True))
+        if tenant is not None:
+            limits.touch(tenant)  # hardening
         return tenant
 
     def create(self, sandbox: bool = True, user_name: str | None = None, key: str | None = None) -> Tenant:

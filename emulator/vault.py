@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from emulator import errors
+from emulator import errors, limits
 from emulator.clock import isoformat
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ def store(tenant: Tenant, payload: str) -> StringToken:
     """Store ``payload`` under a fresh token from the tenant's random source."""
     if not 1 <= len(payload) <= MAX_PAYLOAD:
         raise errors.invalid("payload", f"The payload must be 1 to {MAX_PAYLOAD} characters long.")
+    limits.admit_token(tenant, payload)  # hardening: 507 at the tenant's token limits
     token = tenant.random_string(TOKEN_LENGTH)
     while token in tenant.tokens:
         token = tenant.random_string(TOKEN_LENGTH)

@@ -25,7 +25,8 @@ def _tenant(app: Starlette, key: str) -> Tenant:
 
 def test_find_across_tenants(app: Starlette) -> None:
     sandbox, live = _tenant(app, "sandbox-api-key"), _tenant(app, "live-api-key")
-    first, second = sessions.create(sandbox, BODY), sessions.create(live, BODY)
+    runtime = app.state.runtime
+    first, second = sessions.create(sandbox, BODY, runtime), sessions.create(live, BODY, runtime)
     assert sessions.find(app.state.runtime, first.token) == (sandbox, first)
     assert sessions.find(app.state.runtime, second.token) == (live, second)
     assert sessions.find(app.state.runtime, "unknown") is None
@@ -43,8 +44,8 @@ def test_old_expired_sessions_are_pruned(app: Starlette) -> None:
 
 
 def test_session_count_is_bounded(app: Starlette, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sessions, "MAX_SESSIONS", 3)
     tenant = _tenant(app, "sandbox-api-key")
+    monkeypatch.setattr(tenant.limits, "sessions", 3)
     made = [sessions.create(tenant, BODY).token for _ in range(5)]
     assert list(tenant.sessions) == made[-3:]
     assert [s.token for s in sessions.iter_sessions(tenant)] == made[-3:][::-1]

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from emulator import errors
+from emulator import admin, errors
 from emulator.datafiles import parse_yaml
 from emulator.pipeline import Call, Handler, Reply
 from emulator.scenarios import Problem, ScenarioError, parse_rules
@@ -115,6 +115,7 @@ async def remove_one(call: Call) -> Reply:
 
 
 async def reload(call: Call) -> Reply:
+    admin.require(call.runtime.settings, call.headers)
     book = call.runtime.scenarios
     try:
         count = book.reload()

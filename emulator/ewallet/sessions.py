@@ -5,7 +5,8 @@ The schema already enforces types, enums (read case-insensitively, stored canoni
 Here come the rules that need the tenant: the gateway accounts and certificates named must
 exist, stored-card tokens must be in the vault, charging sessions need an amount above zero.
 A session lives in ``tenant.sessions`` and expires :data:`SESSION_LIFETIME` after its
-creation on the tenant's virtual clock.
+creation on the tenant's virtual clock. The runtime keeps an index from session token to
+tenant, so a payment page (whose URL carries no API key) finds its session in O(1).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
 
 SESSION_LIFETIME = timedelta(minutes=30)
 KEEP_EXPIRED = timedelta(days=1)  # expired sessions stay readable (results) this long
-MAX_SESSIONS = 10_000  # per tenant; the oldest are dropped first
+MAX_SESSIONS = 10_000  # per tenant by default (limits.sessionsPerTenant); the oldest are dropped first
+INDEX = "ewallet.sessions.index"  # runtime.extras: session token → tenant
+CHECK_INDEX_EVERY = 1024  # sessions created between sweeps of stale index entries
 TOKEN_LENGTH = 40
 MAX_AMOUNT = 1_000_000_000_000
 
@@ -151,8 +154,9 @@ def _stored_card_problems(tenant: Tenant, card: dict[str, Any], where: str) -> l
     return problems
 
 
-def create(tenant: Tenant, body: dict[str, Any]) -> Session:
-    """Check ``body`` (already schema-valid) and store a new session, or raise a 400."""
+def create(tenant: Tenant, body: dict[str, Any], runtime: Runtime | None = None) -> Session:
+    """Check ``body`` (already schema-valid) and store a new session, or raise a 400.
+    With ``runtime`` the session goes into its token index (see :func:`find`)."""
     problems = check_request(tenant, body)
     if problems:
         raise errors.invalid_many(problems)
@@ -166,24 +170,44 @@ def create(tenant: Tenant, body: dict[str, Any]) -> Session:
         request["countryCode"] = request["countryCode"].upper()
     session = Session(token, request, now, now + SESSION_LIFETIME)
     tenant.sessions[token] = session
+    if runtime is not None:
+        _index_add(runtime, token, tenant)
     return session
+
+
+def _index(runtime: Runtime) -> dict[str, Tenant]:
+    index: dict[str, Tenant] = runtime.extras.setdefault(INDEX, {})
+    return index
+
+
+def _index_add(runtime: Runtime, token: str, tenant: Tenant) -> None:
+    """Index ``token``; every :data:`CHECK_INDEX_EVERY` additions, entries whose session is
+    gone (dropped, tenant reset or removed) are swept, so the index stays bounded."""
+    index = _index(runtime)
+    index[token] = tenant
+    added = runtime.extras.get(INDEX + ".added", 0) + 1
+    runtime.extras[INDEX + ".added"] = added
+    if added % CHECK_INDEX_EVERY == 0:
+        live = {id(t) for t in runtime.tenants}
+        for stale in [k for k, t in index.items() if id(t) not in live or k not in t.sessions]:
+            del index[stale]
 
 
 def _prune(tenant: Tenant, now: datetime) -> None:
     stale = [t for t, s in tenant.sessions.items() if now >= s.expires_at + KEEP_EXPIRED]
     for token in stale:
         del tenant.sessions[token]
-    while len(tenant.sessions) >= MAX_SESSIONS:
+    while len(tenant.sessions) >= tenant.limits.sessions:
         del tenant.sessions[next(iter(tenant.sessions))]
 
 
 def find(runtime: Runtime, token: str) -> tuple[Tenant, Session] | None:
     """The session of that token and its tenant (the page URL carries no API key)."""
-    for tenant in runtime.tenants:
-        session = tenant.sessions.get(token)
-        if session is not None:
-            return tenant, session
-    return None
+    tenant = _index(runtime).get(token)
+    session = tenant.sessions.get(token) if tenant is not None else None
+    if tenant is None or session is None:
+        return None
+    return tenant, session
 
 
 def iter_sessions(tenant: Tenant) -> Iterator[Session]:

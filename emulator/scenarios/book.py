@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from emulator import limits
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
 from emulator.scenarios.model import Attempt, Outcome, Rule
 
@@ -102,6 +103,8 @@ class ScenarioBook:
                 return rule.outcomes[0]
             key = (rule.name, attempt.card_digits or "*")
             index = tenant.sequences.get(key, 0)
+            if index == 0:
+                limits.admit_sequence(tenant)
             tenant.sequences[key] = index + 1
             return rule.outcome(index)
         return None
