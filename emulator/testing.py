@@ -198,7 +198,15 @@ class Payemu:
         return self._control("GET", "/clock")
 
     def transactions(self) -> list[dict[str, Any]]:
-        return self._control("GET", "/transactions")["transactions"]
+        """Every transaction of the tenant, oldest first (all pages of the listing)."""
+        found: list[dict[str, Any]] = []
+        path = "/transactions"
+        while True:
+            page = self._control("GET", path)
+            found += page["transactions"]
+            if not page.get("next"):
+                return found
+            path = f"/transactions?after={page['next']}"
 
     def add_certificate(self, name: str) -> list[str]:
         return self._control("POST", "/certificates", 201, json={"name": name})["certificates"]

@@ -3,7 +3,7 @@ its portal; gateways that need one check ``tenant.certificates``)."""
 
 from __future__ import annotations
 
-from emulator import errors
+from emulator import errors, limits
 from emulator.pipeline import Call, Handler, Reply
 
 MAX_CERTIFICATES = 1000
@@ -20,6 +20,7 @@ async def list_certificates(call: Call) -> Reply:
 async def add_certificate(call: Call) -> Reply:
     names = call.tenant.certificates
     name = call.body["name"]
+    limits.admit_name(call.tenant, names, name, "client certificates", "name")
     if name not in names and len(names) >= MAX_CERTIFICATES:
         raise errors.invalid("name", f"A tenant holds at most {MAX_CERTIFICATES} certificate names.")
     names.add(name)
