@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import math
 import os
 import signal
 import sys
@@ -160,7 +161,7 @@ def serve(settings: Settings) -> int:
         access_log=False,
         log_level=settings.log_level,
         lifespan="off",
-        timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
+        timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout_seconds),
     )
     server = _server_class()(config)
     server.run()

@@ -17,7 +17,6 @@ from typing import Any
 import yaml
 
 from emulator.safeparse import check_yaml
-
 from emulator.validation import Compiled, SchemaCompiler
 
 DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "openapi.json"

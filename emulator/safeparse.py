@@ -63,7 +63,7 @@ def check_yaml(
             if isinstance(event, _OPEN):
                 depth += 1
                 if depth > max_depth:
-                    raise TooComplex(f"the document is nested more than {max_depth} levels deep", _line(event))
+                    raise TooComplex(f"the YAML is nested more than {max_depth} levels deep", _line(event))
                 opened.append((event.anchor, total))
                 total += 1
             elif isinstance(event, _CLOSE):

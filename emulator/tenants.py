@@ -30,6 +30,8 @@ MAX_KEY_LENGTH = 256
 class Tenant:
     """All state of one API key."""
 
+    last_used: float  # hardening: monotonic time of the last request (limits.touch)
+
     def __init__(self, spec: KeySpec, settings: Settings, seed: int | None) -> None:
         self.key = spec.key
         self.user_name = spec.user_name
@@ -86,7 +88,8 @@ class TenantRegistry:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._tenants: dict[str, Tenant] = {}
-        self._rng = random.Random(f"{settings.seed}/registry") if settings.seed is not None else secrets.SystemRandom()  # hardening
+        seeded = settings.seed is not None
+        self._rng = random.Random(f"{settings.seed}/registry") if seeded else secrets.SystemRandom()  # hardening
         self._next_account = 20001
         for spec in settings.keys:
             self._add(spec)

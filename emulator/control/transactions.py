@@ -22,8 +22,8 @@ async def list_transactions(call: Call) -> Reply:
             raise errors.invalid("after", "No transaction has this cursor (it may have been dropped); start again.")
         start = list(ledger).index(after) + 1
     page = list(islice(ledger.values(), start, start + size))
-    more = start + size < len(ledger)
-    return Reply(200, {"transactions": [t.to_json() for t in page], "next": page[-1].reference if more and page else None})
+    cursor = page[-1].reference if page and start + size < len(ledger) else None
+    return Reply(200, {"transactions": [t.to_json() for t in page], "next": cursor})
 
 
 HANDLERS: dict[str, Handler] = {"ControlTransactions": list_transactions}
