@@ -9,6 +9,7 @@ as the real service stores them; the payment then fails as the gateway would.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,40 @@ class StoredAccount:
         return {"name": self.name, "paymentGatewayName": self.gateway, "creationTime": isoformat(self.creation_time)}
 
 
+class Accounts(Mapping[str, StoredAccount]):
+    """A tenant's stored accounts by name."""
+
+    def __init__(self) -> None:
+        self._accounts: dict[str, StoredAccount] = {}
+
+    def __getitem__(self, name: str) -> StoredAccount:
+        return self._accounts[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._accounts)
+
+    def __len__(self) -> int:
+        return len(self._accounts)
+
+    def put(self, account: StoredAccount) -> None:
+        """Store ``account``, replacing one of the same name."""
+        self._accounts[account.name] = account
+
+    def require(self, name: str, field: str = "name") -> StoredAccount:
+        """The account ``name`` or a 404 on ``field``."""
+        account = self._accounts.get(name)
+        if account is None:
+            raise errors.not_found(field, f"No payment gateway account named {name}.")
+        return account
+
+    def listing(self) -> list[StoredAccount]:
+        """Every account, ordered by name."""
+        return sorted(self._accounts.values(), key=lambda account: account.name)
+
+    def delete(self, name: str) -> bool:
+        return self._accounts.pop(name, None) is not None
+
+
 def resolve_gateway(catalog: Catalog, name: str | None, field: str = "paymentGatewayName") -> GatewaySpec:
     """The catalog entry named ``name`` (any case), or a 400 on ``field`` listing the
     gateways there are."""
@@ -61,7 +96,7 @@ def resolve_gateway(catalog: Catalog, name: str | None, field: str = "paymentGat
 
 
 def check_credentials(
-    gateway: GatewaySpec, entries: list[dict[str, Any]], field: str = "credentials"
+    gateway: GatewaySpec, entries: Sequence[Mapping[str, Any]], field: str = "credentials"
 ) -> list[tuple[str, str | None]]:
     """The credential entries as ``(canonical key, value)`` pairs. Every problem (a key
     missing, not listed by the gateway, or given twice) is a 400 on ``field[i].key``."""
@@ -100,26 +135,5 @@ def put(tenant: Tenant, catalog: Catalog, name: str, body: dict[str, Any]) -> St
     credentials = check_credentials(gateway, body.get("credentials") or [])
     limits.admit_name(tenant, tenant.accounts, name, "stored gateway accounts", "name")
     account = StoredAccount(name, gateway.name, credentials, tenant.now())
-    tenant.accounts[name] = account
+    tenant.accounts.put(account)
     return account
-
-
-def get(tenant: Tenant, name: str) -> StoredAccount | None:
-    return tenant.accounts.get(name)
-
-
-def require(tenant: Tenant, name: str, field: str = "name") -> StoredAccount:
-    """The account ``name`` or a 404 on ``field``."""
-    account = tenant.accounts.get(name)
-    if account is None:
-        raise errors.not_found(field, f"No payment gateway account named {name}.")
-    return account
-
-
-def listing(tenant: Tenant) -> list[StoredAccount]:
-    """Every account of the tenant, ordered by name."""
-    return sorted(tenant.accounts.values(), key=lambda account: account.name)
-
-
-def delete(tenant: Tenant, name: str) -> bool:
-    return tenant.accounts.pop(name, None) is not None

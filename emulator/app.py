@@ -11,7 +11,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator import api, control, errors
+from emulator import api, control, errors, versions
 from emulator.config import Settings
 from emulator.ewallet import routes as ewallet_pages
 from emulator.openapi import OpenApi
@@ -34,14 +34,16 @@ async def pending(call: Call) -> Reply:
 def create_app(settings: Settings | None = None, openapi: OpenApi | None = None) -> Starlette:
     """The emulator as an ASGI app; ``app.state.runtime`` is its :class:`Runtime`."""
     settings = settings or Settings()
-    openapi = openapi or OpenApi.load(settings.openapi_path)
+    if openapi is None:
+        openapi = versions.load_checked(settings.openapi_path) if settings.openapi_path else OpenApi.load()
     runtime = Runtime(settings, openapi)
     handlers = api.handlers()
     overlap = set(handlers) & set(PENDING)
     if overlap:
         raise RuntimeError(f"handled and pending at once: {sorted(overlap)}")
     routes: list[BaseRoute] = [Route(SWAGGER_PATH, _swagger(runtime), methods=["GET"])]
-    routes += build_routes(runtime, openapi, handlers, pending)
+    table = versions.handlers_for(openapi, handlers)
+    routes += build_routes(runtime, openapi, table, pending, chooser=versions.endpoint_for)
     routes += control.routes(runtime)
     routes += ewallet_pages.routes(runtime)
     app = Starlette(
@@ -58,7 +60,8 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
 
 def _swagger(runtime: Runtime) -> Any:
     async def swagger(request: Request) -> Response:
-        return json_response(200, runtime.api.document)
+        tenant = runtime.tenants.get(request.headers.get("x-api-key"))
+        return json_response(200, versions.served_by(runtime, tenant).document)
 
     return swagger
 

@@ -208,7 +208,8 @@ def _span(path: Path, brand: Brand, text: str) -> _Span:
 
 def _row(path: Path, table: CardTable, item: dict[str, Any]) -> BinRow:
     bin_ = item["bin"]
-    brand = item.get("brand") or (table.brand_of(bin_).name if table.brand_of(bin_) else None)
+    known = table.brand_of(bin_)
+    brand = item.get("brand") or (known.name if known else None)
     if brand is not None and brand not in table.brands:
         raise CardTableError(f"{path}: BIN {bin_}: unknown brand {brand}")
     cards = tuple(item.get("cards", ()))

@@ -2,43 +2,65 @@
 
 The real service takes client certificates through its web portal; a request then names
 one in ``certificateName`` (or ``paymentGatewayCertName`` / ``fallbackUpgs[i]...``).
-payemu keeps only the names: the config file lists them per key (``certificates:``) and
-the control API registers more. A request naming an unregistered certificate is refused.
+payemu keeps only the names (a tenant's :class:`Certificates`): the config file lists
+them per key (``certificates:``) and the control API registers more. A request naming an
+unregistered certificate is refused.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from emulator import errors, limits
+from emulator import errors
 
 if TYPE_CHECKING:
     from emulator.tenants import Tenant
 
 MAX_NAME = 128
+MAX_CERTIFICATES = 1000  # per tenant
 
 
-def register(tenant: Tenant, name: str) -> bool:
-    """Register ``name``; False when it was already there. A name is 1 to 128 printable
-    characters."""
-    if not name or len(name) > MAX_NAME or not name.isprintable():
-        raise ValueError(f"a certificate name is 1 to {MAX_NAME} printable characters")
-    if name in tenant.certificates:
-        return False
-    limits.admit_name(tenant, tenant.certificates, name, "client certificates", "name")
-    tenant.certificates.add(name)
-    return True
+class Certificates:
+    """The certificate names a tenant registered."""
 
+    def __init__(self, names: Iterable[str] = (), limit: int = MAX_CERTIFICATES) -> None:
+        self._names: set[str] = set(names)
+        self.limit = limit
 
-def remove(tenant: Tenant, name: str) -> bool:
-    if name not in tenant.certificates:
-        return False
-    tenant.certificates.discard(name)
-    return True
+    def register(self, name: str) -> bool:
+        """Register ``name``; False when it was already there. A name is 1 to 128 printable
+        characters; a tenant holds at most :attr:`limit` (ValueError otherwise)."""
+        if not name or len(name) > MAX_NAME or not name.isprintable():
+            raise ValueError(f"A certificate name is 1 to {MAX_NAME} printable characters.")
+        if name in self._names:
+            return False
+        if len(self._names) >= self.limit:
+            raise ValueError(f"A tenant holds at most {self.limit} certificate names.")
+        self._names.add(name)
+        return True
+
+    def remove(self, name: str) -> bool:
+        if name not in self._names:
+            return False
+        self._names.discard(name)
+        return True
+
+    def names(self) -> list[str]:
+        return sorted(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def names(tenant: Tenant) -> list[str]:
-    return sorted(tenant.certificates)
+    return tenant.certificates.names()
 
 
 def is_registered(tenant: Tenant, name: str | None) -> bool:

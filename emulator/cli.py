@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
-import math
-import os
-import signal
 import sys
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from emulator import INTERFACE_VERSION, __version__
 from emulator.config import ConfigError, Settings, load_config_file
@@ -143,81 +138,21 @@ def banner(settings: Settings, schema_version: str, schema_source: str) -> str:
 
 
 def serve(settings: Settings) -> int:
-    import uvicorn
-
     from emulator.app import create_app
-    from emulator.protocol import http_protocol
+    from emulator.server import serve_forever
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    app = create_app(settings)
+    from emulator.versions import DocumentError
+
+    try:
+        app = create_app(settings)
+    except DocumentError as exc:
+        raise ConfigError(f"--openapi: {exc}") from None
     runtime = app.state.runtime
     print(banner(settings, runtime.api.version, runtime.api.source), flush=True)
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        loop=_best("uvloop", "asyncio"),
-        http=http_protocol(settings),
-        access_log=False,
-        log_level=settings.log_level,
-        lifespan="off",
-        timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout_seconds),
-    )
-    server = _server_class()(config)
-    server.run()
+    serve_forever(app, settings)
     print("payemu stopped", flush=True)
     return 0
-
-
-def _server_class() -> type:
-    import uvicorn
-
-    class QuietServer(uvicorn.Server):
-        """Stops gracefully on SIGINT/SIGTERM and exits 0 (uvicorn would re-raise the
-        signal after shutting down, so a CI script's ``kill`` looked like a crash)."""
-
-        def handle_exit(self, sig: int, frame: object) -> None:
-            super().handle_exit(sig, frame)  # type: ignore[arg-type]
-            _exit_anyway_after(self.config.timeout_graceful_shutdown)
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
-            try:
-                yield
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
-
-    return QuietServer
-
-
-GRACE_MARGIN_SECONDS = 2.0
-_deadline_armed = threading.Event()
-
-
-def _exit_anyway_after(timeout: float | None) -> None:
-    """Uvicorn cancels the requests still running after ``timeout``; should the process
-    still be up shortly after (a connection that never closes), it ends anyway, exit 0."""
-    if _deadline_armed.is_set():
-        return
-    _deadline_armed.set()
-
-    def finish() -> None:
-        print(f"payemu stopped: connections still open {timeout:g} s after the signal were cut", flush=True)
-        os._exit(0)
-
-    timer = threading.Timer((timeout or 0) + GRACE_MARGIN_SECONDS, finish)
-    timer.daemon = True
-    timer.start()
-
-
-def _best(preferred: str, fallback: str) -> str:
-    try:
-        __import__(preferred)
-    except ImportError:
-        return fallback
-    return preferred
 
 
 def scenarios_command(args: argparse.Namespace) -> int:

@@ -20,8 +20,12 @@ payment sessions       ``sessionsPerTenant``  the oldest session is dropped
 =====================  =====================  ===========================================
 
 A limit that cannot make room answers **507 Insufficient Storage** with payemu's JSON
-error body (:func:`emulator.errors.limit_reached`); the stores call the hooks of this
-module where they add something (``admit_*``), so the rules live here alone.
+error body (:func:`emulator.errors.limit_reached`). Where something is added to a store
+(the tenant registry, ``vault.store``, ``ledger.record`` and ``remember_token``, stored
+accounts and certificates) the hooks of this module (``admit_*``) decide, through the
+stores' own methods (``Vault.bytes``, ``Ledger.evict_oldest_finished``, ...). Stores that
+only ever forget their oldest entries bound themselves with the limit the tenant gives
+them: ``Sessions.limit``, ``RuleSet.sequence_limit`` and the journal's byte budget.
 """
 
 from __future__ import annotations
@@ -39,7 +43,6 @@ if TYPE_CHECKING:
     from emulator.tenants import Tenant, TenantRegistry
 
 MIB = 1024 * 1024
-_OPEN_STATES = ("Authorized", "Pending")  # a capture, void or settlement may still come
 
 
 @dataclass
@@ -125,28 +128,24 @@ def admit_tenant(registry: TenantRegistry, spec: KeySpec) -> None:
 def admit_token(tenant: Tenant, payload: str) -> None:
     """Raise a 507 when storing ``payload`` would pass the tenant's token limits."""
     limits = _limits(tenant)
-    tokens = tenant.tokens
-    if len(tokens) >= limits.tokens:
+    vault = tenant.vault
+    if len(vault) >= limits.tokens:
         raise errors.limit_reached(
             "payload", f"This API key holds its limit of {limits.tokens} string tokens; delete some first."
         )
-    if (len(tokens) + 1) * 16384 > limits.token_bytes and token_bytes(tenant) + len(payload) > limits.token_bytes:
+    if vault.bytes + len(payload) > limits.token_bytes:
         raise errors.limit_reached(
             "payload",
             f"This API key's string tokens hold their limit of {limits.token_bytes} characters; delete some first.",
         )
 
 
-def token_bytes(tenant: Tenant) -> int:
-    return sum(len(entry.payload) for entry in tenant.tokens.values())
-
-
 def admit_gateway_token(tenant: Tenant) -> None:
     """Gateway tokens (tokenize, ``generateToken``) share the string-token count limit;
     the oldest is forgotten to make room."""
-    held = tenant.gateway_tokens
-    while held and len(held) >= _limits(tenant).tokens:
-        del held[next(iter(held))]
+    ledger = tenant.ledger
+    while ledger.token_count >= _limits(tenant).tokens and ledger.forget_oldest_token():
+        pass
 
 
 def admit_name(tenant: Tenant, held: Collection[str], name: str, what: str, field: str) -> None:
@@ -157,12 +156,8 @@ def admit_name(tenant: Tenant, held: Collection[str], name: str, what: str, fiel
         raise errors.limit_reached(field, f"This API key holds its limit of {limit} {what}; remove some first.")
 
 
-def admit_sequence(tenant: Tenant) -> None:
-    """Scenario sequence counters: the oldest is forgotten (that card starts the sequence
-    again) to make room."""
-    counters = tenant.sequences
-    while counters and len(counters) >= _limits(tenant).sequences:
-        del counters[next(iter(counters))]
+# Scenario sequence counters: the tenant's RuleSet forgets the oldest at its
+# ``sequence_limit`` (set from ``sequencesPerTenant``), so that card starts the sequence again.
 
 
 # -- transactions ----------------------------------------------------------------------------
@@ -170,25 +165,14 @@ def admit_transaction(tenant: Tenant) -> None:
     """Make room for one more transaction: drop the oldest finished ones, or raise a 507
     when every transaction is still open (authorized, pending or busy at a gateway)."""
     limits = _limits(tenant)
-    ledger = tenant.transactions
+    ledger = tenant.ledger
     excess = len(ledger) - limits.transactions + 1
-    if excess <= 0:
-        return
-    now = tenant.now()
-    finished = []
-    for reference, tx in ledger.items():
-        if tx.busy is None and tx.state(now) not in _OPEN_STATES:
-            finished.append(reference)
-            if len(finished) == excess:
-                break
-    if len(finished) < excess:
+    if excess > 0 and not ledger.evict_oldest_finished(excess, tenant.now()):
         raise errors.limit_reached(
             "transactions",
             f"This API key holds its limit of {limits.transactions} transactions and all are still open "
             "(authorized, pending or in progress); capture, void or POST /_emulator/reset first.",
         )
-    for reference in finished:
-        del ledger[reference]
 
 
 # -- usage ----------------------------------------------------------------------------------
@@ -201,14 +185,14 @@ def usage(runtime: Runtime) -> dict[str, dict[str, float]]:
     sessions: list[int] = [len(tenant.sessions) for tenant in tenants]
     report: dict[str, tuple[float, float]] = {
         "tenants": (sum(1 for tenant in tenants if tenant.key not in declared), limits.tenants),
-        "tokensPerTenant": (max((len(t.tokens) for t in tenants), default=0), limits.tokens),
-        "tokenBytesPerTenant": (max((token_bytes(t) for t in tenants), default=0), limits.token_bytes),
-        "transactionsPerTenant": (max((len(t.transactions) for t in tenants), default=0), limits.transactions),
+        "tokensPerTenant": (max((len(t.vault) for t in tenants), default=0), limits.tokens),
+        "tokenBytesPerTenant": (max((t.vault.bytes for t in tenants), default=0), limits.token_bytes),
+        "transactionsPerTenant": (max((len(t.ledger) for t in tenants), default=0), limits.transactions),
         "journalBytesPerTenant": (max((t.journal.bytes for t in tenants), default=0), limits.journal_bytes),
         "sessionsPerTenant": (max(sessions, default=0), limits.sessions),
         "namedItemsPerTenant": (max((max(len(t.accounts), len(t.certificates)) for t in tenants), default=0),
                                 limits.named),
-        "sequencesPerTenant": (max((len(t.sequences) for t in tenants), default=0), limits.sequences),
+        "sequencesPerTenant": (max((t.rules.sequence_count for t in tenants), default=0), limits.sequences),
     }
     return {name: {"used": used, "limit": limit} for name, (used, limit) in report.items()}
 

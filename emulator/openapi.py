@@ -10,6 +10,7 @@ Nothing here walks a schema per request.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,11 @@ def to_json_schema(node: Any) -> Any:
         if key == "format" and value in _LOOSE_FORMATS:
             continue
         if key == "properties":
-            out[key] = {name: to_json_schema(sub) for name, sub in value.items()}
+            required = set(node.get("required", ()))
+            out[key] = {
+                name: _nullable_reference(sub) if name not in required else to_json_schema(sub)
+                for name, sub in value.items()
+            }
         elif key in ("items", "not", "additionalProperties") and isinstance(value, dict):
             out[key] = to_json_schema(value)
         elif key in ("allOf", "anyOf", "oneOf"):
@@ -82,6 +87,15 @@ def to_json_schema(node: Any) -> Any:
         else:
             return {"anyOf": [{"type": "null"}, out]}
     return out
+
+
+def _nullable_reference(node: Any) -> Any:
+    """An optional property written as a bare ``$ref`` (how the published exports write
+    every nested model) takes null too, as the real service binds null to it."""
+    converted = to_json_schema(node)
+    if isinstance(node, dict) and "$ref" in node:
+        return {"anyOf": [{"type": "null"}, converted]}
+    return converted
 
 
 @dataclass
@@ -104,6 +118,7 @@ class Operation:
     responses: dict[int, Compiled | None]  # None: no content
     secured: bool
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    api: OpenApi | None = field(repr=False, default=None)  # the document it belongs to
 
 
 class OpenApi:
@@ -113,6 +128,7 @@ class OpenApi:
         self.document = document
         self.source = source
         self.is_default = is_default  # payemu's own 1.0.11.6 document
+        self.own = is_default  # written by payemu (also the control API's): answers are not trimmed to it
         self.version = str(document.get("info", {}).get("version", ""))
         self.description = str(document.get("info", {}).get("description", ""))
         definitions = {
@@ -128,6 +144,12 @@ class OpenApi:
                 if method in item:
                     op = self._operation(path, method, item[method], shared, global_security)
                     self.operations[(op.method, op.path)] = op
+
+    @property
+    def interface_version(self) -> str:
+        """The code version the document describes (``1.0.9.36``), else its info version."""
+        found = re.search(r"Code Version (\d+(?:\.\d+)*)", self.description)
+        return found.group(1) if found else self.version
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> OpenApi:
@@ -177,6 +199,7 @@ class OpenApi:
             responses=responses,
             secured=bool(security) and any(bool(s) for s in security),
             raw=spec,
+            api=self,
         )
 
     def _parameter(self, spec: dict[str, Any]) -> Parameter:

@@ -23,7 +23,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from emulator import errors
+from emulator import errors, projection
 from emulator.clock import isoformat
 from emulator.openapi import OpenApi, Operation, Parameter
 from emulator.safeparse import TooComplex, check_json_depth
@@ -253,7 +253,7 @@ class Endpoint:
             return _NoResponse()
         except Exception:
             log.exception("payemu bug while answering %s %s", op.method, op.path)
-            reply = Reply(500, errors.internal("payemu hit an internal error; see its log.").body)
+            reply = Reply(500, errors.internal("payemu hit an internal error; see its log.").body, error=True)
         reply = self._checked(reply)
         if tenant is not None and self.journal:
             self._journal(tenant, request, body, reply, call, started)
@@ -310,14 +310,14 @@ class Endpoint:
         problem: str | None = None
         if reply.status == 501:  # a pending operation (see emulator.pending)
             return reply
-        if reply.error and not self.runtime.api.is_default:
-            # Error bodies keep the 1.0.11.6 shape (an array; the interface document says
-            # the runtime never changed) even where an older export declares otherwise.
+        # the body as the operation's document declares it (see emulator.projection)
+        reply.body, declared = projection.shape(op, reply.status, reply.body, reply.error)
+        if declared is None:
             return reply
-        if reply.status not in op.responses:
+        if declared not in op.responses:
             problem = f"status {reply.status} is not documented"
         else:
-            validator = op.responses[reply.status]
+            validator = op.responses[declared]
             if validator is None:
                 if reply.body is not None:
                     problem = f"status {reply.status} is documented without a body"
@@ -328,7 +328,8 @@ class Endpoint:
                 problem = f"the {reply.status} body breaks the schema: {details}"
         if problem is None:
             return reply
-        message = f"payemu bug: the response to {op.operation_id} broke {self.runtime.api.source}: {problem}"
+        source = op.api.source if op.api else self.runtime.api.source
+        message = f"payemu bug: the response to {op.operation_id} broke {source}: {problem}"
         log.error(message)
         self.runtime.violations.append(message)
         return Reply(500, errors.internal(message).body)
@@ -349,6 +350,7 @@ class Endpoint:
             "path": request.scope["path"],
             "query": request.scope["query_string"].decode("latin-1"),
             "operationId": self.operation.operation_id,
+            "interfaceVersion": self.operation.api.interface_version if self.operation.api else None,
             "status": reply.status if reply else None,
             "latencyMs": round((time.perf_counter() - started) * 1000, 3),
             "request": body,  # the journal masks entries before anything reads them
@@ -377,26 +379,34 @@ class _NoResponse(Response):
         return None
 
 
+Responder = Callable[[Request], Awaitable[Response]]
+Chooser = Callable[[Endpoint, Request], Responder]
+
+
 def build_routes(
     runtime: Runtime,
     api: OpenApi,
     handlers: dict[str, Handler],
     fallback: Handler,
     journal: bool = True,
+    chooser: Chooser | None = None,
 ) -> list[Route]:
     """One Starlette route per path, dispatching on the method, so a wrong method gets
     a 405 listing exactly the methods of that path. ``journal=False``: requests are not
-    recorded in the tenant's journal (the control API)."""
+    recorded in the tenant's journal (the control API). ``chooser`` may answer a request
+    with another endpoint (a tenant served another version: emulator.versions)."""
     by_path: dict[str, dict[str, Endpoint]] = {}
     for op in api.operations.values():
         handler = handlers.get(op.operation_id, fallback)
         by_path.setdefault(op.path, {})[op.method] = Endpoint(runtime, op, handler, journal)
-    return [_route(path, methods) for path, methods in by_path.items()]
+    return [_route(path, methods, chooser) for path, methods in by_path.items()]
 
 
-def _route(path: str, endpoints: dict[str, Endpoint]) -> Route:
+def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:
     async def dispatch(request: Request) -> Response:
         method = "GET" if request.method == "HEAD" else request.method
+        if chooser is not None:
+            return await chooser(endpoints[method], request)(request)
         return await endpoints[method](request)
 
     methods: Sequence[str] = list(endpoints)

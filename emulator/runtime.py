@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+import time
+import weakref
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from emulator import errors
 from emulator.config import Settings
+from emulator.ewallet.sessions import SessionIndex
 from emulator.gateways.catalog import Catalog, load_catalog
 from emulator.openapi import OpenApi
 from emulator.scenarios import ScenarioBook
 from emulator.tenants import Tenant, TenantRegistry
+
+if TYPE_CHECKING:
+    from emulator.control.watcher import Watcher
+    from emulator.ewallet.results import Signer
+    from emulator.pipeline import Responder
 
 
 class Runtime:
@@ -22,7 +31,23 @@ class Runtime:
         self.catalog: Catalog = load_catalog()
         self.scenarios: ScenarioBook = ScenarioBook.load(settings)
         self.violations: list[str] = []
-        self.extras: dict[str, Any] = {}
+        self.started = time.monotonic()
+        self.control_api: OpenApi | None = None  # set when the control routes are built
+        self.watcher: Watcher | None = None  # the scenario-file watcher of ``--watch``
+        self.signer: Signer | None = None  # eWallet result tokens (made on first use)
+        self.session_index = SessionIndex()  # payment pages find their tenant in O(1) (hardening)
+        # the published document a tenant chose through /_emulator/interface, and the
+        # endpoints built for each such document (see emulator.versions)
+        self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()
+        self.version_endpoints: weakref.WeakKeyDictionary[OpenApi, dict[tuple[str, str], Responder]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    @cached_property
+    def currencies(self) -> frozenset[str]:
+        """The Payments.CurrencyCode values of the schema in use."""
+        schemas = self.api.document.get("components", {}).get("schemas", {})
+        return frozenset(schemas.get("Payments.CurrencyCode", {}).get("enum", ()))
 
     def authenticate(self, key: str | None) -> Tenant:
         """The tenant of ``key``, or a 401."""

@@ -2,8 +2,13 @@
 
 Like moto's backends keyed by account, every store lives on a :class:`Tenant` and every
 handler reaches state only through the tenant of the request's key, so one key can never
-see another's data. Each tenant has its own random source; with a seed it is derived from
-the seed and the key alone, so a tenant's answers do not depend on what other tenants do.
+see another's data. The stores are typed and changed through their methods:
+:class:`~emulator.ledger.Ledger`, :class:`~emulator.vault.Vault`,
+:class:`~emulator.accounts.Accounts`, :class:`~emulator.certificates.Certificates`,
+:class:`~emulator.ewallet.sessions.Sessions`, :class:`~emulator.scenarios.ruleset.RuleSet`,
+:class:`~emulator.journal.Journal` and :class:`~emulator.clock.Clock`. Each tenant has its
+own random source; with a seed it is derived from the seed and the key alone, so a
+tenant's answers do not depend on what other tenants do.
 """
 
 from __future__ import annotations
@@ -11,13 +16,20 @@ from __future__ import annotations
 import random
 import secrets
 import string
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from emulator import limits  # hardening: memory limits (emulator.limits)
+from emulator.accounts import Accounts
+from emulator.certificates import Certificates
 from emulator.clock import Clock
 from emulator.config import KeySpec, Settings
+from emulator.ewallet.sessions import Sessions
 from emulator.journal import Journal
+from emulator.ledger import Ledger
+from emulator.scenarios.ruleset import RuleSet
+from emulator.vault import Vault
 
 if TYPE_CHECKING:
     from faker import Faker
@@ -53,15 +65,14 @@ class Tenant:
         if seeded:
             start = SEEDED_EPOCH + timedelta(seconds=self.rng.randrange(0, 365 * 86400))
         self.clock = Clock(start)
-        self.journal = Journal(self._settings.journal_size, self._settings.limits.journal_bytes)  # hardening
-        self.certificates: set[str] = set(self._spec.certificates)
-        self.accounts: dict[str, Any] = {}
-        self.tokens: dict[str, Any] = {}
-        self.transactions: dict[str, Any] = {}
-        self.gateway_tokens: dict[str, Any] = {}  # userToken → ledger.GatewayToken
-        self.rules: list[Any] = []
-        self.sequences: dict[Any, int] = {}
-        self.sessions: dict[str, Any] = {}
+        bounds = self._settings.limits  # hardening: memory limits (emulator.limits)
+        self.journal = Journal(self._settings.journal_size, bounds.journal_bytes)
+        self.certificates = Certificates(self._spec.certificates)
+        self.accounts = Accounts()
+        self.vault = Vault()
+        self.ledger = Ledger()
+        self.rules = RuleSet(sequence_limit=bounds.sequences)
+        self.sessions = Sessions(bounds.sessions)
         self._faker: Faker | None = None
 
     @property
@@ -130,7 +141,7 @@ class TenantRegistry:
         name = user_name or f"{'sandbox' if sandbox else 'live'}-merchant-{account_id}"
         return KeySpec(key, name, account_id, sandbox)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Tenant]:
         return iter(list(self._tenants.values()))
 
     def __len__(self) -> int:

@@ -19,8 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -32,10 +30,10 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from emulator.config import Settings
+    from emulator.server import BackgroundServer
 
 URL_ENV = "PAYEMU_URL"
 SEED_ENV = "PAYEMU_SEED"
-START_TIMEOUT_SECONDS = 10.0
 _SERVER = pytest.StashKey["PayemuServer"]()
 
 
@@ -57,46 +55,21 @@ class PayemuServer:
         self.seeded = seeded
         self.app = app
         self.startup_seconds = 0.0
-        self._server: Any = None
-        self._thread: threading.Thread | None = None
+        self._server: BackgroundServer | None = None
 
     @classmethod
     def start(cls, settings: Settings | None = None) -> PayemuServer:
         """Serve a new app on a free loopback port; returns once it accepts requests."""
-        import uvicorn
-
         from emulator.app import create_app
-        from emulator.cli import _best
         from emulator.config import Settings
-        from emulator.protocol import http_protocol
+        from emulator.server import BackgroundServer
 
         began = time.perf_counter()
         settings = settings or Settings()
         app = create_app(settings)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            app,
-            loop=_best("uvloop", "asyncio"),
-            http=http_protocol(settings),
-            lifespan="off",
-            access_log=False,
-            log_level="warning",
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="payemu-server", daemon=True)
-        thread.start()
-        deadline = began + START_TIMEOUT_SECONDS
-        while not server.started:
-            if not thread.is_alive() or time.perf_counter() > deadline:
-                server.should_exit = True
-                sock.close()
-                raise RuntimeError("the in-process payemu server did not start")
-            time.sleep(0.002)
-        made = cls(f"http://127.0.0.1:{port}", settings.seed is not None, app)
-        made._server, made._thread = server, thread
+        running = BackgroundServer(app, settings)
+        made = cls(running.url, settings.seed is not None, app)
+        made._server = running
         made.startup_seconds = time.perf_counter() - began
         return made
 
@@ -115,10 +88,9 @@ class PayemuServer:
         return cls(url, bool(response.json().get("seeded")))
 
     def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
-            self._server = self._thread = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
 
     def tenant(self, sandbox: bool = True, user_name: str | None = None, label: str | None = None) -> Payemu:
         """A fresh tenant. On a seeded payemu, ``label`` (e.g. the test's node id) fixes its
@@ -171,31 +143,37 @@ class Payemu:
             content, media = rules.encode(), "application/yaml"
         else:
             content, media = json.dumps(rules).encode(), "application/json"
-        return self._control(
+        rules_added: list[dict[str, Any]] = self._control(
             "POST", "/scenarios", 201, content=content, headers={"Content-Type": media}
         )["rules"]
+        return rules_added
 
     def remove_scenario(self, name: str | None = None) -> list[str]:
         """Remove one runtime rule by name, or all of them; returns the removed names."""
-        return self._control("DELETE", "/scenarios" + (f"/{name}" if name else ""))["removed"]
+        removed: list[str] = self._control("DELETE", "/scenarios" + (f"/{name}" if name else ""))["removed"]
+        return removed
 
     def scenarios(self) -> list[dict[str, Any]]:
         """The effective rules for this tenant, first match first."""
-        return self._control("GET", "/scenarios")["rules"]
+        rules: list[dict[str, Any]] = self._control("GET", "/scenarios")["rules"]
+        return rules
 
     def requests(
         self, path: str | None = None, since: str | None = None, until: str | None = None, limit: int | None = None
     ) -> list[dict[str, Any]]:
         """Journal entries of this tenant, oldest first; ``path`` matches a prefix."""
         params = {k: v for k, v in {"path": path, "since": since, "until": until, "limit": limit}.items() if v}
-        return self._control("GET", "/requests", params=params)["requests"]
+        entries: list[dict[str, Any]] = self._control("GET", "/requests", params=params)["requests"]
+        return entries
 
     def advance_clock(self, by: str | float) -> dict[str, Any]:
         """Move this tenant's clock forward (``"8d"``, ``"1h30m"``, or seconds)."""
-        return self._control("POST", "/clock", json={"advance": by})
+        answer: dict[str, Any] = self._control("POST", "/clock", json={"advance": by})
+        return answer
 
     def clock(self) -> dict[str, Any]:
-        return self._control("GET", "/clock")
+        answer: dict[str, Any] = self._control("GET", "/clock")
+        return answer
 
     def transactions(self) -> list[dict[str, Any]]:
         """Every transaction of the tenant, oldest first (all pages of the listing)."""
@@ -209,7 +187,8 @@ class Payemu:
             path = f"/transactions?after={page['next']}"
 
     def add_certificate(self, name: str) -> list[str]:
-        return self._control("POST", "/certificates", 201, json={"name": name})["certificates"]
+        names: list[str] = self._control("POST", "/certificates", 201, json={"name": name})["certificates"]
+        return names
 
     def reset(self) -> None:
         """Empty every store of this tenant (accounts, tokens, ledger, journal, clock, rules)."""

@@ -1,5 +1,6 @@
 """The string-token vault: any sensitive string stored under a 32-character token, per
-tenant, and the ``@token`` card references the payment operations resolve through it.
+tenant (a :class:`Vault`), and the ``@token`` card references the payment operations
+resolve through it.
 
 Payloads never reach a log: nothing here logs, and the journal redacts ``payload`` and
 ``clearPayload`` (see :mod:`emulator.masking`).
@@ -9,12 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from emulator import errors, limits
 from emulator.clock import isoformat
+from emulator.payments import Card
 
 if TYPE_CHECKING:
     from emulator.tenants import Tenant
@@ -50,72 +53,105 @@ class StringToken:
         return f"StringToken(token={self.token!r}, payload=<{len(self.payload)} characters>)"
 
 
+class Vault(Mapping[str, StringToken]):
+    """A tenant's string tokens, oldest first."""
+
+    def __init__(self) -> None:
+        self._tokens: dict[str, StringToken] = {}
+        self._bytes = 0  # characters of every payload held (emulator.limits)
+
+    def __getitem__(self, token: str) -> StringToken:
+        return self._tokens[token]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tokens)
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+    @property
+    def bytes(self) -> int:
+        """Characters of every payload held."""
+        return self._bytes
+
+    def add(self, entry: StringToken) -> None:
+        replaced = self._tokens.get(entry.token)
+        self._bytes += len(entry.payload) - (len(replaced.payload) if replaced else 0)
+        self._tokens[entry.token] = entry
+
+    def require(self, token: str, field: str = "token") -> StringToken:
+        """The token or a 404 on ``field``."""
+        entry = self._tokens.get(token)
+        if entry is None:
+            raise errors.not_found(field, f"No string token {token} exists for this API key.")
+        return entry
+
+    def delete(self, token: str) -> bool:
+        """Remove the token and its contents for good."""
+        entry = self._tokens.pop(token, None)
+        if entry is None:
+            return False
+        self._bytes -= len(entry.payload)
+        return True
+
+
 def store(tenant: Tenant, payload: str) -> StringToken:
     """Store ``payload`` under a fresh token from the tenant's random source."""
     if not 1 <= len(payload) <= MAX_PAYLOAD:
         raise errors.invalid("payload", f"The payload must be 1 to {MAX_PAYLOAD} characters long.")
     limits.admit_token(tenant, payload)  # hardening: 507 at the tenant's token limits
     token = tenant.random_string(TOKEN_LENGTH)
-    while token in tenant.tokens:
+    while token in tenant.vault:
         token = tenant.random_string(TOKEN_LENGTH)
     entry = StringToken(token, payload, tenant.now())
-    tenant.tokens[token] = entry
+    tenant.vault.add(entry)
     return entry
 
 
-def get(tenant: Tenant, token: str) -> StringToken | None:
-    return tenant.tokens.get(token)
-
-
-def require(tenant: Tenant, token: str, field: str = "token") -> StringToken:
-    """The token or a 404 on ``field``."""
-    entry = tenant.tokens.get(token)
-    if entry is None:
-        raise errors.not_found(field, f"No string token {token} exists for this API key.")
-    return entry
-
-
-def delete(tenant: Tenant, token: str) -> bool:
-    """Remove the token and its contents for good."""
-    return tenant.tokens.pop(token, None) is not None
-
-
-def resolve_card(tenant: Tenant, card: dict[str, Any]) -> dict[str, Any]:
-    """A new card dict with every ``@token`` reference replaced by what the token holds.
+def resolve_card(tenant: Tenant, card: Card) -> Card:
+    """The card with every ``@token`` reference replaced by what the token holds.
 
     ``cardNumber`` ``@<token>``: a payload of digits is the card number; a payload that is
     a JSON object of card details (any key case) gives the card number and fills the
     fields the request left out. ``cvv`` ``@<token>`` resolves the same way. A missing
     token, or one that does not hold what the field needs, is a 400 on that field.
     """
-    resolved = dict(card)
-    number = card.get("cardNumber")
-    details: dict[str, Any] = {}
+    resolved = card
+    number = card.number
     if isinstance(number, str) and number.startswith("@"):
         payload = _payload(tenant, number, "card.cardNumber")
         details = _card_details(payload)
         digits = details.get("cardNumber") if details else _SEPARATORS.sub("", payload.strip())
         if not isinstance(digits, str) or not _CARD_NUMBER.fullmatch(digits):
             raise errors.invalid("card.cardNumber", "The token does not hold a card number.")
-        resolved["cardNumber"] = digits
-        for name, value in details.items():
-            if name != "cardNumber" and resolved.get(name) is None:
-                resolved[name] = value
-    cvv = card.get("cvv")
+        resolved = replace(
+            resolved,
+            number=digits,
+            holder=_fill(resolved.holder, details.get("cardHolderName")),
+            expiration_month=_fill(resolved.expiration_month, details.get("expirationMonth")),
+            expiration_year=_fill(resolved.expiration_year, details.get("expirationYear")),
+            cvv=_fill(resolved.cvv, details.get("cvv")),
+        )
+    cvv = card.cvv
     if isinstance(cvv, str) and cvv.startswith("@"):
         payload = _payload(tenant, cvv, "card.cvv")
         held = _card_details(payload).get("cvv") if payload.lstrip().startswith("{") else payload.strip()
         if not isinstance(held, str) or not _CVV.fullmatch(held):
             raise errors.invalid("card.cvv", "The token does not hold a security code.")
-        resolved["cvv"] = held
+        resolved = replace(resolved, cvv=held)
     return resolved
+
+
+def _fill(given: Any, held: Any) -> Any:
+    """A field the request gave wins over the token's."""
+    return given if given is not None else held
 
 
 def _payload(tenant: Tenant, reference: str, field: str) -> str:
     match = TOKEN_REFERENCE.fullmatch(reference)
     if match is None:
         raise errors.invalid(field, "A token reference is @ followed by the 32-character string token.")
-    entry = tenant.tokens.get(match.group(1))
+    entry = tenant.vault.get(match.group(1))
     if entry is None:
         raise errors.invalid(field, f"The string token {match.group(1)} does not exist for this API key.")
     return entry.payload

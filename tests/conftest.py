@@ -9,9 +9,14 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from emulator import engine, vault
+from emulator.accounts import StoredAccount
 from emulator.app import create_app
 from emulator.config import Settings
 from emulator.openapi import OpenApi
+from emulator.payments import AttemptRecord, PaymentRequest
+from emulator.runtime import Runtime
+from emulator.tenants import Tenant
 
 SANDBOX = {"X-Api-Key": "sandbox-api-key"}
 LIVE = {"X-Api-Key": "live-api-key"}
@@ -56,3 +61,43 @@ def anon(app: Starlette) -> Iterator[TestClient]:
     """A client without an API key."""
     with TestClient(app) as test_client:
         yield test_client
+
+
+# -- eWallet: the sandbox tenant with two accounts and a stored card ---------------------
+EWALLET_CARD = "4111111111111111"
+
+
+def setup_ewallet_tenant(tenant: Tenant) -> str:
+    """Accounts ``primary`` (NULLFailure: declines) and ``backup`` (NULLSuccess: approves);
+    returns the vault token of a stored Visa card."""
+    tenant.accounts.put(StoredAccount("primary", "NULLFailure", [], tenant.now()))
+    tenant.accounts.put(StoredAccount("backup", "NULLSuccess", [], tenant.now()))
+    return vault.store(tenant, EWALLET_CARD).token
+
+
+@pytest.fixture
+def runtime(app: Starlette) -> Runtime:
+    return app.state.runtime  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def tenant(runtime: Runtime) -> Tenant:
+    """The tenant of the sandbox key."""
+    found = runtime.tenants.get("sandbox-api-key")
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def engine_calls(monkeypatch: pytest.MonkeyPatch) -> list[PaymentRequest]:
+    """Every request the payment engine is given; the real engine answers them."""
+    calls: list[PaymentRequest] = []
+    real = engine.process
+
+    async def spy(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
+                  call_attempts: list[AttemptRecord]) -> engine.Outcome:
+        calls.append(request)
+        return await real(runtime, tenant, request, call_attempts)
+
+    monkeypatch.setattr(engine, "process", spy)
+    return calls

@@ -34,8 +34,8 @@ def test_put_canonicalizes_gateway_and_keys() -> None:
     assert account.credential_map() == {"ApiKey": "AQE1", "MerchantAccount": None, "ShopperInteraction": "Ecommerce"}
     assert account.creation_time == tenant.now()
     assert tenant.accounts["adyenMain"] is account
-    assert accounts.get(tenant, "adyenMain") is account
-    assert accounts.get(tenant, "adyenmain") is None  # names are exact
+    assert tenant.accounts.get("adyenMain") is account
+    assert tenant.accounts.get("adyenmain") is None  # names are exact
 
 
 def test_missing_required_credentials_are_stored() -> None:
@@ -49,7 +49,7 @@ def test_replace_resets_creation_time() -> None:
     tenant.clock.advance(timedelta(days=2))
     second = accounts.put(tenant, CATALOG, "main", {"paymentGatewayName": "NULLSuccess", "credentials": []})
     assert second.creation_time - first.creation_time == timedelta(days=2)
-    assert accounts.listing(tenant) == [second]
+    assert tenant.accounts.listing() == [second]
 
 
 def test_unknown_gateway_lists_the_known_ones() -> None:
@@ -95,12 +95,12 @@ def test_require_listing_delete() -> None:
     tenant = _tenant()
     for name in ("zeta", "Alpha", "beta"):
         accounts.put(tenant, CATALOG, name, {"paymentGatewayName": "NULLSuccess", "credentials": []})
-    assert [a.name for a in accounts.listing(tenant)] == ["Alpha", "beta", "zeta"]
-    assert accounts.require(tenant, "beta").name == "beta"
-    assert accounts.delete(tenant, "beta") is True
-    assert accounts.delete(tenant, "beta") is False
+    assert [a.name for a in tenant.accounts.listing()] == ["Alpha", "beta", "zeta"]
+    assert tenant.accounts.require("beta").name == "beta"
+    assert tenant.accounts.delete("beta") is True
+    assert tenant.accounts.delete("beta") is False
     with pytest.raises(ApiError) as caught:
-        accounts.require(tenant, "beta", "paymentGatewayAccountName")
+        tenant.accounts.require("beta", "paymentGatewayAccountName")
     assert caught.value.status == 404
     assert caught.value.body == [{"fieldName": "paymentGatewayAccountName",
                                   "errors": ["No payment gateway account named beta."]}]

@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 from emulator.ewallet import sessions
 from emulator.tenants import Tenant
 from tests.conftest import LIVE, SANDBOX
-from tests.ewallet_fakes import setup_tenant
+from tests.conftest import setup_ewallet_tenant as setup_tenant
 
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "ewallet_sessions.yaml").read_text())
 
@@ -29,7 +29,7 @@ def _tenant(app: Starlette, key: str = "sandbox-api-key") -> Tenant:
 @pytest.fixture
 def stored(app: Starlette) -> str:
     tenant = _tenant(app)
-    tenant.certificates.add("myCert")
+    tenant.certificates.register("myCert")
     return setup_tenant(tenant)
 
 

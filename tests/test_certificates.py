@@ -39,27 +39,27 @@ def test_unknown_certificate_is_refused_clearly() -> None:
 
 def test_register_and_remove() -> None:
     tenant = _tenant()
-    assert certificates.register(tenant, "a") is True
-    assert certificates.register(tenant, "a") is False
+    assert tenant.certificates.register("a") is True
+    assert tenant.certificates.register("a") is False
     certificates.require_certificate(tenant, "a", "certificateName")
-    assert certificates.remove(tenant, "a") is True
-    assert certificates.remove(tenant, "a") is False
+    assert tenant.certificates.remove("a") is True
+    assert tenant.certificates.remove("a") is False
     with pytest.raises(ApiError):
         certificates.require_certificate(tenant, "a", "certificateName")
     for bad in ("", "x" * 129, "tab\there"):
         with pytest.raises(ValueError):
-            certificates.register(tenant, bad)
-    assert certificates.register(tenant, "x" * 128) is True
+            tenant.certificates.register(bad)
+    assert tenant.certificates.register("x" * 128) is True
 
 
 def test_reset_restores_the_configured_names() -> None:
     tenant = _tenant("cfg")
-    certificates.register(tenant, "extra")
+    tenant.certificates.register("extra")
     tenant.reset()
     assert certificates.names(tenant) == ["cfg"]
 
 
 def test_certificates_are_per_tenant() -> None:
     one, two = _tenant(), _tenant()
-    certificates.register(one, "mine")
+    one.certificates.register("mine")
     assert not certificates.is_registered(two, "mine")

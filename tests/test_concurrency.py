@@ -56,7 +56,7 @@ async def storm(server: Server, method: str, path: str, bodies: list[dict[str, A
 @pytest.mark.parametrize("delay_ms", [0, 50])
 def test_100_concurrent_captures_give_exactly_one_success(server: Server, delay_ms: int) -> None:
     then = f"{{operationResultCode: Success, delayMs: {delay_ms}}}"
-    server.tenant.rules[:0] = parse_rules(f"{{name: slow-capture, when: {{operation: Capture}}, then: {then}}}", "test")
+    server.tenant.rules.add(parse_rules(f"{{name: slow-capture, when: {{operation: Capture}}, then: {then}}}", "test"))
     auth = pay(server, "/PaymentGateway/authorize", {"amount": 40.0, "currency": "USD", "card": CARD, **STRIPE})
     body = {"refTransId": auth["gatewayReference"], "amount": 40.0, "currency": "USD", **STRIPE}
     responses = asyncio.run(storm(server, "PUT", "/PaymentGateway/capture", [body] * 100))
@@ -66,15 +66,15 @@ def test_100_concurrent_captures_give_exactly_one_success(server: Server, delay_
     assert set(reasons) <= {"AlreadyCaptured", "OperationInProgress"}, reasons
     if delay_ms:
         assert reasons["OperationInProgress"] > 0, "the captures overlapped at the gateway"
-    tx = server.tenant.transactions[auth["gatewayReference"]]
-    captures = [op for op in tx.operations if op["operation"] == "Capture"]
-    assert len(captures) == 1 and tx.captured_by == captures[0]["reference"] and tx.busy is None
+    tx = server.tenant.ledger[auth["gatewayReference"]]
+    captures = [op for op in tx.operations if op.operation == "Capture"]
+    assert len(captures) == 1 and tx.captured_by == captures[0].reference and tx.busy is None
 
 
 def test_concurrent_refunds_never_exceed_the_charge(server: Server) -> None:
-    server.tenant.rules[:0] = parse_rules(
+    server.tenant.rules.add(parse_rules(
         "{name: slow-refund, when: {operation: Refund}, then: {operationResultCode: Success, delayMs: 20}}", "test"
-    )
+    ))
     charge = pay(server, "/PaymentGateway/charge", {"amount": 5.0, "currency": "USD", "card": CARD, **STRIPE})
     body = {"refTransId": charge["gatewayReference"], "amount": 1.0, "currency": "USD", **STRIPE}
     done = 0
@@ -84,5 +84,5 @@ def test_concurrent_refunds_never_exceed_the_charge(server: Server) -> None:
         done += sum(r.status_code == 200 for r in responses)
         if any(r.status_code == 409 and r.json()["rejectReasonCode"] == "AlreadyRefunded" for r in responses):
             break
-    tx = server.tenant.transactions[charge["gatewayReference"]]
+    tx = server.tenant.ledger[charge["gatewayReference"]]
     assert done == 5 and tx.refunded_amount == 5.0 and tx.state(server.tenant.now()) == "Refunded"

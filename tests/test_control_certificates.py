@@ -6,7 +6,6 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.control import certificates
 from tests.conftest import LIVE
 
 
@@ -23,7 +22,7 @@ def test_add_list_remove(app: Starlette, client: TestClient) -> None:
     assert removed.status_code == 200
     assert removed.json() == {"certificates": ["another"]}
     assert client.get("/_emulator/certificates", headers=LIVE).json() == {"certificates": []}
-    assert app.state.runtime.tenants.get("sandbox-api-key").certificates == {"another"}
+    assert app.state.runtime.tenants.get("sandbox-api-key").certificates.names() == ["another"]
 
 
 def test_remove_unknown(client: TestClient) -> None:
@@ -40,7 +39,7 @@ def test_bad_names(client: TestClient) -> None:
 
 
 def test_at_most_so_many(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(certificates, "MAX_CERTIFICATES", 2)
+    monkeypatch.setattr(client.app.state.runtime.tenants.get("sandbox-api-key").certificates, "limit", 2)  # type: ignore[attr-defined]
     client.post("/_emulator/certificates", json={"name": "a"})
     client.post("/_emulator/certificates", json={"name": "b"})
     assert client.post("/_emulator/certificates", json={"name": "a"}).status_code == 201

@@ -10,7 +10,6 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.control import scenarios as control_scenarios
 from emulator.scenarios import Attempt
 from tests.conftest import LIVE, SANDBOX
 
@@ -195,7 +194,7 @@ def test_unusable_bodies(client: TestClient, content: bytes, media: str, status:
 
 
 def test_at_most_so_many_runtime_rules(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(control_scenarios, "MAX_RUNTIME_RULES", 2)
+    monkeypatch.setattr(client.app.state.runtime.tenants.get("sandbox-api-key").rules, "limit", 2)  # type: ignore[attr-defined]
     assert client.post("/_emulator/scenarios", json=[rule("a"), rule("b")]).status_code == 201
     assert client.post("/_emulator/scenarios", json=rule("a")).status_code == 201  # a replacement
     response = client.post("/_emulator/scenarios", json=rule("c"))

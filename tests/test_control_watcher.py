@@ -27,7 +27,7 @@ def _first_names(app: Starlette, count: int) -> list[str]:
 
 
 def test_no_watcher_unless_asked(app: Starlette) -> None:
-    assert "control.watcher" not in app.state.runtime.extras
+    assert app.state.runtime.watcher is None
 
 
 def test_check_reloads_on_change_only(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
@@ -70,7 +70,8 @@ def test_watch_reloads_in_the_background_keeping_state(
     rules = tmp_path / "rules.yaml"
     _write(rules, "before")
     app = make_app(scenario_paths=[str(tmp_path)], watch=True)
-    watcher = app.state.runtime.extras["control.watcher"]
+    watcher = app.state.runtime.watcher
+    assert watcher is not None
     try:
         assert watcher.running
         with TestClient(app, headers=SANDBOX) as client:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -12,10 +13,12 @@ from starlette.applications import Starlette
 from emulator import engine
 from emulator.accounts import StoredAccount
 from emulator.errors import ApiError
+from emulator.payments import AttemptRecord, PaymentRequest
 from emulator.pipeline import DropConnection
 from emulator.runtime import Runtime
 from emulator.scenarios import parse_rules
 from emulator.tenants import Tenant
+from emulator.vocabulary import Operation
 
 CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12,
         "expirationYear": 2030}
@@ -27,16 +30,36 @@ def world(make_app: Callable[..., Starlette]) -> tuple[Runtime, Tenant]:
     tenant = runtime.tenants.get("sandbox-api-key")
     assert tenant is not None
     now = tenant.now()
-    tenant.accounts["stripeMain"] = StoredAccount("stripeMain", "Stripe", [("SecretKey", "sk")], now)
-    tenant.accounts["adyenMain"] = StoredAccount("adyenMain", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")], now)
-    tenant.accounts["nullFail"] = StoredAccount("nullFail", "NULLFailure", [], now)
+    tenant.accounts.put(StoredAccount("stripeMain", "Stripe", [("SecretKey", "sk")], now))
+    tenant.accounts.put(StoredAccount("adyenMain", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")], now))
+    tenant.accounts.put(StoredAccount("nullFail", "NULLFailure", [], now))
     return runtime, tenant
 
 
-def process(world: tuple[Runtime, Tenant], operation: str, request: dict[str, Any],
-            attempts: list[dict[str, Any]] | None = None) -> engine.Outcome:
+@dataclass
+class Answer:
+    """An engine Outcome as the HTTP edge renders it."""
+
+    result: dict[str, Any]
+    status: int
+    headers: dict[str, str]
+    attempts: list[dict[str, Any]]
+
+
+def process(world: tuple[Runtime, Tenant], operation: str, body: dict[str, Any],
+            attempts: list[dict[str, Any]] | None = None) -> Answer:
+    """The engine on a request body parsed as the HTTP handlers parse it; ``attempts``
+    receives the attempts as JSON, as the journal does."""
     runtime, tenant = world
-    return asyncio.run(engine.process(runtime, tenant, operation, request, [] if attempts is None else attempts))
+    made: list[AttemptRecord] = []
+    request = PaymentRequest.from_body(Operation(operation), body)
+    try:
+        outcome = asyncio.run(engine.process(runtime, tenant, request, made))
+    finally:
+        if attempts is not None:
+            attempts.extend(record.to_json() for record in made)
+    return Answer(outcome.result.to_json(), outcome.status, outcome.headers,
+                  [record.to_json() for record in outcome.attempts])
 
 
 def charge(**changes: Any) -> dict[str, Any]:
@@ -57,7 +80,7 @@ def test_outcome_carries_result_status_and_the_attempts(world: tuple[Runtime, Te
     assert set(entry) == {
         "attemptNumber", "paymentGatewayAccountName", "gatewayName", "isFallback", "timestamp", "result",
     }
-    assert entry["result"] is outcome.result and entry["timestamp"].endswith("Z")
+    assert entry["result"] == outcome.result and entry["timestamp"].endswith("Z")
 
 
 @pytest.mark.parametrize(
@@ -68,7 +91,7 @@ def test_outcome_carries_result_status_and_the_attempts(world: tuple[Runtime, Te
 def test_status_per_result_code(world: tuple[Runtime, Tenant], code: str, status: int, headers: dict[str, str]) -> None:
     tenant = world[1]
     rule = f"{{name: r, when: {{gateway: Stripe}}, then: {{operationResultCode: {code}}}}}"
-    tenant.rules[:0] = parse_rules(rule, "t")
+    tenant.rules.add(parse_rules(rule, "t"))
     outcome = process(world, "Charge", charge())
     assert (outcome.result["operationResultCode"], outcome.status, outcome.headers) == (code, status, headers)
 
@@ -95,7 +118,7 @@ def test_every_fallback_is_checked_before_any_attempt(world: tuple[Runtime, Tena
     assert set(errors_of(caught)) == {
         "fallbackUpgs[1].paymentGatewayAccountName", "fallbackUpgs[2].paymentGatewayCertName",
     }
-    assert tenant.transactions == {}
+    assert tenant.ledger == {}
 
 
 def test_currency(world: tuple[Runtime, Tenant]) -> None:
@@ -115,7 +138,7 @@ def test_tokenize_has_no_amount_and_remembers_the_card(world: tuple[Runtime, Ten
     outcome = process(world, "Tokenize", {"card": dict(CARD), "paymentGatewayAccountName": "stripeMain"})
     result = outcome.result
     assert (outcome.status, result["amount"], result["currency"]) == (200, 0.0, "USD")
-    token = tenant.gateway_tokens[result["gatewayToken"]]
+    token = tenant.ledger.token(result["gatewayToken"])
     assert token.gateway == "Stripe" and token.card_number == CARD["cardNumber"]
     assert engine.token_for(tenant, result["gatewayToken"], "Stripe") == (CARD["cardNumber"], None)
     number, problem = engine.token_for(tenant, result["gatewayToken"], "Adyen")
@@ -130,7 +153,7 @@ def test_string_token_card_is_resolved_and_matched(world: tuple[Runtime, Tenant]
     token = vault.store(tenant, '{"cardNumber": "4000 0000 0000 9995", "cvv": "123"}')
     outcome = process(world, "Charge", charge(card=dict(CARD, cardNumber="@" + token.token)))
     assert outcome.result["rejectReasonCode"] == "InsufficientFunds"
-    tx = tenant.transactions[outcome.result["gatewayReference"]]
+    tx = tenant.ledger[outcome.result["gatewayReference"]]
     assert tx.card_number == "4000000000009995" and tx.to_json()["cardMasked"] == "400000******9995"
 
 
@@ -138,7 +161,7 @@ def test_reset_fault_drops_before_recording(world: tuple[Runtime, Tenant]) -> No
     _, tenant = world
     with pytest.raises(DropConnection) as caught:
         process(world, "Charge", charge(amount=9032.0))
-    assert caught.value.reason == "reset" and tenant.transactions == {}
+    assert caught.value.reason == "reset" and tenant.ledger == {}
 
 
 def test_lost_response_records_then_drops(world: tuple[Runtime, Tenant]) -> None:
@@ -147,7 +170,7 @@ def test_lost_response_records_then_drops(world: tuple[Runtime, Tenant]) -> None
     with pytest.raises(DropConnection) as caught:
         process(world, "PreAuth", charge(amount=9031.0, myRef="lost-1"), journal)
     assert caught.value.reason == "lostResponse"
-    (tx,) = tenant.transactions.values()
+    (tx,) = tenant.ledger.values()
     assert tx.my_ref == "lost-1" and tx.result_code == "Success" and len(journal) == 1
     found = process(world, "Status", {"myRef": "lost-1", "paymentGatewayAccountName": "stripeMain"})
     assert found.status == 200 and found.result["gatewayReference"] == tx.reference
@@ -159,7 +182,7 @@ def test_lost_response_on_a_capture_commits_it(world: tuple[Runtime, Tenant]) ->
     body = {"refTransId": auth, "amount": 9031.0, "currency": "USD", "paymentGatewayAccountName": "stripeMain"}
     with pytest.raises(DropConnection):
         process(world, "Capture", body)
-    assert tenant.transactions[auth].captured_by is not None and tenant.transactions[auth].busy is None
+    assert tenant.ledger[auth].captured_by is not None and tenant.ledger[auth].busy is None
     again = process(world, "Capture", body)
     assert again.result["rejectReasonCode"] == "AlreadyCaptured"
 
@@ -170,8 +193,8 @@ def test_reset_on_a_capture_releases_the_authorization(world: tuple[Runtime, Ten
     body = {"refTransId": auth, "amount": 9032.0, "currency": "USD", "paymentGatewayAccountName": "stripeMain"}
     with pytest.raises(DropConnection):
         process(world, "Capture", body)
-    tx = tenant.transactions[auth]
-    assert tx.captured_by is None and tx.busy is None and len(tenant.transactions) == 1
+    tx = tenant.ledger[auth]
+    assert tx.captured_by is None and tx.busy is None and len(tenant.ledger) == 1
     assert process(world, "Capture", dict(body, amount=9000.0)).status == 200
 
 
@@ -179,10 +202,10 @@ def test_status_scenarios_can_fail_the_lookup(world: tuple[Runtime, Tenant]) -> 
     _, tenant = world
     reference = process(world, "Charge", charge()).result["gatewayReference"]
     lookup = {"refTransId": reference, "paymentGatewayAccountName": "stripeMain"}
-    tenant.rules[:0] = parse_rules(
+    tenant.rules.add(parse_rules(
         "{name: s, when: {operation: Status}, sequence: [{operationResultCode: TemporaryFailure},"
         " {operationResultCode: Rejected, rejectReasonCode: DoNotHonor}, {operationResultCode: Success}]}", "t"
-    )
+    ))
     failed = process(world, "Status", lookup)
     assert failed.status == 500 and failed.result["operationResultCode"] == "TemporaryFailure", "status has no 503"
     assert failed.result["gatewayReference"] != reference
@@ -239,9 +262,9 @@ MATCHING = {"amount": 15.0, "currency": "EUR", "card": dict(CARD), "paymentGatew
 def test_every_when_and_then_key_through_the_engine(world: tuple[Runtime, Tenant], change: dict[str, Any],
                                                      matches: bool) -> None:
     _, tenant = world
-    tenant.rules[:0] = parse_rules(EVERY_KEY, "test")
-    tenant.accounts["adyenOther"] = StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
-                                                  tenant.now())
+    tenant.rules.add(parse_rules(EVERY_KEY, "test"))
+    tenant.accounts.put(StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
+                                      tenant.now()))
     operation = change.pop("operation", "PreAuth")
     outcome = process(world, operation, {**MATCHING, **change})
     last = outcome.result
@@ -254,8 +277,8 @@ def test_every_when_and_then_key_through_the_engine(world: tuple[Runtime, Tenant
 
 def test_account_key_names_the_stored_account(world: tuple[Runtime, Tenant]) -> None:
     _, tenant = world
-    tenant.rules[:0] = parse_rules(EVERY_KEY, "test")
-    tenant.accounts["adyenOther"] = StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
-                                                  tenant.now())
+    tenant.rules.add(parse_rules(EVERY_KEY, "test"))
+    tenant.accounts.put(StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
+                                      tenant.now()))
     other = process(world, "PreAuth", {**MATCHING, "fallbackUpgs": [{"paymentGatewayAccountName": "adyenOther"}]})
     assert other.status == 200 and other.result["gatewayName"] == "Adyen"

@@ -1,10 +1,10 @@
-"""Card brand detection (through the BIN table)."""
+"""Card brand detection of the payment page (the BIN table, through the simulator's brand_of)."""
 
 from __future__ import annotations
 
 import pytest
 
-from emulator.ewallet import brands
+from emulator.ewallet import payment
 from emulator.openapi import OpenApi
 
 
@@ -23,7 +23,7 @@ from emulator.openapi import OpenApi
     ],
 )
 def test_detect(number: str, brand: str) -> None:
-    assert brands.detect(number) == brand
+    assert payment.brand(number) == brand
 
 
 def test_every_brand_is_a_schema_card_type(openapi: OpenApi) -> None:

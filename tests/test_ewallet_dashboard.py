@@ -13,7 +13,7 @@ from emulator.accounts import StoredAccount
 from emulator.ewallet import dashboard
 from emulator.tenants import Tenant
 from tests.conftest import SANDBOX
-from tests.ewallet_fakes import setup_tenant
+from tests.conftest import setup_ewallet_tenant as setup_tenant
 
 HTML = {"Accept": "text/html"}
 SECRET = "sk_test_very_secret_value"
@@ -23,8 +23,8 @@ def _busy_tenant(app: Starlette, client: TestClient) -> tuple[Tenant, dict[str, 
     tenant = app.state.runtime.tenants.get("sandbox-api-key")
     assert tenant is not None
     stored = setup_tenant(tenant)
-    tenant.accounts["stripeMain"] = StoredAccount("stripeMain", "Stripe", [("SecretKey", SECRET)], tenant.now())
-    tenant.certificates.add("myClientCert")
+    tenant.accounts.put(StoredAccount("stripeMain", "Stripe", [("SecretKey", SECRET)], tenant.now()))
+    tenant.certificates.register("myClientCert")
     vault.store(tenant, json.dumps({"cardNumber": "5555555555554444", "cvv": "999"}))
     charge = client.post("/PaymentGateway/charge", json={
         "amount": 31.25, "currency": "GBP", "paymentGatewayAccountName": "backup",

@@ -1,49 +1,35 @@
-"""Paying a session: the page's choice, the engine request, the stored result."""
+"""Paying a session: the page's choice, the engine request, the stored result (the real
+engine answers; NULLFailure declines, NULLSuccess approves)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
-from starlette.applications import Starlette
 
 from emulator import engine as engine_module
 from emulator import errors, vault
 from emulator.ewallet import payment, sessions
 from emulator.ewallet.sessions import Session
+from emulator.payments import AccountRef, AttemptRecord, Card, PaymentRequest
 from emulator.pipeline import DropConnection
 from emulator.runtime import Runtime
 from emulator.tenants import Tenant
-from tests.ewallet_fakes import CARD, FakeEngine, setup_tenant
+from emulator.vocabulary import Operation
+from tests.conftest import EWALLET_CARD as CARD
+from tests.conftest import setup_ewallet_tenant
 
 NEW_CARD = {"cardHolderName": "Jane Doe", "cardNumber": "5555555555554444", "expirationMonth": 7,
             "expirationYear": 2031, "cvv": "321"}
 
 
-@pytest.fixture
-def runtime(app: Starlette) -> Runtime:
-    return app.state.runtime
-
-
-@pytest.fixture
-def tenant(runtime: Runtime) -> Tenant:
-    found = runtime.tenants.get("sandbox-api-key")
-    assert found is not None
-    return found
-
-
-@pytest.fixture
-def engine(monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
-    fake = FakeEngine()
-    monkeypatch.setattr(engine_module, "process", fake.process)
-    return fake
-
-
 def _session(tenant: Tenant, **changes: Any) -> Session:
-    stored = setup_tenant(tenant)
+    stored = setup_ewallet_tenant(tenant)
     body: dict[str, Any] = {
         "operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 20.5,
         "paymentGatewayAccountId": "primary",
@@ -56,83 +42,90 @@ def _session(tenant: Tenant, **changes: Any) -> Session:
 
 
 def _pay(runtime: Runtime, tenant: Tenant, session: Session, body: Any,
-         log: list[dict[str, Any]] | None = None) -> payment.Paid:
+         log: list[AttemptRecord] | None = None) -> payment.Paid:
     return asyncio.run(payment.pay(runtime, tenant, session, body, "203.0.113.9", log if log is not None else []))
 
 
-def test_stored_card_and_cvv_with_failover(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+def test_stored_card_and_cvv_with_failover(runtime: Runtime, tenant: Tenant,
+                                           engine_calls: list[PaymentRequest]) -> None:
     session = _session(tenant, countryCode="US", paymentNote="Order 9")
-    log: list[dict[str, Any]] = []
+    log: list[AttemptRecord] = []
     paid = _pay(runtime, tenant, session, {"storedCard": 0, "cvv": "123"}, log)
-    operation, request = engine.calls[0]
-    assert operation == "Charge"
-    assert request["card"]["cardNumber"] == "@" + session.stored_cards[0]["token"]
-    assert request["card"]["cvv"] == "123"
-    assert request["card"]["cardHolderName"] == "Stored Holder"
-    assert (request["card"]["expirationMonth"], request["card"]["expirationYear"]) == (12, 2030)
-    assert request["paymentGatewayAccountName"] == "primary"
-    assert request["fallbackUpgs"] == [{"paymentGatewayAccountName": "backup"}]
-    assert (request["amount"], request["currency"], request["myRef"]) == (20.5, "USD", session.token)
-    assert request["orderDesc"] == "Order 9"
-    assert request["payerDetails"] == {"countryCode": "US", "clientIPAddress": "203.0.113.9"}
-    assert "generateToken" not in request
-    assert paid.result.success and session.paid_by == paid.result.result_id
+    (request,) = engine_calls
+    assert request.operation == Operation.CHARGE
+    assert request.card == Card(number="@" + session.stored_cards[0]["token"], holder="Stored Holder",
+                                expiration_month=12, expiration_year=2030, cvv="123")
+    assert request.account_name == "primary"
+    assert request.fallbacks == (AccountRef("backup"),)
+    assert (request.amount, request.currency, request.my_ref) == (Decimal("20.5"), "USD", session.token)
+    assert request.order_desc == "Order 9"
+    assert request.client_ip == "203.0.113.9"
+    assert request.generate_token is False
+    assert paid.result.success
+    assert session.paid_by == paid.result.result_id
     assert session.state(tenant.now()) == "paid"
     assert paid.summary["providerAccountId"] == "backup"
     assert paid.summary["attempts"] == 2
     assert paid.summary["maskedCard"] == "411111******1111"
-    assert len(log) == 2  # the engine's attempt records, for the journal
+    assert [(a.account, a.result.code) for a in log] == [("primary", "Rejected"), ("backup", "Success")]
+    charged = tenant.ledger[paid.summary["gatewayReference"]]
+    assert (charged.card_number, charged.my_ref, charged.amount) == (CARD, session.token, Decimal("20.5"))
 
 
 @pytest.mark.parametrize(
     ("operation", "engine_operation", "generate"),
     [("CHARGE_AND_TOKENIZE", "Charge", True), ("PREAUTH_AND_TOKENIZE", "PreAuth", True)],
 )
-def test_operations_map_to_the_engine(runtime: Runtime, tenant: Tenant, engine: FakeEngine,
+def test_operations_map_to_the_engine(runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest],
                                       operation: str, engine_operation: str, generate: bool) -> None:
     session = _session(tenant, operation=operation)
     paid = _pay(runtime, tenant, session, {"card": NEW_CARD})
-    called, request = engine.calls[0]
-    assert called == engine_operation
-    assert request["generateToken"] is generate
-    assert request["card"] == NEW_CARD
+    (request,) = engine_calls
+    assert request.operation == engine_operation
+    assert request.generate_token is generate
+    assert request.card == Card.from_json(NEW_CARD)
     model = paid.result.data["tokenAndMaskedCardModel"]
-    assert model["token"] == "gwtok_1"
+    assert re.fullmatch(r"NULLTOK-[A-Z0-9]{24}", model["token"])
+    assert tenant.ledger.token(model["token"]) is not None
     assert model["bankCard"] == {
         "type": "MasterCard", "nameOnCard": "Jane Doe", "issueNumber": None, "ownerId": None,
         "securityCode": None, "number": "555555******4444", "expirationMonth": 7, "expirationYear": 2031,
     }
 
 
-def test_tokenize_session(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+def test_tokenize_session(runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest]) -> None:
     session = _session(tenant, operation="TOKENIZE", amount=0, paymentGatewayAccountId="backup", fallbackUpgs=None)
     paid = _pay(runtime, tenant, session, {"card": NEW_CARD})
-    called, request = engine.calls[0]
-    assert called == "Tokenize"
-    assert "amount" not in request and "currency" not in request and "fallbackUpgs" not in request
-    assert paid.result.data["tokenAndMaskedCardModel"]["token"] == "gwtok_1"
+    (request,) = engine_calls
+    assert request.operation == Operation.TOKENIZE
+    assert (request.amount, request.currency, request.fallbacks) == (None, None, ())
+    assert re.fullmatch(r"NULLTOK-[A-Z0-9]{24}", paid.result.data["tokenAndMaskedCardModel"]["token"])
     assert paid.summary["operationType"] == "Tokenize"
 
 
-def test_tokenize_walks_the_fallbacks_itself(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
-    """The tokenize body has no fallbackUpgs: one engine call per account, numbered across."""
-    tenant.certificates.update({"c1", "c2"})
+def test_tokenize_falls_over_in_the_engine(runtime: Runtime, tenant: Tenant,
+                                           engine_calls: list[PaymentRequest]) -> None:
+    """One engine call with every fallback; its attempts are numbered across the accounts."""
+    tenant.certificates.register("c1")
+    tenant.certificates.register("c2")
     session = _session(tenant, operation="TOKENIZE", amount=0, paymentGatewayCertName="c1",
                        fallbackUpgs=[{"paymentGatewayAccountId": "primary"},
                                      {"paymentGatewayAccountId": "backup", "paymentGatewayCertName": "c2"}])
-    log: list[dict[str, Any]] = []
+    log: list[AttemptRecord] = []
     paid = _pay(runtime, tenant, session, {"card": NEW_CARD}, log)
-    assert [(r["paymentGatewayAccountName"], r.get("certificateName")) for _, r in engine.calls] == [
-        ("primary", "c1"), ("primary", None), ("backup", "c2")]
-    assert all("fallbackUpgs" not in r for _, r in engine.calls)
+    (request,) = engine_calls
+    assert (request.account_name, request.certificate) == ("primary", "c1")
+    assert request.fallbacks == (AccountRef("primary"), AccountRef("backup", "c2"))
     attempts = paid.result.data["attempts"]
     assert [(a["attemptNumber"], a["isFallback"], a["paymentGatewayAccountId"]) for a in attempts] == [
         (1, False, "primary"), (2, True, "primary"), (3, True, "backup")]
-    assert paid.result.success and paid.summary["providerAccountId"] == "backup"
-    assert len(log) == 3
+    assert paid.result.success
+    assert paid.summary["providerAccountId"] == "backup"
+    assert [a.number for a in log] == [1, 2, 3]
 
 
-def test_a_decline_leaves_the_session_open(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+def test_a_decline_leaves_the_session_open(runtime: Runtime, tenant: Tenant,
+                                           engine_calls: list[PaymentRequest]) -> None:
     session = _session(tenant, fallbackUpgs=None)
     paid = _pay(runtime, tenant, session, {"card": NEW_CARD})
     assert not paid.result.success
@@ -163,23 +156,25 @@ def test_a_decline_leaves_the_session_open(runtime: Runtime, tenant: Tenant, eng
         ([], "body"),
     ],
 )
-def test_bad_choices(runtime: Runtime, tenant: Tenant, engine: FakeEngine, body: Any, field: str) -> None:
+def test_bad_choices(runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest], body: Any,
+                     field: str) -> None:
     session = _session(tenant)
     with pytest.raises(errors.ApiError) as caught:
         _pay(runtime, tenant, session, body)
     assert caught.value.status == 400
     assert [name for name, _ in caught.value.entries] == [field]
-    assert engine.calls == []
+    assert engine_calls == []
 
 
-def test_brand_not_allowed(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+def test_brand_not_allowed(runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest]) -> None:
     session = _session(tenant, allowedBrands=["Visa"])
     with pytest.raises(errors.ApiError) as caught:
         _pay(runtime, tenant, session, {"card": NEW_CARD})
     assert caught.value.entries == [("card.cardNumber", ["MasterCard cards are not accepted here; accepted: Visa."])]
 
 
-def test_paid_expired_and_busy_sessions_refuse(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+def test_paid_expired_and_busy_sessions_refuse(runtime: Runtime, tenant: Tenant,
+                                               engine_calls: list[PaymentRequest]) -> None:
     session = _session(tenant)
     _pay(runtime, tenant, session, {"card": NEW_CARD})
     with pytest.raises(errors.ApiError) as paid:
@@ -195,12 +190,12 @@ def test_paid_expired_and_busy_sessions_refuse(runtime: Runtime, tenant: Tenant,
     with pytest.raises(errors.ApiError) as expired:
         _pay(runtime, tenant, other, {"card": NEW_CARD})
     assert expired.value.status == 410
-    assert len(engine.calls) == 1
+    assert len(engine_calls) == 1
 
 
-def test_deleted_stored_card(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+def test_deleted_stored_card(runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest]) -> None:
     session = _session(tenant)
-    del tenant.tokens[session.stored_cards[0]["token"]]
+    tenant.vault.delete(session.stored_cards[0]["token"])
     with pytest.raises(errors.ApiError) as caught:
         _pay(runtime, tenant, session, {"storedCard": 0, "cvv": "123"})
     assert caught.value.entries[0][0] == "storedCard"
@@ -219,12 +214,14 @@ def test_a_dropped_connection_becomes_a_json_error(runtime: Runtime, tenant: Ten
     assert not session.busy and session.state(tenant.now()) == "open"
 
 
-def test_card_of_a_json_token_takes_its_holder(runtime: Runtime, tenant: Tenant, engine: FakeEngine) -> None:
+def test_card_of_a_json_token_takes_its_holder(runtime: Runtime, tenant: Tenant,
+                                               engine_calls: list[PaymentRequest]) -> None:
     holder_token = vault.store(tenant, json.dumps({"cardNumber": "378282246310005", "cardHolderName": "Ann Lee"}))
     session = _session(tenant, storedCards=[{"token": holder_token.token, "lastDigits": "0005",
                                              "expirationMonth": 5, "expirationYear": 2032}])
     paid = _pay(runtime, tenant, session, {"storedCard": 0, "cvv": "1234"})
-    assert engine.calls[0][1]["card"]["cardHolderName"] == "Ann Lee"
+    assert engine_calls[0].card is not None
+    assert engine_calls[0].card.holder == "Ann Lee"
     card = paid.result.data["tokenAndMaskedCardModel"]["bankCard"]
     assert (card["type"], card["nameOnCard"], card["number"]) == ("AMEX", "Ann Lee", "378282*****0005")
     assert CARD not in json.dumps(paid.summary)

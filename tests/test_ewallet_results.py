@@ -13,8 +13,10 @@ from starlette.applications import Starlette
 from emulator import errors
 from emulator.ewallet import results, sessions
 from emulator.ewallet.results import CardView, Signer
+from emulator.payments import Money, OperationResult
 from emulator.tenants import Tenant
-from tests.ewallet_fakes import operation_result, setup_tenant
+from emulator.vocabulary import Operation, RejectReason, ResultCode
+from tests.conftest import setup_ewallet_tenant as setup_tenant
 
 NOW = datetime(2030, 5, 1, 12, 0, tzinfo=UTC)
 CARD = CardView("4111111111111111", "Visa", "Jane", None, 12, 2030)
@@ -30,6 +32,18 @@ def _session(tenant: Tenant, operation: str = "CHARGE") -> sessions.Session:
     setup_tenant(tenant)
     return sessions.create(tenant, {"operation": operation, "mode": "TEST", "currencyCode": "USD", "amount": 5.0,
                                     "paymentGatewayAccountId": "primary"})
+
+
+def operation_result(operation: str, code: str, gateway: str, amount: float, currency: str,
+                     reference: str | None, token: str | None = None) -> dict[str, Any]:
+    """An OperationResult as the engine renders it, with a gateway payload to hide."""
+    approved = code == "Success"
+    return OperationResult(
+        Operation(operation), ResultCode(code), Money.of(amount, currency), "Approved" if approved else "Declined",
+        authorization_code="AUTH42" if approved else None, custom_gateway_response={"raw": "gateway payload"},
+        gateway_name=gateway, gateway_reference=reference, gateway_result_code="00" if approved else "05",
+        gateway_token=token, reject_reason=None if approved else RejectReason.CARD_DECLINED,
+    ).to_json()
 
 
 def _attempt(number: int, account: str, code: str, reference: str | None, token: str | None = None) -> dict[str, Any]:

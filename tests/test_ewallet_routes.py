@@ -7,35 +7,21 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator import engine as engine_module
 from emulator.ewallet.routes import safe_return_url
+from emulator.payments import PaymentRequest
 from emulator.tenants import Tenant
-from tests.ewallet_fakes import CARD, FakeEngine, setup_tenant
+from tests.conftest import EWALLET_CARD as CARD
+from tests.conftest import setup_ewallet_tenant
 
 HTML = {"Accept": "text/html"}
 NEW_CARD = {"cardHolderName": "Jane Doe", "cardNumber": "4000056655665556", "expirationMonth": 7,
             "expirationYear": 2031, "cvv": "321"}
 
 
-@pytest.fixture
-def tenant(app: Starlette) -> Tenant:
-    found = app.state.runtime.tenants.get("sandbox-api-key")
-    assert found is not None
-    return found
-
-
-@pytest.fixture
-def engine(monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
-    fake = FakeEngine()
-    monkeypatch.setattr(engine_module, "process", fake.process)
-    return fake
-
-
 def _session(client: TestClient, tenant: Tenant, **changes: Any) -> str:
-    stored = setup_tenant(tenant)
+    stored = setup_ewallet_tenant(tenant)
     body: dict[str, Any] = {
         "operation": "CHARGE", "mode": "TEST", "currencyCode": "EUR", "amount": 1234.5,
         "paymentGatewayAccountId": "primary", "fallbackUpgs": [{"paymentGatewayAccountId": "backup"}],
@@ -72,7 +58,7 @@ def test_tokenize_page_has_no_amount(client: TestClient, tenant: Tenant) -> None
     assert "Save a card" in text and "Save card" in text and "EUR" not in text
 
 
-def test_pay_through_the_page(client: TestClient, tenant: Tenant, engine: FakeEngine) -> None:
+def test_pay_through_the_page(client: TestClient, tenant: Tenant, engine_calls: list[PaymentRequest]) -> None:
     token = _session(client, tenant)
     response = client.post(f"/_emulator/pay/{token}", json={"storedCard": 0, "cvv": "123"})
     assert response.status_code == 200, response.text
@@ -90,7 +76,8 @@ def test_pay_through_the_page(client: TestClient, tenant: Tenant, engine: FakeEn
     assert again.json()[0]["fieldName"] == "sessionToken"
 
 
-def test_page_payment_is_journaled_masked(client: TestClient, tenant: Tenant, engine: FakeEngine) -> None:
+def test_page_payment_is_journaled_masked(client: TestClient, tenant: Tenant,
+                                          engine_calls: list[PaymentRequest]) -> None:
     token = _session(client, tenant)
     client.post(f"/_emulator/pay/{token}", json={"card": NEW_CARD})
     entry = list(tenant.journal)[-1]
@@ -115,7 +102,7 @@ def test_page_payment_is_journaled_masked(client: TestClient, tenant: Tenant, en
         ({"json": {"card": {**NEW_CARD, "cardNumber": "4000056655665557"}}}, 400, "card.cardNumber"),
     ],
 )
-def test_pay_errors_are_json(client: TestClient, tenant: Tenant, engine: FakeEngine,
+def test_pay_errors_are_json(client: TestClient, tenant: Tenant, engine_calls: list[PaymentRequest],
                              kwargs: dict[str, Any], status: int, field: str) -> None:
     token = _session(client, tenant)
     response = client.post(f"/_emulator/pay/{token}", **kwargs)
@@ -134,14 +121,14 @@ def test_unknown_session(client: TestClient) -> None:
     assert client.post("/_emulator/pay/nosuchtoken", json={}).json()[0]["fieldName"] == "sessionToken"
 
 
-def test_expired_session_page(client: TestClient, tenant: Tenant, engine: FakeEngine) -> None:
+def test_expired_session_page(client: TestClient, tenant: Tenant, engine_calls: list[PaymentRequest]) -> None:
     token = _session(client, tenant)
     tenant.clock.advance(timedelta(minutes=30))
     page = client.get(f"/_emulator/pay/{token}", headers=HTML)
     assert 'data-testid="expired"' in page.text and "new-card" not in page.text
     response = client.post(f"/_emulator/pay/{token}", json={"card": NEW_CARD})
     assert response.status_code == 410
-    assert engine.calls == []
+    assert engine_calls == []
 
 
 def test_return_url(client: TestClient, tenant: Tenant) -> None:
@@ -175,7 +162,7 @@ def test_missing_static_file_is_json(anon: TestClient) -> None:
     assert response.json()[0]["fieldName"] == "path"
 
 
-def test_dashboard_route(client: TestClient, tenant: Tenant, engine: FakeEngine) -> None:
+def test_dashboard_route(client: TestClient, tenant: Tenant, engine_calls: list[PaymentRequest]) -> None:
     token = _session(client, tenant)
     client.post(f"/_emulator/pay/{token}", json={"storedCard": 0, "cvv": "123"})
     page = client.get("/_emulator/", headers=HTML)

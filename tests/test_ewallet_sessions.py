@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 
 from emulator.ewallet import sessions
 from emulator.tenants import Tenant
-from tests.ewallet_fakes import setup_tenant
+from tests.conftest import setup_ewallet_tenant as setup_tenant
 
 BODY: dict[str, Any] = {"operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 3.0,
                         "paymentGatewayAccountId": "primary"}
@@ -45,7 +45,7 @@ def test_old_expired_sessions_are_pruned(app: Starlette) -> None:
 
 def test_session_count_is_bounded(app: Starlette, monkeypatch: pytest.MonkeyPatch) -> None:
     tenant = _tenant(app, "sandbox-api-key")
-    monkeypatch.setattr(tenant.limits, "sessions", 3)
+    monkeypatch.setattr(tenant.sessions, "limit", 3)
     made = [sessions.create(tenant, BODY).token for _ in range(5)]
     assert list(tenant.sessions) == made[-3:]
     assert [s.token for s in sessions.iter_sessions(tenant)] == made[-3:][::-1]

@@ -38,7 +38,7 @@ class Shop:
         self.tenant = tenant
 
     def rules(self, text: str) -> None:
-        self.tenant.rules[:0] = parse_rules(text, "test")
+        self.tenant.rules.add(parse_rules(text, "test"))
 
     def pay(self, primary: str, *fallbacks: str | dict[str, Any], operation: str = "charge",
             **changes: Any) -> tuple[int, dict[str, Any]]:
@@ -84,7 +84,7 @@ def test_chain_of_one_fallback(shop: Shop) -> None:
     ]
     assert attempts[0]["result"]["rejectReasonCode"] == "CardDeclined"
     assert attempts[1]["result"]["gatewayReference"] == body["gatewayReference"]
-    assert len(shop.tenant.transactions) == 2, "the declined attempt is a transaction too"
+    assert len(shop.tenant.ledger) == 2, "the declined attempt is a transaction too"
 
 
 def test_chain_of_two_fallbacks_each_failure_kind(shop: Shop) -> None:
@@ -141,7 +141,7 @@ def test_capture_after_a_failover_authorize_must_use_the_fallbacks_gateway(shop:
     assert "Adyen" in wrong.json()["operationResultDescription"]
     right = shop.client.put("/PaymentGateway/capture", json={**capture, "paymentGatewayAccountName": "adyenMain"})
     assert right.status_code == 200 and right.json()["gatewayName"] == "Adyen"
-    tx = shop.tenant.transactions[body["gatewayReference"]]
+    tx = shop.tenant.ledger[body["gatewayReference"]]
     assert (tx.gateway, tx.account, tx.attempt_number) == ("Adyen", "adyenMain", 2)
 
 
@@ -177,7 +177,7 @@ def test_unknown_fallback_is_refused_before_any_attempt(shop: Shop) -> None:
     assert status == 400
     assert body == [{"fieldName": "fallbackUpgs[1].paymentGatewayAccountName",
                      "errors": ["No stored payment gateway account named 'ghost'."]}]
-    assert shop.tenant.transactions == {}
+    assert shop.tenant.ledger == {}
 
 
 def test_inline_primary_with_stored_fallbacks(shop: Shop) -> None:

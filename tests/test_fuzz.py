@@ -121,11 +121,11 @@ def _prepare(tenant: Tenant) -> None:
         for name, account in ACCOUNTS.items()
         if name not in tenant.accounts or tenant.accounts[name].gateway != account["paymentGatewayName"]
     ]
-    if not missing and POOL.references and all(t in tenant.tokens for t in POOL.tokens):
+    if not missing and POOL.references and all(t in tenant.vault for t in POOL.tokens):
         return
     if not any(rule.name == "fuzz-calm-amounts" for rule in tenant.rules):
-        tenant.rules[:0] = parse_rules(CALM_RULES, "tests/test_fuzz.py")
-    tenant.certificates.add(CERTIFICATE)
+        tenant.rules.add(parse_rules(CALM_RULES, "tests/test_fuzz.py"))
+    tenant.certificates.register(CERTIFICATE)
     with TestClient(APP, headers={"X-Api-Key": PUBLIC_KEY}) as client:
         for name in missing:
             answer = client.put(f"/PaymentGatewayAccounts/{name}", json=ACCOUNTS[name])
@@ -138,7 +138,7 @@ def _prepare(tenant: Tenant) -> None:
             assert answer.status_code == 200, answer.text
             POOL.references.append(answer.json()["gatewayReference"])
             POOL.my_refs.append(my_ref)
-        POOL.tokens = [t for t in POOL.tokens if t in tenant.tokens]
+        POOL.tokens = [t for t in POOL.tokens if t in tenant.vault]
         for payload in (CARDS[0], '{"cardNumber": "5555555555554444", "cvv": "123"}'):
             answer = client.post("/StringTokens", json={"payload": payload})
             assert answer.status_code == 201, answer.text
@@ -226,7 +226,7 @@ def test_published_operation(case: Any) -> None:
 
 @CONTROL.parametrize()
 def test_control_operation(case: Any) -> None:
-    RUNTIME.tenants.get(CONTROL_KEY).certificates.add(CERTIFICATE)
+    RUNTIME.tenants.get(CONTROL_KEY).certificates.register(CERTIFICATE)
     _steer_case(case)
     case.call_and_validate(headers={"X-Api-Key": CONTROL_KEY}, checks=CHECKS)
     assert not RUNTIME.violations, RUNTIME.violations

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from emulator import ledger
 from emulator.config import KeySpec, Settings
-from emulator.gateways.simulator import operation_result
+from emulator.payments import Money, OperationResult
 from emulator.tenants import Tenant
+from emulator.vocabulary import Operation, RejectReason, ResultCode
 
 CARD = "4111111111111111"
 _counter = iter(range(1_000_000))
@@ -23,10 +25,11 @@ def tenant() -> Tenant:
 
 def add(who: Tenant, operation: str, amount: float = 100.0, code: str = "Success", gateway: str = "Stripe",
         parent: ledger.Transaction | None = None, currency: str = "USD", **extra: Any) -> ledger.Transaction:
-    result = operation_result(
-        operation, amount, currency, code, None, gatewayName=gateway, gatewayReference=f"ref{next(_counter)}",
-        rejectReasonCode="CardDeclined" if code == "Rejected" else None,
-        authorizationCode="A1B2C3" if code == "Success" else None,
+    result = OperationResult(
+        Operation(operation), ResultCode(code), Money.of(amount, currency), None, gateway_name=gateway,
+        gateway_reference=f"ref{next(_counter)}",
+        reject_reason=RejectReason.CARD_DECLINED if code == "Rejected" else None,
+        authorization_code="A1B2C3" if code == "Success" else None,
     )
     return ledger.record(who, result, account="main", card_number=CARD, my_ref=extra.pop("my_ref", "order-1"),
                          authorization_days=7, parent=parent, **extra)
@@ -34,7 +37,7 @@ def add(who: Tenant, operation: str, amount: float = 100.0, code: str = "Success
 
 def check(who: Tenant, tx: ledger.Transaction, operation: str, amount: float = 10.0, gateway: str = "Stripe",
           currency: str | None = "USD") -> str | None:
-    refusal = ledger.check(tx, operation, gateway, currency, amount, who.now())
+    refusal = ledger.check(tx, Operation(operation), gateway, currency, Decimal(str(amount)), who.now())
     return refusal.reason if refusal else None
 
 
@@ -98,7 +101,7 @@ def test_refunds_are_partial_and_repeated_never_above_the_original() -> None:
     declined = add(who, "Charge", 100)
     add(who, "Refund", 40, code="Rejected", parent=declined)
     assert declined.refunded_amount == 0, "a declined refund changes nothing"
-    assert declined.operations[0]["resultCode"] == "Rejected"
+    assert declined.operations[0].result_code == "Rejected"
 
 
 def test_refund_of_a_capture() -> None:
@@ -138,7 +141,7 @@ def test_accepted_settles_after_its_time() -> None:
 def test_reservation_refuses_a_second_operation() -> None:
     who = tenant()
     auth = add(who, "PreAuth")
-    ledger.reserve(auth, "Capture")
+    ledger.reserve(auth, Operation.CAPTURE)
     assert check(who, auth, "Capture") == "OperationInProgress"
     assert check(who, auth, "Void") == "OperationInProgress"
     assert check(who, auth, "Status", currency=None) is None, "status reads without waiting"
@@ -179,14 +182,15 @@ def test_find_by_reference_or_latest_my_ref() -> None:
     first = add(who, "Charge", my_ref="same")
     second = add(who, "PreAuth", my_ref="same")
     add(who, "Capture", parent=second, my_ref="same")
-    assert ledger.find(who, first.reference) is first
-    assert ledger.find(who, None, "same") is second, "the latest charge or authorization"
-    assert ledger.find(who, "nope") is None and ledger.find(who, None, "other") is None
-    assert ledger.find(who, "nope", "same") is None, "refTransId wins over myRef"
+    assert who.ledger.find(first.reference) is first
+    assert who.ledger.find(None, "same") is second, "the latest charge or authorization"
+    assert who.ledger.find("nope") is None and who.ledger.find(None, "other") is None
+    assert who.ledger.find("nope", "same") is None, "refTransId wins over myRef"
 
 
 def test_gateway_tokens_keep_the_card_out_of_repr() -> None:
     who = tenant()
     ledger.remember_token(who, "tok_1", "Stripe", "main", CARD)
-    token = who.gateway_tokens["tok_1"]
+    token = who.ledger.token("tok_1")
+    assert token is not None
     assert token.card_number == CARD and CARD not in repr(token)

@@ -2,40 +2,29 @@
 
 from __future__ import annotations
 
-import re
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from openapi_spec_validator import validate
 
 from emulator.openapi import OpenApi, to_json_schema
 
-# The interface document lives in shared/, beside the repository (as in CI).
-SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec" / "000_766eb75dcce4172f.txt"
-TEXT = SPEC.read_text(encoding="utf-8")
+# What the interface document says (field tables, enumerations, limits), kept as data in
+# the repository so that the suite needs nothing beside it.
+FACTS: dict[str, Any] = yaml.safe_load(
+    (Path(__file__).resolve().parent / "data" / "interface-facts.yaml").read_text(encoding="utf-8")
+)
 
 
 def _schemas(openapi: OpenApi) -> dict[str, Any]:
     return openapi.document["components"]["schemas"]
 
 
-def _table_after(heading: str) -> list[list[str]]:
-    """Rows (cells) of the first markdown table after ``heading``."""
-    start = TEXT.index(heading)
-    rows: list[list[str]] = []
-    for line in TEXT[start:].splitlines()[1:]:
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            if not set("".join(cells)) <= set("-: "):
-                rows.append(cells)
-        elif rows:
-            break
-    return rows[1:]  # without the header row
-
-
 def _fields(heading: str) -> list[str]:
-    return [row[0].strip("`") for row in _table_after(heading)]
+    return list(FACTS["fieldTables"][heading.removeprefix("### ")])
 
 
 FIELD_TABLES = {
@@ -96,21 +85,19 @@ ENUMS = {
 
 
 def test_every_enumeration(openapi: OpenApi) -> None:
-    rows = {row[0]: row[1] for row in _table_after("### Enumerations")}
     for title, component in ENUMS.items():
-        expected = [v.strip() for v in rows[title].split(",")]
+        expected = FACTS["enumerations"][title]
         assert _schemas(openapi)[component]["enum"] == expected, component
 
 
 def test_every_currency(openapi: OpenApi) -> None:
-    listed = TEXT.split("Currency code enumeration", 1)[1].split(":", 1)[1].split("\n", 1)[0]
-    codes = [c.strip(" .") for c in listed.split(",")]
+    codes = FACTS["currencies"]
     assert len(codes) == 179
     assert _schemas(openapi)["Payments.CurrencyCode"]["enum"] == codes
 
 
 def test_every_endpoint_of_the_document(openapi: OpenApi) -> None:
-    named = set(re.findall(r"(GET|POST|PUT|DELETE) `(/[^`]*)`", TEXT))
+    named = {tuple(endpoint.split(" ", 1)) for endpoint in FACTS["endpoints"]}
     assert len(named) == 18  # the document names 18; tokenize and validateResults have no path there
     served = {(op.method, op.path) for op in openapi.operations.values()}
     assert named <= served, named - served
@@ -119,23 +106,26 @@ def test_every_endpoint_of_the_document(openapi: OpenApi) -> None:
 
 
 def test_limits(openapi: OpenApi) -> None:
+    limits = FACTS["limits"]
     schemas = _schemas(openapi)
     payload = schemas["PayTools_Api.Models.StringTokenIntputModel"]["properties"]["payload"]
-    assert (payload["minLength"], payload["maxLength"]) == (1, 16384)
+    assert (payload["minLength"], payload["maxLength"]) == tuple(limits["stringTokenPayload"].values())
     auth = schemas["PayTools_Api.Models.AuthRequestModel"]["properties"]
-    assert auth["certificateName"]["maxLength"] == 128
-    assert auth["currency"]["minLength"] == 1
+    assert auth["certificateName"]["maxLength"] == limits["certificateName"]["maxLength"]
+    assert auth["currency"]["minLength"] == limits["paymentCurrency"]["minLength"]
     session = schemas["eWallet.Models.StartEWalletsSessionRequest"]["properties"]
-    assert session["storedCards"]["maxItems"] == 3
+    assert session["storedCards"]["maxItems"] == limits["sessionStoredCards"]["maxItems"]
     params = {
         (op.path, p.name): p for op in openapi.operations.values() for p in op.parameters
     }
     name = openapi.find("GET", "/PaymentGatewayAccounts/{name}")
     assert name is not None
     raw = name.raw["parameters"][0]["schema"]["pattern"]
-    assert raw == "^[A-Za-z0-9]{3,64}$"
+    assert raw == limits["gatewayAccountName"]["pattern"]
     token = params[("/StringTokens/{token}", "token")]
-    assert token.validator.is_valid("a" * 32) and not token.validator.is_valid("a" * 31)
+    length = limits["stringTokenId"]["length"]
+    assert token.validator.is_valid("a" * length)
+    assert not token.validator.is_valid("a" * (length - 1))
 
 
 def test_info_and_security(openapi: OpenApi) -> None:
@@ -160,3 +150,10 @@ def test_conversion_of_nullable_forms() -> None:
     assert converted == {"anyOf": [{"type": "null"}, {"allOf": [{"$ref": "#/definitions/X"}]}]}
     assert to_json_schema({"nullable": True}) == {}
     assert to_json_schema({"type": "integer", "format": "int32"}) == {"type": "integer"}
+
+
+def test_nested_models_are_bare_references(openapi: OpenApi) -> None:
+    """As the published export writes them: no ``anyOf [$ref, {enum: [null]}]`` anywhere."""
+    text = json.dumps(openapi.document)
+    assert '{"enum": [null]}' not in text
+    assert "ValidationErrorMessageList" not in text

@@ -150,8 +150,8 @@ def test_runtime_rules_then_user_files_then_built_in_cards(tmp_path: Path, tenan
     declined = replace(BASE, card_number="4000000000009995")
     assert result(book, tenant, card_number="4000000000009995") == "insufficient-funds-card"
     assert result(book, tenant, card_number="4000000000000002") == "mine"  # user file beats default
-    tenant.rules.append(parse_rules("{name: rt, when: {amount: 25}, then: {operationResultCode: FatalFailure}}",
-                                    "runtime")[0])
+    tenant.rules.add([parse_rules("{name: rt, when: {amount: 25}, then: {operationResultCode: FatalFailure}}",
+                                    "runtime")[0]])
     assert book.decide(tenant, declined) == Outcome("FatalFailure", rule="rt")
     assert [r.name for r in book.rules(tenant)][:3] == ["rt", "mine", "success-amount"]
     assert [r.location for r in book.rules(tenant)][:2] == ["runtime", f"{tmp_path / 'rules.yaml'}:1"]
@@ -216,7 +216,9 @@ def test_sequences_count_per_card_and_per_tenant(tmp_path: Path, tenants: Tenant
     other = tenants.get("live-api-key")
     assert other is not None
     assert codes(book, other, 1) == ["TemporaryFailure"]
-    assert tenant.sequences == {("flaky", "4111111111111111"): 2, ("flaky", "4242424242424242"): 2, ("flaky", "*"): 1}
+    assert tenant.rules.sequences == {
+        ("flaky", "4111111111111111"): 2, ("flaky", "4242424242424242"): 2, ("flaky", "*"): 1,
+    }
 
 
 def test_a_tenant_reset_starts_sequences_again(tmp_path: Path, tenant: Tenant) -> None:
@@ -246,7 +248,7 @@ def test_reload_keeps_state_and_picks_up_changes(tmp_path: Path, tenant: Tenant)
     path = tmp_path / "rules.yaml"
     assert codes(book, tenant, 1) == ["TemporaryFailure"]
     runtime = "{name: rt, when: {amount: 99}, then: {operationResultCode: Success}}"
-    tenant.rules.append(parse_rules(runtime, "runtime")[0])
+    tenant.rules.add([parse_rules(runtime, "runtime")[0]])
     assert not book.changed() and not book.reload_if_changed()
     path.write_text(SEQUENCE + "- {name: added, when: {amount: 31}, then: {operationResultCode: FatalFailure}}\n")
     os.utime(path, ns=(1, 1))  # a different modification time even on coarse clocks

@@ -18,13 +18,13 @@ from emulator.gateways.simulator import (
     AttemptInput,
     GatewayAccount,
     attempt,
-    minor_units,
-    operation_result,
     render,
     requirement_failure,
 )
+from emulator.payments import Card, Money, OperationResult
 from emulator.scenarios import Attempt, Outcome
 from emulator.tenants import Tenant
+from emulator.vocabulary import Operation, ResultCode
 
 CATALOG = load_catalog()
 CARD = "4111111111111111"
@@ -65,7 +65,10 @@ def account(gateway: str, **overrides: Any) -> GatewayAccount:
 
 
 def item(operation: str = "Charge", **overrides: Any) -> AttemptInput:
-    base = AttemptInput(operation=operation, amount=10.5, currency="USD", card_number=CARD, my_ref="order-123456",
+    """An attempt; ``amount``, ``currency`` and ``card_number`` may be overridden too."""
+    money = Money.of(overrides.pop("amount", 10.5), overrides.pop("currency", "USD"))
+    card = Card(number=overrides.pop("card_number", CARD))
+    base = AttemptInput(operation=Operation(operation), money=money, card=card, my_ref="order-123456",
                         order_desc="Books", client_ip="203.0.113.7")
     return replace(base, **overrides)
 
@@ -75,14 +78,16 @@ def run(gateway: str, operation: str = "Charge", outcome: Outcome | None = None,
     book = FakeBook(outcome)
     runtime = SimpleNamespace(scenarios=book)
     done = asyncio.run(attempt(runtime, who or tenant(), account(gateway), item(operation, **overrides)))  # type: ignore[arg-type]
-    return done.result, book
+    return done.result.to_json(), book
 
 
-def test_operation_result_has_all_fifteen_keys_and_refuses_others() -> None:
-    result = operation_result("Charge", 1.0, "USD", "Success", "ok", gatewayName="Stripe")
-    assert len(result) == 15 and result["gatewayName"] == "Stripe" and result["rejectReasonCode"] is None
-    with pytest.raises(TypeError):
-        operation_result("Charge", 1.0, "USD", "Success", "ok", colour="red")
+def test_operation_result_has_all_fifteen_keys() -> None:
+    result = OperationResult(Operation.CHARGE, ResultCode.SUCCESS, Money.of(1.0, "USD"), "ok",
+                             gateway_name="Stripe").to_json()
+    assert len(result) == 15
+    assert result["gatewayName"] == "Stripe"
+    assert result["rejectReasonCode"] is None
+    assert result["amount"] == 1.0
 
 
 def test_render_keeps_types_and_fills_text() -> None:
@@ -98,7 +103,7 @@ def test_render_keeps_types_and_fills_text() -> None:
     ("amount", "currency", "minor"), [(10.23, "USD", 1023), (1500, "JPY", 1500), (1.5, "KWD", 1500)]
 )
 def test_minor_units(amount: float, currency: str, minor: int) -> None:
-    assert minor_units(amount, currency) == minor
+    assert Money.of(amount, currency).minor_units() == minor
 
 
 @pytest.mark.parametrize(
@@ -140,7 +145,7 @@ def test_missing_credential_fails_authentication_naming_the_key_not_values() -> 
     assert (code, key) == ("FatalFailure", "AuthenticationFailed")
     assert "MerchantAccount" in text and "main" in text and "very-secret-value" not in text
     book = FakeBook()
-    result = asyncio.run(attempt(SimpleNamespace(scenarios=book), tenant(), stripe, item())).result  # type: ignore[arg-type]
+    result = asyncio.run(attempt(SimpleNamespace(scenarios=book), tenant(), stripe, item())).result.to_json()  # type: ignore[arg-type]
     assert result["gatewayResultCode"] == "401"  # Adyen's AuthenticationFailed code
     assert result["rejectReasonCode"] is None and result["authorizationCode"] is None
 
@@ -260,7 +265,7 @@ def test_references_are_unique_per_attempt() -> None:
     for _ in range(50):
         result, _ = run("NULLSuccess", who=who)
         seen.add(result["gatewayReference"])
-        who.transactions[result["gatewayReference"]] = object()
+        who.ledger.add(SimpleNamespace(reference=result["gatewayReference"]))  # type: ignore[arg-type]
     assert len(seen) == 50 and all(set(r[5:]) <= set(ALPHABETS["upper"]) for r in seen)
 
 

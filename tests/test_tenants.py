@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from emulator import vault
+from emulator.accounts import StoredAccount
 from emulator.config import ConfigError, Settings, load_config_file
 from emulator.tenants import TenantRegistry
 
@@ -13,8 +15,8 @@ def test_default_keys_are_separate_tenants() -> None:
     sandbox, live = registry.get("sandbox-api-key"), registry.get("live-api-key")
     assert sandbox is not None and live is not None and sandbox is not live
     assert (sandbox.is_sandbox, live.is_sandbox) == (True, False)
-    sandbox.tokens["x"] = "secret"
-    assert "x" not in live.tokens
+    entry = vault.store(sandbox, "secret")
+    assert entry.token not in live.vault
     assert registry.get("someone-else") is None
     assert registry.get("") is None
 
@@ -39,7 +41,7 @@ def test_reset_replays_a_seeded_tenant() -> None:
     tenant = registry.get("sandbox-api-key")
     assert tenant is not None
     first = tenant.random_string(32)
-    tenant.accounts["main"] = object()
+    tenant.accounts.put(StoredAccount("main", "Stripe", [], tenant.now()))
     tenant.reset()
     assert tenant.accounts == {}
     assert tenant.random_string(32) == first
@@ -75,7 +77,7 @@ def test_config_file(tmp_path: Path) -> None:
     assert (settings.seed, settings.failover, settings.journal_size) == (11, "recoverable-only", 50)
     assert settings.scenario_paths == [str(tmp_path / "rules.yaml")]
     tenant = TenantRegistry(settings).get("team-a")
-    assert tenant is not None and tenant.certificates == {"certA"} and tenant.user_name == "alice"
+    assert tenant is not None and tenant.certificates.names() == ["certA"] and tenant.user_name == "alice"
 
 
 @pytest.mark.parametrize(

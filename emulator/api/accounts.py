@@ -7,11 +7,11 @@ from emulator.pipeline import Call, Handler, Reply
 
 
 async def account_list(call: Call) -> Reply:
-    return Reply(200, [account.to_brief() for account in accounts.listing(call.tenant)])
+    return Reply(200, [account.to_brief() for account in call.tenant.accounts.listing()])
 
 
 async def account_retrieve(call: Call) -> Reply:
-    return Reply(200, accounts.require(call.tenant, call.path["name"]).to_full())
+    return Reply(200, call.tenant.accounts.require(call.path["name"]).to_full())
 
 
 async def account_set(call: Call) -> Reply:
@@ -21,8 +21,8 @@ async def account_set(call: Call) -> Reply:
 
 async def account_delete(call: Call) -> Reply:
     name = call.path["name"]
-    accounts.require(call.tenant, name)
-    accounts.delete(call.tenant, name)
+    call.tenant.accounts.require(name)
+    call.tenant.accounts.delete(name)
     return Reply(200)
 
 

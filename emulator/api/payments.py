@@ -1,20 +1,28 @@
 """The seven payment operations of ``/PaymentGateway``: thin handlers over the engine.
 
-Each answers an OperationResult with the HTTP status of its ``operationResultCode``
-(Success 200, Accepted 202, Rejected and NotImplemented 409, FatalFailure 500,
-TemporaryFailure 503 with ``Retry-After``); see :mod:`emulator.engine`.
+Each parses its validated body once into a :class:`~emulator.payments.PaymentRequest`
+and answers the engine's OperationResult with the HTTP status of its
+``operationResultCode`` (Success 200, Accepted 202, Rejected and NotImplemented 409,
+FatalFailure 500, TemporaryFailure 503 with ``Retry-After``); see :mod:`emulator.engine`.
 """
 
 from __future__ import annotations
 
 from emulator import engine
+from emulator.payments import AttemptRecord, PaymentRequest
 from emulator.pipeline import Call, Handler, Reply
+from emulator.vocabulary import Operation
 
 
-def _handler(operation: str) -> Handler:
+def _handler(operation: Operation) -> Handler:
     async def handle(call: Call) -> Reply:
-        outcome = await engine.process(call.runtime, call.tenant, operation, call.body or {}, call.attempts)
-        return Reply(outcome.status, outcome.result, outcome.headers)
+        request = PaymentRequest.from_body(operation, call.body or {})
+        attempts: list[AttemptRecord] = []
+        try:
+            outcome = await engine.process(call.runtime, call.tenant, request, attempts)
+        finally:  # the journal keeps the attempts even when a fault drops the connection
+            call.attempts.extend(attempt.to_json() for attempt in attempts)
+        return Reply(outcome.status, outcome.result.to_json(), outcome.headers)
 
     handle.__name__ = f"gateway_{operation.lower()}"
     handle.__doc__ = f"``{operation}`` through the payment engine."
@@ -22,11 +30,11 @@ def _handler(operation: str) -> Handler:
 
 
 HANDLERS: dict[str, Handler] = {
-    "GatewayCharge": _handler("Charge"),
-    "GatewayAuthorize": _handler("PreAuth"),
-    "GatewayCapture": _handler("Capture"),
-    "GatewayVoid": _handler("Void"),
-    "GatewayRefund": _handler("Refund"),
-    "GatewayTokenize": _handler("Tokenize"),
-    "GatewayStatus": _handler("Status"),
+    "GatewayCharge": _handler(Operation.CHARGE),
+    "GatewayAuthorize": _handler(Operation.PRE_AUTH),
+    "GatewayCapture": _handler(Operation.CAPTURE),
+    "GatewayVoid": _handler(Operation.VOID),
+    "GatewayRefund": _handler(Operation.REFUND),
+    "GatewayTokenize": _handler(Operation.TOKENIZE),
+    "GatewayStatus": _handler(Operation.STATUS),
 }

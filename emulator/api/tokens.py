@@ -12,17 +12,17 @@ async def token_store(call: Call) -> Reply:
 
 
 async def token_retrieve(call: Call) -> Reply:
-    return Reply(200, vault.require(call.tenant, call.path["token"]).to_full())
+    return Reply(200, call.tenant.vault.require(call.path["token"]).to_full())
 
 
 async def token_meta(call: Call) -> Reply:
-    return Reply(200, vault.require(call.tenant, call.path["token"]).to_meta())
+    return Reply(200, call.tenant.vault.require(call.path["token"]).to_meta())
 
 
 async def token_delete(call: Call) -> Reply:
     token = call.path["token"]
-    vault.require(call.tenant, token)
-    vault.delete(call.tenant, token)
+    call.tenant.vault.require(token)
+    call.tenant.vault.delete(token)
     return Reply(200)
 
 
@@ -30,5 +30,5 @@ HANDLERS: dict[str, Handler] = {
     "StoreStringToken": token_store,
     "StringTokenRetrieve": token_retrieve,
     "StringTokenRetrieveMetaData": token_meta,
-    "StringTokenDelete": token_delete,
+    "Delete": token_delete,  # the published export names it so
 }

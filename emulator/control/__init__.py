@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from emulator import errors
-from emulator.control import certificates, clock, journal, scenarios, tenants, transactions, watcher
+from emulator.control import certificates, clock, interface, journal, scenarios, tenants, transactions, watcher
 from emulator.openapi import OpenApi
 from emulator.pipeline import Call, Handler, Reply, build_routes, json_response
 
@@ -29,7 +29,7 @@ PREFIX = "/_emulator"
 DOCUMENT_PATH = PREFIX + "/openapi.json"
 SOURCE_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "control.json"
 PACKAGED_SCHEMA = Path(__file__).resolve().parents[1] / "data" / "control.json"
-MODULES = (tenants, scenarios, journal, transactions, clock, certificates)
+MODULES = (tenants, scenarios, journal, transactions, clock, certificates, interface)
 
 
 def control_schema_path() -> Path:
@@ -56,10 +56,11 @@ def routes(runtime: Runtime) -> list[BaseRoute]:
     """The control routes for ``runtime`` (appended to the app's table by ``create_app``).
     Starts the scenario-file watcher when ``settings.watch`` is on."""
     api = OpenApi.load(control_schema_path())
-    runtime.extras["control.started"] = time.monotonic()
-    runtime.extras["control.api"] = api
+    api.own = True
+    runtime.started = time.monotonic()
+    runtime.control_api = api
     if runtime.settings.watch:
-        runtime.extras["control.watcher"] = watcher.start(runtime)
+        runtime.watcher = watcher.start(runtime)
 
     async def document(request: Request) -> Response:
         return json_response(200, api.document)

@@ -4,13 +4,12 @@ its portal; gateways that need one check ``tenant.certificates``)."""
 from __future__ import annotations
 
 from emulator import errors, limits
+from emulator.certificates import Certificates
 from emulator.pipeline import Call, Handler, Reply
 
-MAX_CERTIFICATES = 1000
 
-
-def _listing(names: set[str]) -> dict[str, list[str]]:
-    return {"certificates": sorted(names)}
+def _listing(names: Certificates) -> dict[str, list[str]]:
+    return {"certificates": names.names()}
 
 
 async def list_certificates(call: Call) -> Reply:
@@ -20,19 +19,19 @@ async def list_certificates(call: Call) -> Reply:
 async def add_certificate(call: Call) -> Reply:
     names = call.tenant.certificates
     name = call.body["name"]
-    limits.admit_name(call.tenant, names, name, "client certificates", "name")
-    if name not in names and len(names) >= MAX_CERTIFICATES:
-        raise errors.invalid("name", f"A tenant holds at most {MAX_CERTIFICATES} certificate names.")
-    names.add(name)
+    limits.admit_name(call.tenant, names, name, "client certificates", "name")  # hardening: 507 at the memory limit
+    try:
+        names.register(name)
+    except ValueError as exc:
+        raise errors.invalid("name", str(exc)) from None
     return Reply(201, _listing(names))
 
 
 async def remove_certificate(call: Call) -> Reply:
     names = call.tenant.certificates
     name = call.path["name"]
-    if name not in names:
+    if not names.remove(name):
         raise errors.not_found("name", f"No client certificate named '{name}' is registered.")
-    names.discard(name)
     return Reply(200, _listing(names))
 
 

@@ -22,7 +22,6 @@ from emulator.scenarios.model import RUNTIME_SOURCE
 
 ACCEPTED_MEDIA = ("application/json", "text/json", "application/yaml", "application/x-yaml", "text/yaml",
                   "text/x-yaml", "text/plain")
-MAX_RUNTIME_RULES = 1000
 # "rule 'name': then.operationResultCode: reason" (the path is optional)
 _RULE_PROBLEM = re.compile(
     r"^rule (?P<quote>['\"])(?P<name>.*?)(?P=quote): (?:(?P<path>[A-Za-z_]\w*(?:\[\d+\]|\.[A-Za-z_]\w*)*): )?"
@@ -86,31 +85,21 @@ async def add_rules(call: Call) -> Reply:
         added = parse_rules(text, RUNTIME_SOURCE)
     except ScenarioError as exc:
         raise errors.invalid_many(problem_entries(exc.details, text)) from None
-    tenant = call.tenant
-    names = {rule.name for rule in added}
-    kept = [rule for rule in tenant.rules if rule.name not in names]
-    if len(kept) + len(added) > MAX_RUNTIME_RULES:
-        raise errors.invalid("body", f"A tenant holds at most {MAX_RUNTIME_RULES} runtime rules.")
-    _forget_sequences(call, names)
-    tenant.rules = [*added, *kept]
+    try:
+        call.tenant.rules.add(added)
+    except ValueError as exc:
+        raise errors.invalid("body", str(exc)) from None
     return Reply(201, {"rules": [rule.to_json() for rule in added]})
 
 
 async def remove_all(call: Call) -> Reply:
-    tenant = call.tenant
-    names = [rule.name for rule in tenant.rules]
-    _forget_sequences(call, set(names))
-    tenant.rules = []
-    return Reply(200, {"removed": names})
+    return Reply(200, {"removed": call.tenant.rules.clear()})
 
 
 async def remove_one(call: Call) -> Reply:
-    tenant = call.tenant
     name = call.path["name"]
-    if not any(rule.name == name for rule in tenant.rules):
+    if not call.tenant.rules.remove(name):
         raise errors.not_found("name", f"No runtime rule named '{name}' (file rules are changed in their files).")
-    _forget_sequences(call, {name})
-    tenant.rules = [rule for rule in tenant.rules if rule.name != name]
     return Reply(200, {"removed": [name]})
 
 
@@ -122,14 +111,6 @@ async def reload(call: Call) -> Reply:
     except ScenarioError as exc:
         raise errors.invalid_many([("scenarios", list(exc.problems))]) from None
     return Reply(200, {"status": "reloaded", "rules": count})
-
-
-def _forget_sequences(call: Call, names: set[str]) -> None:
-    """A replaced or removed rule's ``sequence`` starts again from its first entry
-    (counters are keyed ``(rule name, card digits)``)."""
-    sequences = call.tenant.sequences
-    for key in [k for k in sequences if k[0] in names]:
-        del sequences[key]
 
 
 HANDLERS: dict[str, Handler] = {

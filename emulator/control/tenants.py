@@ -11,7 +11,7 @@ from emulator.pipeline import Call, Handler, Reply
 
 async def health(call: Call) -> Reply:
     runtime = call.runtime
-    started = runtime.extras.get("control.started", time.monotonic())
+    started = runtime.started
     return Reply(
         200,
         {

@@ -13,7 +13,7 @@ PAGE_SIZE = 1000
 async def list_transactions(call: Call) -> Reply:
     """One page, oldest first; ``next`` is the reference to pass as ``after`` for the
     following page (null on the last)."""
-    ledger = call.tenant.transactions
+    ledger = call.tenant.ledger
     size = call.query.get("pageSize") or PAGE_SIZE
     after = call.query.get("after")
     start = 0

@@ -3,7 +3,6 @@
 * :mod:`emulator.ewallet.sessions` – checking, storing and finding sessions;
 * :mod:`emulator.ewallet.results` – signed result tokens and the validateResults answer;
 * :mod:`emulator.ewallet.payment` – paying a session through the payment engine;
-* :mod:`emulator.ewallet.brands` – card brand from the number (the BIN table);
 * :mod:`emulator.ewallet.dashboard` – what the dashboard shows of a tenant;
 * :mod:`emulator.ewallet.routes` – the hosted page, the JS library and the dashboard.
 """

@@ -63,7 +63,7 @@ def view(runtime: Runtime, tenant: Tenant, base_url: str) -> dict[str, Any]:
         "sessions": [session_row(s, now, base_url) for s in list(sessions.iter_sessions(tenant))[:ROWS_SHOWN]],
         "tokens": [
             {"token": t.token, "createTime": _moment(t.create_time)}
-            for t in reversed(list(tenant.tokens.values()))
+            for t in reversed(list(tenant.vault.values()))
         ][:ROWS_SHOWN],
         "accounts": [
             {
@@ -74,7 +74,7 @@ def view(runtime: Runtime, tenant: Tenant, base_url: str) -> dict[str, Any]:
             }
             for a in tenant.accounts.values()
         ],
-        "certificates": sorted(tenant.certificates),
+        "certificates": tenant.certificates.names(),
         "journal": [journal_row(e) for e in reversed(list(tenant.journal))][:JOURNAL_SHOWN],
         "journal_total": len(tenant.journal),
         "journal_dropped": tenant.journal.dropped,
@@ -83,8 +83,8 @@ def view(runtime: Runtime, tenant: Tenant, base_url: str) -> dict[str, Any]:
 
 
 def transaction_rows(tenant: Tenant) -> list[dict[str, Any]]:
-    rows = []
-    for transaction in reversed(list(tenant.transactions.values())):
+    rows: list[dict[str, Any]] = []
+    for transaction in reversed(tenant.ledger.transactions()):
         data = mask(transaction.to_json())
         plain = {k: v for k, v in data.items() if not isinstance(v, dict | list)}
         nested = {k: v for k, v in data.items() if isinstance(v, dict | list)}

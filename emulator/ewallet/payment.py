@@ -1,12 +1,13 @@
-"""Paying a session from its hosted page: the customer's choice → a payment-engine request
-→ a stored result and its signed token.
+"""Paying a session from its hosted page: the customer's choice → a
+:class:`~emulator.payments.PaymentRequest` for the payment engine → a stored result and
+its signed token.
 
 The page sends ``{"storedCard": <index>, "cvv": "123"}`` (a stored card of the session,
 paid by entering only its security code) or ``{"card": {cardHolderName, cardNumber,
 expirationMonth, expirationYear, cvv}}``. The session's operation maps to an engine
 operation (see :data:`emulator.ewallet.sessions.ENGINE_OPERATION`); its gateway account,
-certificate and ``fallbackUpgs`` become the engine request's, so failover works as it does
-on ``/PaymentGateway/charge``.
+certificate and ``fallbackUpgs`` become the request's, so the engine fails over exactly as
+it does on ``/PaymentGateway/charge`` (tokenize included).
 """
 
 from __future__ import annotations
@@ -15,17 +16,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emulator import cards, engine, errors, vault
-from emulator.ewallet import brands, results
-from emulator.ewallet.results import SUCCESSFUL, CardView
+from emulator.ewallet import results
+from emulator.ewallet.results import CardView
 from emulator.ewallet.sessions import ENGINE_OPERATION, Session, SessionResult
+from emulator.gateways.simulator import brand_of
+from emulator.payments import AccountRef, AttemptRecord, Card, PaymentRequest, decimal_of
 from emulator.pipeline import DropConnection
+from emulator.vocabulary import SUCCESSFUL, Operation
 
 if TYPE_CHECKING:
     from emulator.runtime import Runtime
     from emulator.tenants import Tenant
 
 RESULT_ID_LENGTH = 24
-_ENGINE_OPERATION_ID = {"Charge": "GatewayCharge", "PreAuth": "GatewayAuthorize", "Tokenize": "GatewayTokenize"}
+UNSPECIFIED_BRAND = "Unspecified"
+DEFAULT_ORDER_DESC = "Payment page order"
 CHOICE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -61,6 +66,11 @@ class Paid:
     summary: dict[str, Any]
 
 
+def brand(number: str) -> str:
+    """The brand of a card number (a Payments.CardTypes value), or ``Unspecified``."""
+    return brand_of(number) or UNSPECIFIED_BRAND
+
+
 def read_choice(runtime: Runtime, session: Session, body: Any) -> dict[str, Any]:
     """The validated choice of the page, or a 400 naming the fields to fix."""
     compiled = runtime.api.compiler.compile(CHOICE_SCHEMA)
@@ -72,120 +82,82 @@ def read_choice(runtime: Runtime, session: Session, body: Any) -> dict[str, Any]
         )
     if "card" in body and "storedCard" in body:
         raise errors.invalid("body", "Pay either with a stored card or with a new card, not both.")
-    if "storedCard" in body:
-        if body["storedCard"] >= len(session.stored_cards):
+    choice: dict[str, Any] = body
+    if "storedCard" in choice:
+        if choice["storedCard"] >= len(session.stored_cards):
             raise errors.invalid("storedCard", "This session has no such stored card.")
-        if "cvv" not in body:
+        if "cvv" not in choice:
             raise errors.invalid("cvv", "Enter the security code of the stored card.")
-        return body
-    if "card" not in body:
+        return choice
+    if "card" not in choice:
         raise errors.invalid("card", "Choose a stored card or enter a card.")
-    card = body["card"]
+    card = choice["card"]
     if not cards.luhn_valid(card["cardNumber"]):
         raise errors.invalid("card.cardNumber", "The card number is not valid (check digit).")
     length_problem = cards.default_table().length_problem(card["cardNumber"])
     if length_problem:
         raise errors.invalid("card.cardNumber", length_problem)
-    brand = brands.detect(card["cardNumber"])
+    paying = brand(card["cardNumber"])
     allowed = session.allowed_brands
-    if allowed and brand not in allowed:
-        raise errors.invalid("card.cardNumber", f"{brand} cards are not accepted here; accepted: {', '.join(allowed)}.")
-    return body
+    if allowed and paying not in allowed:
+        accepted = ", ".join(allowed)
+        raise errors.invalid("card.cardNumber", f"{paying} cards are not accepted here; accepted: {accepted}.")
+    return choice
 
 
-def card_of(tenant: Tenant, session: Session, choice: dict[str, Any]) -> tuple[dict[str, Any], CardView]:
-    """The engine's ``card`` and what results may show of it."""
+def card_of(tenant: Tenant, session: Session, choice: dict[str, Any]) -> tuple[Card, CardView]:
+    """The engine's card and what results may show of it. A stored card is sent as its
+    ``@token`` reference, resolved by the engine as any request's."""
     if "card" in choice:
-        card = dict(choice["card"])
-        view = CardView(
-            card["cardNumber"], brands.detect(card["cardNumber"]), card["cardHolderName"], None,
-            card["expirationMonth"], card["expirationYear"],
-        )
+        given = choice["card"]
+        card = Card(number=given["cardNumber"], holder=given["cardHolderName"],
+                    expiration_month=given["expirationMonth"], expiration_year=given["expirationYear"],
+                    cvv=given["cvv"])
+        number = given["cardNumber"]
+        view = CardView(number, brand(number), card.holder, None, given["expirationMonth"], given["expirationYear"])
         return card, view
     stored = session.stored_cards[choice["storedCard"]]
-    card: dict[str, Any] = {
-        "cardNumber": "@" + stored["token"],
-        "expirationMonth": stored["expirationMonth"],
-        "expirationYear": stored["expirationYear"],
-        "cvv": choice["cvv"],
-    }
+    card = Card(number="@" + stored["token"], expiration_month=stored["expirationMonth"],
+                expiration_year=stored["expirationYear"], cvv=choice["cvv"], owner_id=stored.get("ownerId") or None)
     try:
         resolved = vault.resolve_card(tenant, card)  # only to read the holder and mask the number
     except errors.ApiError:
         raise errors.invalid("storedCard", "This stored card is no longer available.") from None
-    holder = stored.get("nameOnCard") or resolved.get("cardHolderName") or session.request.get("customerName")
-    card["cardHolderName"] = (holder or "Card holder")[:100]
-    if stored.get("ownerId"):
-        card["ownerID"] = stored["ownerId"]
-    number = resolved["cardNumber"]
-    brand = stored.get("brand") or brands.detect(number)
-    view = CardView(number, brand, holder, stored.get("ownerId"), stored["expirationMonth"], stored["expirationYear"])
+    holder = stored.get("nameOnCard") or resolved.holder or session.request.get("customerName")
+    card = Card(number=card.number, holder=(holder or "Card holder")[:100], expiration_month=card.expiration_month,
+                expiration_year=card.expiration_year, cvv=card.cvv, owner_id=card.owner_id)
+    number = resolved.number or ""
+    view = CardView(number, stored.get("brand") or brand(number), holder, stored.get("ownerId"),
+                    stored["expirationMonth"], stored["expirationYear"])
     return card, view
 
 
-def engine_request(session: Session, card: dict[str, Any],
-                   client_ip: str | None) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
-    """(engine operation, request body in the shape of the matching /PaymentGateway call,
-    fallback entries). Charge and authorize requests carry the fallbacks themselves; the
-    tokenize body has no such field, so :func:`run` walks them for it."""
+def engine_request(session: Session, card: Card, client_ip: str | None) -> PaymentRequest:
+    """The payment request of the session's operation, paid with ``card``."""
     operation, generate = ENGINE_OPERATION[session.operation]
     asked = session.request
-    request: dict[str, Any] = {"card": card, "paymentGatewayAccountName": asked["paymentGatewayAccountId"]}
-    if asked.get("paymentGatewayCertName"):
-        request["certificateName"] = asked["paymentGatewayCertName"]
-    if asked.get("countryCode"):
-        request["payerDetails"] = {"countryCode": asked["countryCode"], "clientIPAddress": client_ip or "127.0.0.1"}
-    fallbacks = [
-        {"paymentGatewayAccountName": f["paymentGatewayAccountId"],
-         **({"paymentGatewayCertName": f["paymentGatewayCertName"]} if f.get("paymentGatewayCertName") else {})}
-        for f in asked.get("fallbackUpgs") or []
-    ]
-    if operation != "Tokenize":
-        request.update(amount=session.amount, currency=session.currency, myRef=session.token)
-        request["orderDesc"] = asked.get("paymentNote") or "Payment page order"
-        if generate:
-            request["generateToken"] = True
-        if fallbacks:
-            request["fallbackUpgs"] = fallbacks
-    return operation, request, fallbacks
-
-
-async def run(runtime: Runtime, tenant: Tenant, operation: str, request: dict[str, Any],
-              fallbacks: list[dict[str, Any]], attempts_log: list[dict[str, Any]]) -> engine.Outcome:
-    """The engine's outcome; for a tokenize with fallbacks, one engine call per account in
-    order until one succeeds (attempts numbered across the calls)."""
-    if operation != "Tokenize" or not fallbacks:
-        return await engine.process(runtime, tenant, operation, request, attempts_log)
-    chain = [(request["paymentGatewayAccountName"], request.get("certificateName"))]
-    chain += [(f["paymentGatewayAccountName"], f.get("paymentGatewayCertName")) for f in fallbacks]
-    attempts: list[dict[str, Any]] = []
-    outcome: engine.Outcome | None = None
-    for number, (name, certificate) in enumerate(chain, start=1):
-        single = {k: v for k, v in request.items() if k != "certificateName"}
-        single["paymentGatewayAccountName"] = name
-        if certificate:
-            single["certificateName"] = certificate
-        outcome = await engine.process(runtime, tenant, operation, single, attempts_log)
-        for entry in outcome.attempts:
-            entry["attemptNumber"], entry["isFallback"] = number, number > 1
-        attempts += outcome.attempts
-        if not _falls_over(runtime, outcome.result):
-            break
-    assert outcome is not None
-    return engine.Outcome(outcome.result, outcome.status, outcome.headers, attempts)
-
-
-def _falls_over(runtime: Runtime, result: dict[str, Any]) -> bool:
-    code = result["operationResultCode"]
-    if code in SUCCESSFUL:
-        return False
-    if runtime.settings.failover == "recoverable-only" and code == "Rejected":
-        return result.get("rejectReasonCode") not in engine.HARD_DECLINES
-    return True
+    fallbacks = tuple(
+        AccountRef(entry["paymentGatewayAccountId"], entry.get("paymentGatewayCertName") or None)
+        for entry in asked.get("fallbackUpgs") or []
+    )
+    paying = operation != Operation.TOKENIZE
+    return PaymentRequest(
+        operation=operation,
+        account_name=asked["paymentGatewayAccountId"],
+        certificate=asked.get("paymentGatewayCertName") or None,
+        fallbacks=fallbacks,
+        amount=decimal_of(asked["amount"]) if paying else None,
+        currency=session.currency if paying else None,
+        card=card,
+        my_ref=session.token if paying else None,
+        order_desc=(asked.get("paymentNote") or DEFAULT_ORDER_DESC) if paying else None,
+        client_ip=(client_ip or "127.0.0.1") if asked.get("countryCode") else None,
+        generate_token=generate and paying,
+    )
 
 
 async def pay(runtime: Runtime, tenant: Tenant, session: Session, body: Any,
-              client_ip: str | None, attempts_log: list[dict[str, Any]]) -> Paid:
+              client_ip: str | None, attempts_log: list[AttemptRecord]) -> Paid:
     """Run the session's operation for the customer's choice; store and sign the result."""
     state = session.state(tenant.now())
     if state == "paid":
@@ -196,11 +168,10 @@ async def pay(runtime: Runtime, tenant: Tenant, session: Session, body: Any,
         raise errors.ApiError(409, [("sessionToken", ["A payment of this session is already running."])])
     choice = read_choice(runtime, session, body)
     card, view = card_of(tenant, session, choice)
-    operation, request, fallbacks = engine_request(session, card, client_ip)
-    check_engine_request(runtime, operation, request)
+    request = engine_request(session, card, client_ip)
     session.busy = True
     try:
-        outcome = await run(runtime, tenant, operation, request, fallbacks, attempts_log)
+        outcome = await engine.process(runtime, tenant, request, attempts_log)
     except DropConnection as exc:
         raise errors.ApiError(
             503, [(None, [f"The payment service did not answer ({exc.reason}); check the dashboard before retrying."])]
@@ -208,7 +179,8 @@ async def pay(runtime: Runtime, tenant: Tenant, session: Session, body: Any,
     finally:
         session.busy = False
     now = tenant.now()
-    data = results.build(session, outcome.result, outcome.attempts, view, now)
+    attempts = [attempt.to_json() for attempt in outcome.attempts]
+    data = results.build(session, outcome.result.to_json(), attempts, view, now)
     result_id = tenant.random_string(RESULT_ID_LENGTH)
     token = results.issue(runtime, tenant, session, result_id, data)
     success = data["upgChargeResults"]["operationResultCode"] in SUCCESSFUL
@@ -238,11 +210,3 @@ def summary(result: SessionResult) -> dict[str, Any]:
         "maskedCard": data["tokenAndMaskedCardModel"]["bankCard"]["number"],
     }
 
-
-def check_engine_request(runtime: Runtime, operation: str, request: dict[str, Any]) -> None:
-    """Fail loudly (a payemu bug) if the request breaks the published body schema."""
-    op = runtime.api.by_id().get(_ENGINE_OPERATION_ID[operation])
-    if op is None or op.body is None:
-        return
-    if not op.body.is_valid(request):
-        raise errors.invalid_many(op.body.errors(request))

@@ -26,6 +26,7 @@ from emulator import errors
 from emulator.clock import isoformat
 from emulator.ewallet.sessions import TOKENIZING, Session
 from emulator.masking import mask_pan
+from emulator.vocabulary import SUCCESSFUL
 
 if TYPE_CHECKING:
     from emulator.runtime import Runtime
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 FORMAT_VERSION = 1
 PAYMENT_METHOD = "CardPay"
-SUCCESSFUL = frozenset({"Success", "Accepted"})
-_SIGNER_KEY = "ewallet.signer"
 _OPERATION_RESULT_KEYS = (
     "authorizationCode", "currency", "amount", "operationType", "operationResultCode",
     "operationResultDescription", "customGatewayResponse", "gatewayName", "gatewayReference",
@@ -59,8 +58,8 @@ class Signer:
 
     @classmethod
     def of(cls, runtime: Runtime) -> Signer:
-        """The signer of a running emulator (made once, kept in ``runtime.extras``)."""
-        signer = runtime.extras.get(_SIGNER_KEY)
+        """The signer of a running emulator (made once, kept as ``runtime.signer``)."""
+        signer = runtime.signer
         if signer is None:
             seed = runtime.settings.seed
             secret = (
@@ -68,7 +67,7 @@ class Signer:
                 if seed is not None
                 else secrets.token_bytes(32)
             )
-            signer = runtime.extras[_SIGNER_KEY] = cls(secret)
+            signer = runtime.signer = cls(secret)
         return signer
 
     def _signature(self, payload: str) -> str:
@@ -109,8 +108,9 @@ def redeem(runtime: Runtime, tenant: Tenant, token: str) -> dict[str, Any]:
     claims = Signer.of(runtime).verify(token)
     if claims is None or claims.get("v") != FORMAT_VERSION:
         raise errors.invalid("resultToken", "The result token is not one payemu issued, or it was altered.")
-    session = tenant.sessions.get(claims.get("s")) if isinstance(claims.get("s"), str) else None
-    result = session.results.get(claims.get("r")) if session and isinstance(claims.get("r"), str) else None
+    session_token, result_id = claims.get("s"), claims.get("r")
+    session = tenant.sessions.get(session_token) if isinstance(session_token, str) else None
+    result = session.results.get(result_id) if session and isinstance(result_id, str) else None
     if claims.get("a") != tenant.account_id or result is None:
         raise errors.invalid("resultToken", "The result token does not belong to a session of this account.")
     return result.data

@@ -28,6 +28,7 @@ from emulator import admin, errors
 from emulator.clock import isoformat
 from emulator.ewallet import dashboard, payment, security, sessions
 from emulator.masking import mask
+from emulator.payments import AttemptRecord
 from emulator.pipeline import error_response, json_response, parse_json, read_body
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ def _render_page(request: Request, tenant: Tenant, session: sessions.Session, or
 async def _pay(runtime: Runtime, request: Request, tenant: Tenant, session: sessions.Session) -> Response:
     started = time.perf_counter()
     body: Any = None
-    attempts: list[dict[str, Any]] = []
+    attempts: list[AttemptRecord] = []
     status = 200
     answer: Any = None
     try:
@@ -172,7 +173,7 @@ async def _pay(runtime: Runtime, request: Request, tenant: Tenant, session: sess
         answer = paid.summary
     except errors.ApiError as exc:
         status, answer = exc.status, exc.body
-    _journal(tenant, request, body, status, answer, attempts, started)
+    _journal(tenant, request, body, status, answer, [attempt.to_json() for attempt in attempts], started)
     return json_response(status, answer, PAGE_HEADERS)
 
 

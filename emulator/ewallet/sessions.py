@@ -4,20 +4,21 @@ The schema already enforces types, enums (read case-insensitively, stored canoni
 ``storedCards`` ≤ 3, ``lastDigits`` of four digits and the length of certificate names.
 Here come the rules that need the tenant: the gateway accounts and certificates named must
 exist, stored-card tokens must be in the vault, charging sessions need an amount above zero.
-A session lives in ``tenant.sessions`` and expires :data:`SESSION_LIFETIME` after its
-creation on the tenant's virtual clock. The runtime keeps an index from session token to
+A session lives in ``tenant.sessions`` (a :class:`Sessions`) and expires :data:`SESSION_LIFETIME` after its
+creation on the tenant's virtual clock. The runtime keeps an index (a :class:`SessionIndex`) from session token to
 tenant, so a payment page (whose URL carries no API key) finds its session in O(1).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from emulator import certificates, errors
+from emulator.vocabulary import Operation
 
 if TYPE_CHECKING:
     from emulator.runtime import Runtime
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 SESSION_LIFETIME = timedelta(minutes=30)
 KEEP_EXPIRED = timedelta(days=1)  # expired sessions stay readable (results) this long
 MAX_SESSIONS = 10_000  # per tenant by default (limits.sessionsPerTenant); the oldest are dropped first
-INDEX = "ewallet.sessions.index"  # runtime.extras: session token → tenant
 CHECK_INDEX_EVERY = 1024  # sessions created between sweeps of stale index entries
 TOKEN_LENGTH = 40
 MAX_AMOUNT = 1_000_000_000_000
@@ -34,11 +34,11 @@ MAX_AMOUNT = 1_000_000_000_000
 CHARGING = frozenset({"CHARGE", "CHARGE_AND_TOKENIZE", "PREAUTH_AND_TOKENIZE"})
 TOKENIZING = frozenset({"TOKENIZE", "CHARGE_AND_TOKENIZE", "PREAUTH_AND_TOKENIZE"})
 # eWallet operation → (payment engine operation, ask the gateway for a token)
-ENGINE_OPERATION: dict[str, tuple[str, bool]] = {
-    "CHARGE": ("Charge", False),
-    "CHARGE_AND_TOKENIZE": ("Charge", True),
-    "PREAUTH_AND_TOKENIZE": ("PreAuth", True),
-    "TOKENIZE": ("Tokenize", False),
+ENGINE_OPERATION: dict[str, tuple[Operation, bool]] = {
+    "CHARGE": (Operation.CHARGE, False),
+    "CHARGE_AND_TOKENIZE": (Operation.CHARGE, True),
+    "PREAUTH_AND_TOKENIZE": (Operation.PRE_AUTH, True),
+    "TOKENIZE": (Operation.TOKENIZE, False),
 }
 _COUNTRY = re.compile(r"^[A-Za-z]{2}$")
 _VAULT_TOKEN = re.compile(r"^[A-Za-z0-9]{32}$")
@@ -97,6 +97,40 @@ class Session:
         return self.results.get(self.paid_by) if self.paid_by else None
 
 
+class Sessions(Mapping[str, Session]):
+    """A tenant's eWallet sessions by token, oldest first; at most ``limit`` are kept
+    (the oldest dropped first) and expired ones for :data:`KEEP_EXPIRED`."""
+
+    def __init__(self, limit: int = MAX_SESSIONS) -> None:
+        self._sessions: dict[str, Session] = {}
+        self.limit = limit
+
+    def __getitem__(self, token: str) -> Session:
+        return self._sessions[token]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sessions)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def add(self, session: Session) -> None:
+        """Keep ``session``, first dropping stale sessions and, at the limit, the oldest."""
+        now = session.created_at
+        for token in [t for t, s in self._sessions.items() if now >= s.expires_at + KEEP_EXPIRED]:
+            del self._sessions[token]
+        while len(self._sessions) >= self.limit:
+            del self._sessions[next(iter(self._sessions))]
+        self._sessions[session.token] = session
+
+    def clear(self) -> None:
+        """Drop every session (the tenant was removed: its payment pages close)."""
+        self._sessions.clear()
+
+    def newest_first(self) -> Iterator[Session]:
+        return reversed(list(self._sessions.values()))
+
+
 def check_request(tenant: Tenant, body: dict[str, Any]) -> list[errors.FieldErrors]:
     """Problems the schema cannot see, one (fieldName, messages) entry each."""
     problems: list[errors.FieldErrors] = []
@@ -146,7 +180,7 @@ def _certificate_problems(tenant: Tenant, name: str | None, where: str) -> list[
 def _stored_card_problems(tenant: Tenant, card: dict[str, Any], where: str) -> list[errors.FieldErrors]:
     problems: list[errors.FieldErrors] = []
     token = card["token"]
-    if not _VAULT_TOKEN.match(token) or token not in tenant.tokens:
+    if not _VAULT_TOKEN.match(token) or token not in tenant.vault:
         problems.append((f"{where}.token", ["The token is not a string token of this account (POST /StringTokens)."]))
     year = card["expirationYear"]
     if not 2000 <= year <= 2100:
@@ -161,7 +195,6 @@ def create(tenant: Tenant, body: dict[str, Any], runtime: Runtime | None = None)
     if problems:
         raise errors.invalid_many(problems)
     now = tenant.now()
-    _prune(tenant, now)
     token = tenant.random_string(TOKEN_LENGTH)
     while token in tenant.sessions:
         token = tenant.random_string(TOKEN_LENGTH)
@@ -169,47 +202,46 @@ def create(tenant: Tenant, body: dict[str, Any], runtime: Runtime | None = None)
     if request.get("countryCode"):
         request["countryCode"] = request["countryCode"].upper()
     session = Session(token, request, now, now + SESSION_LIFETIME)
-    tenant.sessions[token] = session
+    tenant.sessions.add(session)
     if runtime is not None:
-        _index_add(runtime, token, tenant)
+        runtime.session_index.add(token, tenant, runtime.tenants)
     return session
 
 
-def _index(runtime: Runtime) -> dict[str, Tenant]:
-    index: dict[str, Tenant] = runtime.extras.setdefault(INDEX, {})
-    return index
+class SessionIndex:
+    """Session token → tenant for every session created through the API, so a payment page
+    (whose URL carries no API key) finds its session in O(1). Every
+    :data:`CHECK_INDEX_EVERY` additions, entries whose session is gone (dropped, tenant
+    reset or removed) are swept, so the index stays bounded by the sessions kept."""
 
+    def __init__(self) -> None:
+        self._tenants: dict[str, Tenant] = {}
+        self._added = 0
 
-def _index_add(runtime: Runtime, token: str, tenant: Tenant) -> None:
-    """Index ``token``; every :data:`CHECK_INDEX_EVERY` additions, entries whose session is
-    gone (dropped, tenant reset or removed) are swept, so the index stays bounded."""
-    index = _index(runtime)
-    index[token] = tenant
-    added = runtime.extras.get(INDEX + ".added", 0) + 1
-    runtime.extras[INDEX + ".added"] = added
-    if added % CHECK_INDEX_EVERY == 0:
-        live = {id(t) for t in runtime.tenants}
-        for stale in [k for k, t in index.items() if id(t) not in live or k not in t.sessions]:
-            del index[stale]
+    def __len__(self) -> int:
+        return len(self._tenants)
 
+    def add(self, token: str, tenant: Tenant, live: Iterable[Tenant]) -> None:
+        self._tenants[token] = tenant
+        self._added += 1
+        if self._added % CHECK_INDEX_EVERY == 0:
+            alive = {id(t) for t in live}
+            for stale in [k for k, t in self._tenants.items() if id(t) not in alive or k not in t.sessions]:
+                del self._tenants[stale]
 
-def _prune(tenant: Tenant, now: datetime) -> None:
-    stale = [t for t, s in tenant.sessions.items() if now >= s.expires_at + KEEP_EXPIRED]
-    for token in stale:
-        del tenant.sessions[token]
-    while len(tenant.sessions) >= tenant.limits.sessions:
-        del tenant.sessions[next(iter(tenant.sessions))]
+    def find(self, token: str) -> tuple[Tenant, Session] | None:
+        tenant = self._tenants.get(token)
+        session = tenant.sessions.get(token) if tenant is not None else None
+        if tenant is None or session is None:
+            return None
+        return tenant, session
 
 
 def find(runtime: Runtime, token: str) -> tuple[Tenant, Session] | None:
     """The session of that token and its tenant (the page URL carries no API key)."""
-    tenant = _index(runtime).get(token)
-    session = tenant.sessions.get(token) if tenant is not None else None
-    if tenant is None or session is None:
-        return None
-    return tenant, session
+    return runtime.session_index.find(token)
 
 
 def iter_sessions(tenant: Tenant) -> Iterator[Session]:
     """Newest first."""
-    return reversed(list(tenant.sessions.values()))
+    return tenant.sessions.newest_first()

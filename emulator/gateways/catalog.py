@@ -14,13 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from emulator.datafiles import load_checked
+from emulator.vocabulary import OPERATIONS, RESULT_CODES
+from emulator.vocabulary import ResultCode as Result
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
-OPERATIONS = ("Charge", "PreAuth", "Capture", "Void", "Refund", "Tokenize", "Status")
-RESULT_KEYS = (
-    "Success", "Accepted", "Rejected", "TemporaryFailure", "FatalFailure", "NotImplemented",
-    "AuthenticationFailed",
-)
+RESULT_KEYS = (*RESULT_CODES, "AuthenticationFailed")
 ALPHABETS = {
     "digits": "0123456789",
     "upper": "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
@@ -85,7 +83,7 @@ _SCHEMA: dict[str, Any] = {
                             "myRefMinLength": {"type": "integer", "minimum": 0},
                         },
                     },
-                    "always": {"enum": ["Success", "Rejected"]},
+                    "always": {"enum": [Result.SUCCESS.value, Result.REJECTED.value]},
                     "reference": _FORMAT,
                     "token": _FORMAT,
                     "authorizationCode": _FORMAT,
@@ -168,7 +166,7 @@ class GatewaySpec:
     def code_for(self, key: str) -> ResultCode:
         """The native code for a result or reject reason; unknown reasons fall back to
         the gateway's generic decline."""
-        return self.codes.get(key) or self.codes["Rejected"]
+        return self.codes.get(key) or self.codes[Result.REJECTED]
 
     def to_description(self) -> dict[str, Any]:
         """The entry of ``GET /PaymentGateway``."""

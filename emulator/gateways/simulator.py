@@ -15,46 +15,41 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emulator import cards
 from emulator.clock import isoformat
 from emulator.gateways.catalog import GatewaySpec, ReferenceFormat
+from emulator.payments import Card, Money, OperationResult
+from emulator.vocabulary import DEFAULT_REJECT_REASON, SUCCESSFUL, Fault, Operation, RejectReason, ResultCode
 
 if TYPE_CHECKING:
     from emulator.runtime import Runtime
     from emulator.scenarios import Outcome
     from emulator.tenants import Tenant
 
-SUCCESSFUL = frozenset({"Success", "Accepted"})
-DEFAULT_REJECT_REASON = "CardDeclined"
 # Operations whose successful answer carries an authorization code.
-AUTHORIZING = frozenset({"Charge", "PreAuth", "Capture"})
+AUTHORIZING = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.CAPTURE, Operation.STATUS})
 # Requirements apply to the operations whose request carries the field.
-NEEDS_CLIENT_IP = frozenset({"Charge", "PreAuth", "Tokenize"})
-NEEDS_ORDER_DESC = frozenset({"Charge", "PreAuth"})
-NEEDS_MY_REF = frozenset({"Charge", "PreAuth"})
-# Currencies whose minor unit is not a hundredth (ISO 4217 exponents).
-_EXPONENTS = {
-    **dict.fromkeys(
-        ("BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV",
-         "XAF", "XOF", "XPF"),
-        0,
-    ),
-    **dict.fromkeys(("BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"), 3),
-    "CLF": 4,
-}
+NEEDS_CLIENT_IP = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.TOKENIZE})
+NEEDS_ORDER_DESC = frozenset({Operation.CHARGE, Operation.PRE_AUTH})
+NEEDS_MY_REF = frozenset({Operation.CHARGE, Operation.PRE_AUTH})
+# Operations answered at once: an Accepted outcome is a Success, there is nothing to settle.
+IMMEDIATE = frozenset({Operation.TOKENIZE, Operation.STATUS})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z][A-Za-z0-9]*)\}")
 _SUCCESS_TEXT = {
-    "Charge": "Charge approved.",
-    "PreAuth": "Authorization approved; the funds are held until capture.",
-    "Capture": "Capture completed.",
-    "Void": "Void completed.",
-    "Refund": "Refund completed.",
-    "Tokenize": "Token created.",
-    "Status": "Transaction found.",
+    Operation.CHARGE: "Charge approved.",
+    Operation.PRE_AUTH: "Authorization approved; the funds are held until capture.",
+    Operation.CAPTURE: "Capture completed.",
+    Operation.VOID: "Void completed.",
+    Operation.REFUND: "Refund completed.",
+    Operation.TOKENIZE: "Token created.",
+    Operation.STATUS: "Transaction found.",
 }
+# (result code, catalog code key, description) of a gateway that refuses an attempt
+Refused = tuple[ResultCode, str, str]
 
 
 @dataclass(frozen=True)
@@ -72,11 +67,9 @@ class GatewayAccount:
 class AttemptInput:
     """What one attempt sends to the gateway (card data already resolved)."""
 
-    operation: str
-    amount: float
-    currency: str
-    card_number: str | None = None  # digits, after @token / userToken resolution
-    card_brand: str | None = None  # card.cardType when the caller gave it
+    operation: Operation
+    money: Money
+    card: Card | None = None  # resolved: digits, after @token / userToken resolution
     my_ref: str | None = None
     order_desc: str | None = None
     client_ip: str | None = None
@@ -85,52 +78,29 @@ class AttemptInput:
     token_problem: str | None = None  # why the gateway refuses the userToken, if it does
     number: int = 1  # 1 = primary, 2 = first fallback, ...
 
+    @property
+    def card_number(self) -> str | None:
+        return self.card.number if self.card else None
+
 
 @dataclass(frozen=True)
 class AttemptResult:
     """The OperationResult of one attempt plus what the ledger and the engine need."""
 
-    result: dict[str, Any]
-    fault: str = "none"
+    result: OperationResult
+    fault: str = Fault.NONE
     delay_ms: int = 0
     settles_to: str | None = None
     settle_after_seconds: float | None = None
     rule: str | None = None
 
     @property
-    def code(self) -> str:
-        return str(self.result["operationResultCode"])
+    def code(self) -> ResultCode:
+        return self.result.code
 
     @property
     def reference(self) -> str | None:
-        return self.result["gatewayReference"]
-
-
-def operation_result(operation: str, amount: float, currency: str, code: str, description: str | None,
-                     **fields: Any) -> dict[str, Any]:
-    """An OperationResult with every one of its 15 keys (the schema requires them all)."""
-    result: dict[str, Any] = {
-        "authorizationCode": None,
-        "currency": currency,
-        "amount": amount,
-        "operationType": operation,
-        "operationResultCode": code,
-        "operationResultDescription": description,
-        "customGatewayResponse": None,
-        "gatewayName": None,
-        "gatewayReference": None,
-        "gatewayResultCode": None,
-        "gatewayResultDescription": None,
-        "gatewayResultSubCode": None,
-        "gatewayResultSubDescription": None,
-        "gatewayToken": None,
-        "rejectReasonCode": None,
-    }
-    unknown = set(fields) - set(result)
-    if unknown:
-        raise TypeError(f"not OperationResult keys: {sorted(unknown)}")
-    result.update(fields)
-    return result
+        return self.result.gateway_reference
 
 
 def mint(tenant: Tenant, fmt: ReferenceFormat, operation: str) -> str:
@@ -140,42 +110,45 @@ def mint(tenant: Tenant, fmt: ReferenceFormat, operation: str) -> str:
 def new_reference(tenant: Tenant, spec: GatewaySpec, operation: str) -> str:
     """A gateway reference in the gateway's format, unique within the tenant."""
     reference = mint(tenant, spec.reference, operation)
-    while reference in tenant.transactions:
+    while reference in tenant.ledger:
         reference = mint(tenant, spec.reference, operation)
     return reference
 
 
-def requirement_failure(account: GatewayAccount, item: AttemptInput) -> tuple[str, str, str] | None:
+def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused | None:
     """``(result code, catalog code key, description)`` when the gateway refuses the
     attempt before looking at it, else None."""
     spec = account.gateway
     operation = item.operation
-    if operation in spec.unsupported or (operation == "Tokenize" and not spec.tokenizes):
-        hint = " Use PreAuth then Capture." if operation == "Charge" and "PreAuth" not in spec.unsupported else ""
-        return "NotImplemented", "NotImplemented", f"{spec.name} does not support {operation}.{hint}"
+    unimplemented = ResultCode.NOT_IMPLEMENTED
+    if operation in spec.unsupported or (operation == Operation.TOKENIZE and not spec.tokenizes):
+        hint = (" Use PreAuth then Capture." if operation == Operation.CHARGE
+                and Operation.PRE_AUTH not in spec.unsupported else "")
+        return unimplemented, unimplemented, f"{spec.name} does not support {operation}.{hint}"
     if item.network_token_brand and not spec.supports_network_token:
-        return "NotImplemented", "NotImplemented", f"{spec.name} does not support network tokens."
+        return unimplemented, unimplemented, f"{spec.name} does not support network tokens."
     missing = [key for key in spec.credentials if not account.credentials.get(key)]
     if missing:
         where = f"stored account '{account.name}'" if account.name else "the inline paymentGatewayAccount"
         return (
-            "FatalFailure",
+            ResultCode.FATAL_FAILURE,
             "AuthenticationFailed",
             f"Authentication with {spec.name} failed: {where} has no value for {', '.join(missing)}.",
         )
     if spec.requires_certificate and not account.certificate:
         field = "certificateName" if item.number == 1 else "paymentGatewayCertName"
         return (
-            "FatalFailure",
+            ResultCode.FATAL_FAILURE,
             "AuthenticationFailed",
             f"{spec.name} authenticates with a client certificate: name one in {field}.",
         )
     if spec.requires_client_ip and operation in NEEDS_CLIENT_IP and not item.client_ip:
-        return "FatalFailure", "FatalFailure", f"{spec.name} needs payerDetails.clientIPAddress."
+        return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs payerDetails.clientIPAddress."
     if spec.requires_order_desc and operation in NEEDS_ORDER_DESC and not item.order_desc:
-        return "FatalFailure", "FatalFailure", f"{spec.name} needs orderDesc."
+        return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs orderDesc."
     if spec.min_my_ref and operation in NEEDS_MY_REF and len(item.my_ref or "") < spec.min_my_ref:
-        return "FatalFailure", "FatalFailure", f"{spec.name} needs myRef of at least {spec.min_my_ref} characters."
+        return (ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE,
+                f"{spec.name} needs myRef of at least {spec.min_my_ref} characters.")
     return None
 
 
@@ -186,8 +159,8 @@ def decide(runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: Atte
 
     attempt = Attempt(
         card_number=item.card_number,
-        amount=item.amount,
-        currency=item.currency,
+        amount=float(item.money.amount),
+        currency=item.money.currency,
         operation=item.operation,
         gateway=account.gateway.name,
         account=account.name,
@@ -203,20 +176,22 @@ async def attempt(runtime: Runtime, tenant: Tenant, account: GatewayAccount, ite
     refused = requirement_failure(account, item)
     outcome: Outcome | None = None
     reason: str | None = None
+    code: ResultCode
     if refused is not None:
         code, key, description = refused
         text = description
     elif item.token_problem is not None:
-        code, key, reason, text = "Rejected", "InvalidCardNumber", "InvalidCardNumber", item.token_problem
+        code, reason, text = ResultCode.REJECTED, RejectReason.INVALID_CARD_NUMBER, item.token_problem
+        key = reason
     else:
         outcome = decide(runtime, tenant, account, item)
         if outcome is None:
-            code = "Rejected" if spec.always == "Rejected" else "Success"
+            code = ResultCode.REJECTED if spec.always == ResultCode.REJECTED else ResultCode.SUCCESS
         else:
-            code = outcome.operation_result_code
-        if code == "Accepted" and item.operation in ("Tokenize", "Status"):
-            code = "Success"  # these answer at once; there is nothing to settle
-        if code == "Rejected":
+            code = ResultCode(outcome.operation_result_code)
+        if code == ResultCode.ACCEPTED and item.operation in IMMEDIATE:
+            code = ResultCode.SUCCESS  # these answer at once; there is nothing to settle
+        if code == ResultCode.REJECTED:
             reason = (outcome.reject_reason_code if outcome else None) or DEFAULT_REJECT_REASON
         key = reason or code
         text = _description(spec, item.operation, code, reason)
@@ -225,24 +200,24 @@ async def attempt(runtime: Runtime, tenant: Tenant, account: GatewayAccount, ite
     result = _render(tenant, account, item, code, key, reason, text, outcome)
     return AttemptResult(
         result=result,
-        fault=outcome.fault if outcome else "none",
+        fault=outcome.fault if outcome else Fault.NONE,
         delay_ms=outcome.delay_ms if outcome else 0,
-        settles_to=outcome.settles_to if outcome and code == "Accepted" else None,
-        settle_after_seconds=outcome.settle_after_seconds if outcome and code == "Accepted" else None,
+        settles_to=outcome.settles_to if outcome and code == ResultCode.ACCEPTED else None,
+        settle_after_seconds=outcome.settle_after_seconds if outcome and code == ResultCode.ACCEPTED else None,
         rule=outcome.rule if outcome else None,
     )
 
 
-def _description(spec: GatewaySpec, operation: str, code: str, reason: str | None) -> str:
-    if code == "Success":
+def _description(spec: GatewaySpec, operation: Operation, code: ResultCode, reason: str | None) -> str:
+    if code == ResultCode.SUCCESS:
         return _SUCCESS_TEXT[operation]
-    if code == "Accepted":
+    if code == ResultCode.ACCEPTED:
         return f"{operation} accepted by {spec.name}; the result is pending (ask /PaymentGateway/status)."
-    if code == "Rejected":
+    if code == ResultCode.REJECTED:
         return f"{operation} declined: {_words(reason or DEFAULT_REJECT_REASON)}."
-    if code == "TemporaryFailure":
+    if code == ResultCode.TEMPORARY_FAILURE:
         return f"{spec.name} is temporarily unavailable; retry later."
-    if code == "NotImplemented":
+    if code == ResultCode.NOT_IMPLEMENTED:
         return f"{spec.name} does not support {operation}."
     return f"{spec.name} failed to process the {operation}."
 
@@ -257,22 +232,23 @@ def _render(
     tenant: Tenant,
     account: GatewayAccount,
     item: AttemptInput,
-    code: str,
+    code: ResultCode,
     key: str,
     reason: str | None,
     text: str,
     outcome: Outcome | None,
-) -> dict[str, Any]:
+) -> OperationResult:
     spec = account.gateway
     operation = item.operation
     approved = code in SUCCESSFUL
     token: str | None = None
     reference = new_reference(tenant, spec, operation)
     approval = mint(tenant, spec.authorization_code, operation) if approved else None
-    if code == "Success" and spec.tokenizes and (
-        operation == "Tokenize" or (item.generate_token and operation in ("Charge", "PreAuth"))
+    if code == ResultCode.SUCCESS and spec.tokenizes and (
+        operation == Operation.TOKENIZE
+        or (item.generate_token and operation in (Operation.CHARGE, Operation.PRE_AUTH))
     ):
-        token = mint(tenant, spec.token, "Tokenize")
+        token = mint(tenant, spec.token, Operation.TOKENIZE)
     return speak(
         tenant,
         account,
@@ -293,7 +269,7 @@ def speak(
     tenant: Tenant,
     account: GatewayAccount,
     item: AttemptInput,
-    code: str,
+    code: ResultCode,
     key: str,
     reason: str | None,
     text: str,
@@ -303,7 +279,7 @@ def speak(
     token: str | None = None,
     gateway_code: str | None = None,
     gateway_description: str | None = None,
-) -> dict[str, Any]:
+) -> OperationResult:
     """The OperationResult of ``code`` in the gateway's vocabulary: native code and
     description for ``key`` (a result or reject reason) unless a scenario gave its own,
     and the rendered ``customGatewayResponse``."""
@@ -312,18 +288,19 @@ def speak(
     native = spec.code_for(key)
     now = tenant.now()
     number = item.card_number or ""
+    money = item.money
     values: dict[str, Any] = {
         "reference": reference,
-        "amount": item.amount,
-        "amountMinor": minor_units(item.amount, item.currency),
-        "currency": item.currency,
-        "currencyLower": item.currency.lower(),
-        "operation": operation,
+        "amount": money.to_json(),
+        "amountMinor": money.minor_units(),
+        "currency": money.currency,
+        "currencyLower": money.currency.lower(),
+        "operation": operation.value,
         "authorizationCode": approval,
-        "approved": code == "Success",
+        "approved": code == ResultCode.SUCCESS,
         "cardBin": number[:6] or None,
         "cardLast4": number[-4:] or None,
-        "cardBrand": item.card_brand or brand_of(number),
+        "cardBrand": (item.card.brand if item.card else None) or brand_of(number),
         "created": isoformat(now),
         "createdEpoch": int(now.timestamp()),
         "myRef": item.my_ref,
@@ -333,24 +310,23 @@ def speak(
     values["gatewayResultCode"] = gateway_code if gateway_code is not None else native.code
     description = gateway_description if gateway_description is not None else native.description
     values["gatewayResultDescription"] = render(description, values)
-    return operation_result(
+    return OperationResult(
         operation,
-        item.amount,
-        item.currency,
         code,
+        money,
         text,
-        authorizationCode=approval if operation in AUTHORIZING or operation == "Status" else None,
-        customGatewayResponse=render(spec.response, values) if spec.response else None,
-        gatewayName=spec.name,
-        gatewayReference=reference,
-        gatewayResultCode=values["gatewayResultCode"],
-        gatewayResultDescription=values["gatewayResultDescription"],
-        gatewayToken=token,
-        rejectReasonCode=reason if code == "Rejected" else None,
+        authorization_code=approval if operation in AUTHORIZING else None,
+        custom_gateway_response=render(spec.response, values) if spec.response else None,
+        gateway_name=spec.name,
+        gateway_reference=reference,
+        gateway_result_code=values["gatewayResultCode"],
+        gateway_result_description=values["gatewayResultDescription"],
+        gateway_token=token,
+        reject_reason=reason if code == ResultCode.REJECTED else None,
     )
 
 
-def render(template: Any, values: dict[str, Any]) -> Any:
+def render(template: Any, values: Mapping[str, object]) -> Any:
     """Fill ``{placeholder}``s in a template (any JSON value). A string that is exactly one
     placeholder takes the value with its type; inside text a null value is empty; an
     unknown placeholder stays as written."""
@@ -384,8 +360,3 @@ def brand_of(number: str) -> str | None:
         return None
     brand = cards.default_table().lookup(number, whole_card=True).brand
     return brand.name if brand else None
-
-
-def minor_units(amount: float, currency: str) -> int:
-    """``10.23`` USD → ``1023``; JPY has no minor unit, KWD has three digits."""
-    return round(amount * 10 ** _EXPONENTS.get(currency.upper(), 2))

@@ -11,19 +11,10 @@ from __future__ import annotations
 
 from emulator.scenarios.book import BUILTIN, ScenarioBook
 from emulator.scenarios.loader import Problem, ScenarioError, parse_rules
-from emulator.scenarios.model import (
-    DEFAULT_REJECT_REASON,
-    FAULTS,
-    OPERATIONS,
-    REJECT_REASONS,
-    RESULT_CODES,
-    SETTLE_RESULTS,
-    Attempt,
-    Match,
-    Outcome,
-    Rule,
-)
+from emulator.scenarios.model import Attempt, Match, Outcome, Rule
 from emulator.scenarios.report import builtin_table, check_files, describe, markdown_table, write_readme
+from emulator.vocabulary import DECLINE_REASONS as REJECT_REASONS
+from emulator.vocabulary import DEFAULT_REJECT_REASON, FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
 
 __all__ = [
     "BUILTIN",

@@ -1,6 +1,6 @@
 """The scenario book: the loaded file rules, and the decision for one gateway attempt.
 
-Order of rules: the tenant's runtime rules (``tenant.rules``, added through the control
+Order of rules: the tenant's runtime rules (``tenant.rules``, a ``RuleSet`` filled through the control
 API), then the ``--scenarios`` files in the order given (a directory's files in name
 order), then the built-in test cards of ``scenarios/default.yaml`` last, so user files can
 override them. The first matching rule wins.
@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from emulator import limits
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
 from emulator.scenarios.model import Attempt, Outcome, Rule
 
@@ -101,12 +100,7 @@ class ScenarioBook:
                 continue
             if not rule.is_sequence:
                 return rule.outcomes[0]
-            key = (rule.name, attempt.card_digits or "*")
-            index = tenant.sequences.get(key, 0)
-            if index == 0:
-                limits.admit_sequence(tenant)
-            tenant.sequences[key] = index + 1
-            return rule.outcome(index)
+            return rule.outcome(tenant.rules.next_index(rule.name, attempt.card_digits))
         return None
 
     def _builtin_for(self, files: list[Path]) -> Path | None:

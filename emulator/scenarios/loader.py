@@ -16,23 +16,21 @@ import yaml
 
 from emulator.safeparse import TooComplex, check_yaml
 from emulator.scenarios import schema
-from emulator.scenarios.model import (
+from emulator.scenarios.model import Match, Outcome, Rule, canonical, digits
+from emulator.vocabulary import DECLINE_REASONS as REJECT_REASONS
+from emulator.vocabulary import (
     DEFAULT_REJECT_REASON,
     FAULTS,
     OPERATIONS,
-    REJECT_REASONS,
     RESULT_CODES,
     SETTLE_RESULTS,
-    Match,
-    Outcome,
-    Rule,
-    canonical,
-    digits,
+    Operation,
+    ResultCode,
 )
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 MAX_YAML_VALUES = 100_000  # after alias expansion: refuses "billion laughs" documents
-NO_ACCEPTED = ("Tokenize", "Status")
+NO_ACCEPTED = (Operation.TOKENIZE.value, Operation.STATUS.value)
 
 
 @dataclass(frozen=True)
@@ -194,8 +192,8 @@ def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
     for item, line in _rule_items(document, source, found):
         name = item.get("name") if isinstance(item, dict) else None
         if isinstance(name, str) and name in names:
-            where = _line_of(item, ["name"], line)
-            found.append(Problem(source, where, f"duplicate rule name {name!r} (first at {source}:{names[name]})"))
+            at = _line_of(item, ["name"], line)
+            found.append(Problem(source, at, f"duplicate rule name {name!r} (first at {source}:{names[name]})"))
         elif isinstance(name, str):
             names[name] = line
         rule = _build(item, source, line, found)
@@ -261,7 +259,7 @@ def _semantic_errors(rule: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
     if isinstance(when, dict):
         amount = when.get("amount")
         bounded = isinstance(amount, dict) and _is_number(amount.get("min")) and _is_number(amount.get("max"))
-        if bounded and amount["min"] > amount["max"]:
+        if bounded and isinstance(amount, dict) and amount["min"] > amount["max"]:
             yield ["when", "amount"], f"min {amount['min']} is above max {amount['max']}"
         wanted = when.get("operation")
         for value in wanted if isinstance(wanted, list) else [wanted]:
@@ -282,13 +280,13 @@ def _then_errors(path: list[Any], then: dict[str, Any], operations: set[str]) ->
     result = canonical(code, RESULT_CODES) if isinstance(code, str) else None
     if result is None:
         return
-    if "rejectReasonCode" in then and result != "Rejected":
+    if "rejectReasonCode" in then and result != ResultCode.REJECTED:
         yield [*path, "rejectReasonCode"], f"only allowed with operationResultCode Rejected, not {result}"
-    if "settlesTo" in then and result != "Accepted":
+    if "settlesTo" in then and result != ResultCode.ACCEPTED:
         yield [*path, "settlesTo"], f"only allowed with operationResultCode Accepted, not {result}"
     if "settleAfterSeconds" in then and "settlesTo" not in then:
         yield [*path, "settleAfterSeconds"], "needs settlesTo"
-    if result == "Accepted" and operations & set(NO_ACCEPTED):
+    if result == ResultCode.ACCEPTED and operations & set(NO_ACCEPTED):
         names = sorted(operations & set(NO_ACCEPTED))
         verb = "never answers" if len(names) == 1 else "never answer"
         yield [*path, "operationResultCode"], f"{' and '.join(names)} {verb} Accepted"
@@ -385,7 +383,7 @@ def _match(when: dict[str, Any]) -> Match:
 
 def _outcome(then: dict[str, Any], rule: str) -> Outcome:
     result = then["operationResultCode"]
-    reason = then.get("rejectReasonCode") or (DEFAULT_REJECT_REASON if result == "Rejected" else None)
+    reason = then.get("rejectReasonCode") or (DEFAULT_REJECT_REASON.value if result == ResultCode.REJECTED else None)
     settles_to = then.get("settlesTo")
     return Outcome(
         operation_result_code=result,

@@ -11,30 +11,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-OPERATIONS: tuple[str, ...] = ("Charge", "PreAuth", "Capture", "Void", "Refund", "Tokenize", "Status")
-RESULT_CODES: tuple[str, ...] = (
-    "Success",
-    "Accepted",
-    "Rejected",
-    "TemporaryFailure",
-    "FatalFailure",
-    "NotImplemented",
-)
-REJECT_REASONS: tuple[str, ...] = (
-    "CardDeclined",
-    "InsufficientFunds",
-    "ExpiredCard",
-    "InvalidCardNumber",
-    "InvalidCvv",
-    "LostOrStolenCard",
-    "SuspectedFraud",
-    "DoNotHonor",
-    "LimitExceeded",
-    "AuthenticationRequired",
-)
-FAULTS: tuple[str, ...] = ("none", "reset", "lostResponse")
-SETTLE_RESULTS: tuple[str, ...] = ("Success", "Rejected", "FatalFailure")
-DEFAULT_REJECT_REASON = "CardDeclined"
+from emulator.vocabulary import Fault
+
 AMOUNT_TOLERANCE = 1e-9
 RUNTIME_SOURCE = "runtime"
 
@@ -81,7 +59,7 @@ class Outcome:
     gateway_result_code: str | None = None
     gateway_result_description: str | None = None
     delay_ms: int = 0
-    fault: str = "none"
+    fault: str = Fault.NONE
     settles_to: str | None = None
     settle_after_seconds: float | None = None
     rule: str = ""
@@ -102,7 +80,7 @@ class Outcome:
             notes.append(f"settles to {self.settles_to} after {_number(self.settle_after_seconds or 0)} s")
         if self.delay_ms:
             notes.append(f"delay {self.delay_ms} ms")
-        if self.fault != "none":
+        if self.fault != Fault.NONE:
             notes.append(f"fault {self.fault}")
         return notes
 

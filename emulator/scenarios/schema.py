@@ -12,7 +12,7 @@ from typing import Any
 
 from jsonschema import Draft7Validator, ValidationError, validators
 
-from emulator.scenarios.model import FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
+from emulator.vocabulary import FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
 
 MAX_DELAY_MS = 60000
 MAX_SETTLE_SECONDS = 365 * 86400
@@ -113,7 +113,7 @@ def _ienum(validator: Any, choices: list[str], instance: Any, schema: dict[str, 
         yield ValidationError(f"{instance!r} is not one of {', '.join(choices)}")
 
 
-RuleValidator = validators.extend(Draft7Validator, {"ienum": _ienum})
+RuleValidator = validators.extend(Draft7Validator, {"ienum": _ienum})  # type: ignore[no-untyped-call]
 RULE_VALIDATOR = RuleValidator(RULE)
 
 
@@ -134,7 +134,8 @@ def _explain(error: ValidationError) -> Iterator[tuple[list[Any], str]]:
     path = list(error.absolute_path)
     schema = error.schema if isinstance(error.schema, dict) else {}
     if error.validator == "anyOf":
-        for index, branch in enumerate(error.validator_value):
+        branches: list[Any] = error.validator_value  # type: ignore[assignment]
+        for index, branch in enumerate(branches):
             if fits(branch, error.instance):
                 for sub in error.context or []:
                     if sub.relative_schema_path[0] == index:
@@ -143,11 +144,13 @@ def _explain(error: ValidationError) -> Iterator[tuple[list[Any], str]]:
         yield path, f"expected {schema.get('x-expected', 'another kind of value')}, got {error.instance!r}"
     elif error.validator == "additionalProperties":
         allowed = list(schema.get("properties", {}))
-        for key in error.instance:
+        keys: dict[str, Any] = error.instance  # type: ignore[assignment]
+        for key in keys:
             if key not in allowed:
                 yield [*path, key], f"unknown key {key!r} (allowed: {', '.join(allowed)})"
     elif error.validator == "required":
-        for key in error.validator_value:
+        required: list[str] = error.validator_value  # type: ignore[assignment]
+        for key in required:
             if isinstance(error.instance, dict) and key not in error.instance:
                 yield path, f"missing key {key!r}"
     elif error.validator == "pattern" and "x-message" in schema:

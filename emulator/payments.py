@@ -1,0 +1,262 @@
+"""The typed payment domain: what a payment request asks, what one attempt answers.
+
+JSON stays at the edge: the HTTP handlers parse a validated body once into a
+:class:`PaymentRequest` (:meth:`PaymentRequest.from_body`); the engine, the gateway
+simulator and the ledger work on these values; an :class:`OperationResult` and an
+:class:`AttemptRecord` render themselves back to JSON (``to_json``).
+
+Money is a :class:`decimal.Decimal` amount with its currency (:class:`Money`): amounts
+are kept exactly as given and compared exactly; the one rounding rule
+(:data:`ROUNDING`, half to even, to the currency's minor unit) applies wherever an
+amount must fit the currency (``amountMinor``, the capture limit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any, TypeAlias
+
+from emulator.clock import isoformat
+from emulator.vocabulary import Operation, RejectReason, ResultCode
+
+# JSON as the edge writes it.
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
+JsonObject: TypeAlias = "dict[str, JsonValue]"
+
+ROUNDING = ROUND_HALF_EVEN
+NO_CURRENCY = "USD"  # tokenize and an unknown status carry no amount; the schema needs a code
+# Currencies whose minor unit is not a hundredth (ISO 4217 exponents).
+EXPONENTS: dict[str, int] = {
+    **dict.fromkeys(
+        ("BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV",
+         "XAF", "XOF", "XPF"),
+        0,
+    ),
+    **dict.fromkeys(("BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"), 3),
+    "CLF": 4,
+}
+ZERO = Decimal(0)
+
+
+def decimal_of(value: float | int | str | Decimal) -> Decimal:
+    """An amount as the client wrote it: a JSON number's shortest text, exactly."""
+    if isinstance(value, Decimal):
+        return value
+    return Decimal(str(value))
+
+
+@dataclass(frozen=True, order=True)
+class Money:
+    """An amount in major units (exact) and its ISO 4217 currency code."""
+
+    amount: Decimal
+    currency: str
+
+    @classmethod
+    def of(cls, amount: float | int | str | Decimal, currency: str) -> Money:
+        return cls(decimal_of(amount), currency)
+
+    @classmethod
+    def none(cls) -> Money:
+        """The amount of an operation that moves no money."""
+        return cls(ZERO, NO_CURRENCY)
+
+    @property
+    def exponent(self) -> int:
+        """Digits of the minor unit: 2 for USD, 0 for JPY, 3 for KWD."""
+        return EXPONENTS.get(self.currency.upper(), 2)
+
+    def rounded(self) -> Money:
+        """This amount to the currency's minor unit (the one rounding rule)."""
+        return Money(self.amount.quantize(Decimal(1).scaleb(-self.exponent), rounding=ROUNDING), self.currency)
+
+    def minor_units(self) -> int:
+        """``10.23`` USD → ``1023``; JPY has no minor unit, KWD has three digits."""
+        return int(self.amount.scaleb(self.exponent).quantize(Decimal(1), rounding=ROUNDING))
+
+    def to_json(self) -> float:
+        """The amount as the interface writes it (a JSON number in major units)."""
+        return float(self.amount)
+
+    def __add__(self, other: Money) -> Money:
+        return Money(self.amount + other.amount, self.currency)
+
+    def __sub__(self, other: Money) -> Money:
+        return Money(self.amount - other.amount, self.currency)
+
+    def times(self, factor: Decimal) -> Money:
+        return Money(self.amount * factor, self.currency)
+
+
+def text(amount: Decimal) -> str:
+    """An amount in a sentence, written as the float JSON carries it (``10.0``)."""
+    return str(float(amount))
+
+
+@dataclass(frozen=True)
+class Card:
+    """A card as a request gives it. ``number`` is digits, or an ``@token`` reference
+    until the vault resolves it; never logged (``repr`` hides it and the CVV)."""
+
+    number: str | None = field(default=None, repr=False)
+    holder: str | None = None
+    expiration_month: int | None = None
+    expiration_year: int | None = None
+    cvv: str | None = field(default=None, repr=False)
+    brand: str | None = None  # card.cardType when the caller gave it
+    owner_id: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Card:
+        return cls(
+            number=data.get("cardNumber"),
+            holder=data.get("cardHolderName"),
+            expiration_month=data.get("expirationMonth"),
+            expiration_year=data.get("expirationYear"),
+            cvv=data.get("cvv"),
+            brand=data.get("cardType"),
+            owner_id=data.get("ownerID"),
+        )
+
+    def with_number(self, number: str | None) -> Card:
+        return replace(self, number=number)
+
+
+@dataclass(frozen=True)
+class AccountRef:
+    """A stored gateway account named by a request, with the client certificate for it."""
+
+    name: str
+    certificate: str | None = None
+
+
+@dataclass(frozen=True)
+class InlineAccount:
+    """``paymentGatewayAccount``: a gateway and credentials given in the request."""
+
+    gateway: str | None
+    credentials: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class PaymentRequest:
+    """One payment operation as asked: the body of a ``/PaymentGateway`` call (or an
+    eWallet page's payment), parsed once. Amount and currency stay as given (the engine
+    checks the currency against the schema in use)."""
+
+    operation: Operation
+    account_name: str | None = None
+    inline_account: InlineAccount | None = None
+    certificate: str | None = None
+    fallbacks: tuple[AccountRef, ...] = ()
+    amount: Decimal | None = None
+    currency: str | None = None
+    card: Card | None = None
+    user_token: str | None = None
+    my_ref: str | None = None
+    order_desc: str | None = None
+    client_ip: str | None = None
+    network_token_brand: str | None = None
+    generate_token: bool = False
+    ref_trans_id: str | None = None
+
+    @classmethod
+    def from_body(cls, operation: Operation, body: Mapping[str, Any]) -> PaymentRequest:
+        """The request of a schema-valid body (keys in their canonical spelling)."""
+        inline = body.get("paymentGatewayAccount")
+        amount = body.get("amount")
+        card = body.get("card")
+        payer = body.get("payerDetails") or {}
+        return cls(
+            operation=operation,
+            account_name=body.get("paymentGatewayAccountName"),
+            inline_account=InlineAccount(inline.get("paymentGatewayName"), tuple(inline.get("credentials") or ()))
+            if inline is not None else None,
+            certificate=body.get("certificateName"),
+            fallbacks=tuple(
+                AccountRef(entry["paymentGatewayAccountName"], entry.get("paymentGatewayCertName"))
+                for entry in body.get("fallbackUpgs") or []
+            ),
+            amount=decimal_of(amount) if amount is not None else None,
+            currency=body.get("currency"),
+            card=Card.from_json(card) if card else None,
+            user_token=body.get("userToken"),
+            my_ref=body.get("myRef"),
+            order_desc=body.get("orderDesc"),
+            client_ip=payer.get("clientIPAddress"),
+            network_token_brand=body.get("networkTokenBrand"),
+            generate_token=bool(body.get("generateToken")),
+            ref_trans_id=body.get("refTransId"),
+        )
+
+
+@dataclass(frozen=True)
+class OperationResult:
+    """``Payments.OperationResult``: the answer of one operation at one gateway."""
+
+    operation: Operation
+    code: ResultCode
+    money: Money
+    description: str | None
+    authorization_code: str | None = None
+    custom_gateway_response: Any = None  # the gateway's payload (any JSON value)
+    gateway_name: str | None = None
+    gateway_reference: str | None = None
+    gateway_result_code: Any = None
+    gateway_result_description: Any = None
+    gateway_result_sub_code: str | None = None
+    gateway_result_sub_description: str | None = None
+    gateway_token: str | None = None
+    reject_reason: RejectReason | str | None = None
+
+    @property
+    def successful(self) -> bool:
+        return self.code in (ResultCode.SUCCESS, ResultCode.ACCEPTED)
+
+    def to_json(self) -> JsonObject:
+        """The OperationResult with every one of its 15 keys (the schema requires them all)."""
+        return {
+            "authorizationCode": self.authorization_code,
+            "currency": self.money.currency,
+            "amount": self.money.to_json(),
+            "operationType": self.operation.value,
+            "operationResultCode": self.code.value,
+            "operationResultDescription": self.description,
+            "customGatewayResponse": self.custom_gateway_response,
+            "gatewayName": self.gateway_name,
+            "gatewayReference": self.gateway_reference,
+            "gatewayResultCode": self.gateway_result_code,
+            "gatewayResultDescription": self.gateway_result_description,
+            "gatewayResultSubCode": self.gateway_result_sub_code,
+            "gatewayResultSubDescription": self.gateway_result_sub_description,
+            "gatewayToken": self.gateway_token,
+            "rejectReasonCode": str(self.reject_reason) if self.reject_reason is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One attempt of a request at one account (the journal's ``attempts`` entry)."""
+
+    number: int
+    account: str | None
+    gateway: str
+    timestamp: datetime
+    result: OperationResult
+
+    @property
+    def is_fallback(self) -> bool:
+        return self.number > 1
+
+    def to_json(self) -> JsonObject:
+        return {
+            "attemptNumber": self.number,
+            "paymentGatewayAccountName": self.account,
+            "gatewayName": self.gateway,
+            "isFallback": self.is_fallback,
+            "timestamp": isoformat(self.timestamp),
+            "result": self.result.to_json(),
+        }

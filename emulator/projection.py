@@ -1,0 +1,238 @@
+"""Answers shaped for the document that serves them.
+
+payemu's handlers always build the 1.0.11.6 answer. Before the pipeline checks and sends
+it, :func:`shape` fits it to the operation's document, as a client generated from that
+document expects it:
+
+* fields the document does not declare are left out (an older export has no
+  ``rejectReasonCode``); payemu's own document keeps them, so the schema check still
+  catches a handler that invents a field;
+* an optional field whose schema does not admit null (a bare ``$ref``, as the published
+  exports write nested models) is left out rather than sent as null;
+* an error list becomes the single ``ValidationErrorMessage`` object where the document
+  declares the 400 body that way, and the other way round;
+* a status the document declares without a body keeps the body the runtime always sent,
+  unchecked; an error status the document does not declare (413, 415, an internal 500)
+  takes the shape of its 400 body; another document's undeclared statuses go out
+  unchecked too (payemu's own document must declare every status payemu sends).
+
+Each response schema is turned once into a function (no schema walk per request).
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from emulator.openapi import OpenApi, Operation
+
+Shaper = Callable[[Any], Any]
+_COMPONENTS = "#/components/schemas/"
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def content_schema(response: Any) -> Any:
+    """The JSON schema of a response or request body object, None without content."""
+    if not isinstance(response, dict):
+        return None
+    for media_type, media in (response.get("content") or {}).items():
+        if "json" in media_type or media_type == "*/*":
+            return media.get("schema", {}) if isinstance(media, dict) else {}
+    return None
+
+
+class Projector:
+    """The shaping functions of one document."""
+
+    def __init__(self, api: OpenApi) -> None:
+        self.schemas: dict[str, Any] = api.document.get("components", {}).get("schemas", {}) or {}
+        self.strict = not api.own  # leave out what the document does not declare
+        self._refs: dict[str, Shaper | None] = {}
+        self._by_key: dict[str, Shaper] = {}
+
+    # -- schema questions ----------------------------------------------------------------
+    def resolve(self, schema: Any, depth: int = 0) -> Any:
+        """``schema`` with references followed (a component that is itself a reference too)."""
+        while isinstance(schema, dict) and "$ref" in schema and depth < 20:
+            ref = str(schema["$ref"])
+            schema = self.schemas.get(ref[len(_COMPONENTS):]) if ref.startswith(_COMPONENTS) else None
+            depth += 1
+        return schema
+
+    def admits_null(self, schema: Any) -> bool:
+        if not isinstance(schema, dict):
+            return True
+        target = self.resolve(schema)
+        if not isinstance(target, dict):
+            return True
+        if target.get("nullable") is True:
+            return True
+        kind = target.get("type")
+        if isinstance(kind, list):
+            return "null" in kind
+        if kind is not None or "properties" in target or "items" in target:
+            return False
+        if "enum" in target:
+            return None in target["enum"]
+        for key in ("anyOf", "oneOf"):
+            if key in target:
+                return any(self.admits_null(branch) for branch in target[key])
+        if "allOf" in target:
+            return all(self.admits_null(branch) for branch in target["allOf"])
+        return True  # {}: any value
+
+    def _is_array(self, schema: Any) -> bool:
+        target = self.resolve(schema)
+        return isinstance(target, dict) and (target.get("type") == "array" or "items" in target)
+
+    def _is_object(self, schema: Any) -> bool:
+        target = self.resolve(schema)
+        return isinstance(target, dict) and (target.get("type") == "object" or "properties" in target)
+
+    # -- shaping functions ---------------------------------------------------------------
+    def shaper(self, schema: Any) -> Shaper:
+        key = json.dumps(schema, sort_keys=True, default=str)
+        found = self._by_key.get(key)
+        if found is None:
+            found = self._by_key[key] = self._build(schema)
+        return found
+
+    def _ref(self, name: str) -> Shaper:
+        if name in self._refs:
+            done = self._refs[name]
+            if done is not None:
+                return done
+            # a model that contains itself: look it up when the value arrives
+            return lambda value: (self._refs.get(name) or _identity)(value)
+        self._refs[name] = None
+        built = self._build(self.schemas.get(name, {}))
+        self._refs[name] = built
+        return built
+
+    def _build(self, schema: Any) -> Shaper:
+        if not isinstance(schema, dict):
+            return _identity
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            return self._ref(ref[len(_COMPONENTS):]) if ref.startswith(_COMPONENTS) else _identity
+        if isinstance(schema.get("allOf"), list) and len(schema["allOf"]) == 1:
+            return self._build(schema["allOf"][0])
+        for key in ("anyOf", "oneOf"):
+            if isinstance(schema.get(key), list):
+                return self._branches(schema[key])
+        if isinstance(schema.get("properties"), dict):
+            return self._object(schema)
+        if isinstance(schema.get("items"), dict):
+            item = self._build(schema["items"])
+            if item is _identity:
+                return _identity
+            return lambda value: [item(v) for v in value] if isinstance(value, list) else value
+        return _identity
+
+    def _branches(self, branches: list[Any]) -> Shaper:
+        objects = [self._build(b) for b in branches if self._is_object(b)]
+        arrays = [self._build(b) for b in branches if self._is_array(b)]
+        for_object = objects[0] if len(objects) == 1 else _identity
+        for_array = arrays[0] if len(arrays) == 1 else _identity
+
+        def shape(value: Any) -> Any:
+            if isinstance(value, dict):
+                return for_object(value)
+            if isinstance(value, list):
+                return for_array(value)
+            return value
+
+        return shape
+
+    def _object(self, schema: dict[str, Any]) -> Shaper:
+        properties: dict[str, Any] = schema["properties"]
+        required = set(schema.get("required", ()))
+        extra = schema.get("additionalProperties")
+        keep_extra = not self.strict or extra is True or isinstance(extra, dict)
+        children = {name: self._build(sub) for name, sub in properties.items()}
+        no_null = {
+            name for name, sub in properties.items() if name not in required and not self.admits_null(sub)
+        }
+
+        def shape(value: Any) -> Any:
+            if not isinstance(value, dict):
+                return value
+            out: dict[str, Any] = {}
+            for name, item in value.items():
+                child = children.get(name)
+                if child is None:
+                    if keep_extra:
+                        out[name] = item
+                elif item is None and name in no_null:
+                    continue
+                else:
+                    out[name] = child(item)
+            return out
+
+        return shape
+
+    # -- error bodies --------------------------------------------------------------------
+    def error_body(self, schema: Any, body: Any) -> Any:
+        """An error list as one object where ``schema`` declares one, and back."""
+        if isinstance(body, list) and self._is_object(schema) and not self._is_array(schema):
+            return _fold(body)
+        if isinstance(body, dict) and self._is_array(schema):
+            return [body]
+        return body
+
+
+def _fold(entries: list[Any]) -> Any:
+    """The entries of an error list as one ValidationErrorMessage: the first entry's field,
+    the other entries' messages after its own, each naming its field."""
+    if not entries or not all(isinstance(e, dict) for e in entries):
+        return entries
+    first = entries[0]
+    messages = list(first.get("errors") or [])
+    for entry in entries[1:]:
+        name = entry.get("fieldName")
+        for message in entry.get("errors") or []:
+            messages.append(f"{name}: {message}" if name and name != first.get("fieldName") else message)
+    return {"fieldName": first.get("fieldName"), "errors": messages}
+
+
+_PROJECTORS: weakref.WeakKeyDictionary[OpenApi, Projector] = weakref.WeakKeyDictionary()
+
+
+def projector(api: OpenApi) -> Projector:
+    found = _PROJECTORS.get(api)
+    if found is None:
+        found = _PROJECTORS[api] = Projector(api)
+    return found
+
+
+def shape(op: Operation, status: int, body: Any, error: bool) -> tuple[Any, int | None]:
+    """``body`` shaped for the document of ``op``, and the status whose declaration it is
+    to be checked against (None: send it unchecked)."""
+    api = op.api
+    if api is None:
+        return body, status
+    responses = op.raw.get("responses") or {}
+    declared = responses.get(str(status))
+    if declared is None:
+        fallback = responses.get("400")
+        if error and fallback is not None:
+            schema = content_schema(fallback)
+            if schema is None:
+                return body, None
+            return projector(api).error_body(schema, body), 400
+        # payemu's own document must declare what payemu sends; another one may not (a
+        # status operation's FatalFailure is a 500 the 1.0.9.36 export does not list)
+        return body, (status if api.own else None)
+    schema = content_schema(declared)
+    if schema is None:
+        # declared without a body: the runtime's body goes out as it always did
+        return body, (status if body is None or api.own else None)
+    tools = projector(api)
+    if error:
+        body = tools.error_body(schema, body)
+    return tools.shaper(schema)(body), status

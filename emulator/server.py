@@ -1,0 +1,142 @@
+"""The one way payemu runs under uvicorn.
+
+The ``payemu serve`` command, the pytest plugin (:mod:`emulator.testing`) and the test
+suite all start servers here, so every one of them runs the same HTTP stack: uvloop when
+installed, the guarded httptools protocol of :mod:`emulator.protocol`, no access log, the
+app's lifespan on (background tasks start and stop with it), and SIGINT/SIGTERM ending
+the process with exit status 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import uvicorn
+
+from emulator.protocol import http_protocol
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from emulator.config import Settings
+
+START_TIMEOUT_SECONDS = 15.0
+
+
+def best_loop() -> str:
+    """``uvloop`` when it is installed, else asyncio's own loop."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
+
+
+def config_for(
+    app: ASGIApp, settings: Settings, *, log_level: str | None = None, backlog: int = 2048
+) -> uvicorn.Config:
+    """The uvicorn configuration every payemu server uses."""
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        loop=best_loop(),
+        http=http_protocol(settings),
+        access_log=False,
+        log_level=log_level or settings.log_level,
+        lifespan="on",
+        backlog=backlog,
+        timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout_seconds),  # hardening
+    )
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, stopping gracefully on SIGINT and SIGTERM with exit status 0
+    (uvicorn re-raises the signal after shutting down, so a CI script's ``kill`` looked
+    like a crash). In a background thread no signal handler is installed at all. After a
+    signal, connections still open past the graceful-shutdown timeout are cut: uvicorn
+    cancels their requests, and should the process still be up shortly after (a client that
+    never closes), it ends anyway with exit status 0 and a log line."""
+
+    def handle_exit(self, sig: int, frame: object) -> None:
+        super().handle_exit(sig, frame)  # type: ignore[arg-type]
+        _exit_anyway_after(self.config.timeout_graceful_shutdown)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+GRACE_MARGIN_SECONDS = 2.0
+_deadline_armed = threading.Event()
+
+
+def _exit_anyway_after(timeout: float | None) -> None:
+    if _deadline_armed.is_set() or threading.current_thread() is not threading.main_thread():
+        return
+    _deadline_armed.set()
+
+    def finish() -> None:
+        print(f"payemu stopped: connections still open {timeout or 0:g} s after the signal were cut", flush=True)
+        os._exit(0)
+
+    timer = threading.Timer((timeout or 0) + GRACE_MARGIN_SECONDS, finish)
+    timer.daemon = True
+    timer.start()
+
+
+def serve_forever(app: ASGIApp, settings: Settings) -> None:
+    """Serve ``app`` on ``settings.host:settings.port`` until a signal ends it."""
+    Server(config_for(app, settings)).run()
+
+
+def loopback_socket(port: int = 0) -> socket.socket:
+    """A bound (not yet listening) IPv4 loopback socket; port 0 picks a free one."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    return sock
+
+
+class BackgroundServer:
+    """A payemu server in a daemon thread on a free loopback port, for tests and the
+    pytest plugin. ``url`` is its base URL; :meth:`stop` ends it."""
+
+    def __init__(self, app: ASGIApp, settings: Settings, *, log_level: str = "warning", backlog: int = 2048) -> None:
+        began = time.perf_counter()
+        self.app = app
+        sock = loopback_socket()
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        self.server = Server(config_for(app, settings, log_level=log_level, backlog=backlog))
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [sock]}, name="payemu-server", daemon=True
+        )
+        self.thread.start()
+        deadline = began + START_TIMEOUT_SECONDS
+        while not self.server.started:
+            if not self.thread.is_alive() or time.perf_counter() > deadline:
+                self.stop()
+                sock.close()
+                raise RuntimeError("the payemu server did not start")
+            time.sleep(0.002)
+        self.startup_seconds = time.perf_counter() - began
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)

@@ -1,0 +1,102 @@
+"""The words of the payment interface, each spelled once.
+
+Every value is a :class:`enum.StrEnum`, so it compares equal to the string the JSON
+carries, hashes like it, and is written to JSON as that string.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Operation(StrEnum):
+    """``operationType`` of an OperationResult: what was asked of the gateway."""
+
+    CHARGE = "Charge"
+    PRE_AUTH = "PreAuth"
+    CAPTURE = "Capture"
+    VOID = "Void"
+    REFUND = "Refund"
+    TOKENIZE = "Tokenize"
+    STATUS = "Status"
+
+
+class ResultCode(StrEnum):
+    """``operationResultCode`` of an OperationResult."""
+
+    SUCCESS = "Success"
+    ACCEPTED = "Accepted"
+    REJECTED = "Rejected"
+    TEMPORARY_FAILURE = "TemporaryFailure"
+    FATAL_FAILURE = "FatalFailure"
+    NOT_IMPLEMENTED = "NotImplemented"
+
+
+class RejectReason(StrEnum):
+    """``rejectReasonCode`` values payemu answers: gateway declines (a scenario may give
+    any of the first ten), then the ledger's refusals."""
+
+    CARD_DECLINED = "CardDeclined"
+    INSUFFICIENT_FUNDS = "InsufficientFunds"
+    EXPIRED_CARD = "ExpiredCard"
+    INVALID_CARD_NUMBER = "InvalidCardNumber"
+    INVALID_CVV = "InvalidCvv"
+    LOST_OR_STOLEN_CARD = "LostOrStolenCard"
+    SUSPECTED_FRAUD = "SuspectedFraud"
+    DO_NOT_HONOR = "DoNotHonor"
+    LIMIT_EXCEEDED = "LimitExceeded"
+    AUTHENTICATION_REQUIRED = "AuthenticationRequired"
+    # the ledger refuses an operation on an earlier one
+    TRANSACTION_NOT_FOUND = "TransactionNotFound"
+    GATEWAY_MISMATCH = "GatewayMismatch"
+    OPERATION_NOT_ALLOWED = "OperationNotAllowed"
+    CURRENCY_MISMATCH = "CurrencyMismatch"
+    ALREADY_VOIDED = "AlreadyVoided"
+    ALREADY_CAPTURED = "AlreadyCaptured"
+    ALREADY_REFUNDED = "AlreadyRefunded"
+    AUTHORIZATION_EXPIRED = "AuthorizationExpired"
+    AMOUNT_EXCEEDED = "AmountExceeded"
+    OPERATION_IN_PROGRESS = "OperationInProgress"
+
+
+class Fault(StrEnum):
+    """What a scenario does to the connection: nothing, close it before anything is
+    recorded (``reset``), or record and then close it (``lostResponse``)."""
+
+    NONE = "none"
+    RESET = "reset"
+    LOST_RESPONSE = "lostResponse"
+
+
+OPERATIONS: tuple[str, ...] = tuple(o.value for o in Operation)
+RESULT_CODES: tuple[str, ...] = tuple(c.value for c in ResultCode)
+FAULTS: tuple[str, ...] = tuple(f.value for f in Fault)
+# The reject reasons a scenario rule may give (a gateway's declines).
+DECLINE_REASONS: tuple[str, ...] = tuple(r.value for r in RejectReason)[:10]
+# The final results an Accepted operation may settle to.
+SETTLE_RESULTS: tuple[str, ...] = (
+    ResultCode.SUCCESS.value, ResultCode.REJECTED.value, ResultCode.FATAL_FAILURE.value,
+)
+
+SUCCESSFUL = frozenset({ResultCode.SUCCESS, ResultCode.ACCEPTED})
+DEFAULT_REJECT_REASON = RejectReason.CARD_DECLINED
+# Declines that retrying elsewhere cannot fix: with `failover: recoverable-only` they end
+# the failover chain (the service's current public guide).
+HARD_DECLINES = frozenset({
+    RejectReason.INSUFFICIENT_FUNDS, RejectReason.EXPIRED_CARD, RejectReason.INVALID_CARD_NUMBER,
+    RejectReason.INVALID_CVV, RejectReason.CARD_DECLINED, RejectReason.LOST_OR_STOLEN_CARD,
+    RejectReason.SUSPECTED_FRAUD, RejectReason.DO_NOT_HONOR,
+})
+HTTP_STATUS: dict[ResultCode, int] = {
+    ResultCode.SUCCESS: 200,
+    ResultCode.ACCEPTED: 202,
+    ResultCode.REJECTED: 409,
+    ResultCode.NOT_IMPLEMENTED: 409,
+    ResultCode.FATAL_FAILURE: 500,
+    ResultCode.TEMPORARY_FAILURE: 503,
+}
+# New payments (with fallbacks), operations on an earlier payment, and the status lookup.
+PAYMENTS = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.TOKENIZE})
+FOLLOW_UPS = frozenset({Operation.CAPTURE, Operation.VOID, Operation.REFUND})
+# Operations that hold or move money (a later status, void or capture refers to them).
+ORIGINALS = frozenset({Operation.CHARGE, Operation.PRE_AUTH})
