@@ -43,6 +43,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="requests kept in each tenant's journal, oldest dropped first (default 1000)",
     )
     serve.add_argument(
+        "--admin-key", default=None, metavar="SECRET",
+        help="X-Admin-Key needed to create tenants, reload scenarios and open the dashboard",
+    )
+    serve.add_argument(
+        "--request-timeout", type=float, default=None, metavar="SECONDS",
+        help="the whole request (headers and body) must arrive within this (default 60)",
+    )
+    serve.add_argument(
+        "--shutdown-timeout", type=float, default=None, metavar="SECONDS",
+        help="after SIGTERM/SIGINT, open connections get this long before payemu exits anyway (default 10)",
+    )
+    serve.add_argument(
+        "--return-origin", action="append", default=[], metavar="ORIGIN",
+        help="an origin (https://shop.example) a payment page's returnUrl may have; repeatable",
+    )
+    serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
     )
 
@@ -80,9 +96,29 @@ def settings_from(args: argparse.Namespace) -> Settings:
         if args.journal_size < 1:
             raise ConfigError("--journal-size must be at least 1")
         settings.journal_size = args.journal_size
+    if getattr(args, "admin_key", None):
+        if len(args.admin_key) < 8:
+            raise ConfigError("--admin-key must be at least 8 characters long")
+        settings.admin_key = args.admin_key
+    for name in ("request_timeout", "shutdown_timeout"):
+        value = getattr(args, name, None)
+        if value is not None:
+            if value < 0 or (name == "request_timeout" and value == 0):
+                raise ConfigError(f"--{name.replace('_', '-')} must be a positive number of seconds")
+            setattr(settings, f"{name}_seconds", value)
+    settings.return_origins += tuple(_origin(o) for o in getattr(args, "return_origin", None) or [])
     settings.scenario_paths += list(getattr(args, "scenarios", None) or getattr(args, "files", None) or [])
     settings.log_level = getattr(args, "log_level", "info")
     return settings
+
+
+def _origin(text: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"--return-origin {text!r} is not an http(s) origin such as https://shop.example")
+    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def banner(settings: Settings, schema_version: str, schema_source: str) -> str:
@@ -97,6 +133,12 @@ def banner(settings: Settings, schema_version: str, schema_source: str) -> str:
     ]
     if settings.seed is not None:
         lines.append(f"  seed           {settings.seed}")
+    lines.append(f"  admin key      {'set (X-Admin-Key)' if settings.admin_key else 'none'}")
+    from emulator.http.admin import exposure_warning
+
+    warning = exposure_warning(settings)
+    if warning:
+        lines.append(warning)
     return "\n".join(lines)
 
 

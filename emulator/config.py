@@ -16,6 +16,18 @@ Config file (all keys optional)::
     journalSize: 1000             # requests kept per tenant, oldest dropped first
     scenarios: [path/to/rules.yaml]
     openapi: path/to/openapi.json
+    limits:                       # memory limits (emulator.payments.limits; 507 when one cannot make room)
+      tenants: 1000               # created at run time; idle ones are evicted oldest first
+      tenantIdleSeconds: 300
+      tokensPerTenant: 10000
+      tokenBytesPerTenant: 16777216
+      transactionsPerTenant: 20000
+      journalBytesPerTenant: 8388608
+      sessionsPerTenant: 1000
+    requestTimeoutSeconds: 60     # the whole request (head and body) must arrive in time
+    shutdownTimeoutSeconds: 10    # SIGTERM: open connections get this long, then payemu exits
+    adminKey: a-long-secret       # X-Admin-Key for tenant creation, reload and the pages
+    returnOrigins: [https://shop.example]   # origins a payment page's returnUrl may have
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.datafiles import load_checked
+from emulator.payments import limits as memory
 
 
 @dataclass(frozen=True)
@@ -63,6 +76,11 @@ class Settings:
     max_head_bytes: int = 64 * 1024  # request line + headers (see emulator.http.protocol)
     head_timeout_seconds: float = 30.0  # for the request line + headers to arrive
     watch: bool = False
+    limits: memory.Limits = field(default_factory=memory.Limits)  # see emulator.payments.limits
+    request_timeout_seconds: float = 60.0  # for the whole request: head and body (emulator.http.protocol)
+    shutdown_timeout_seconds: float = 10.0  # after SIGTERM, open connections get this long
+    admin_key: str | None = None  # protects tenant creation, reload and the pages (emulator.http.admin)
+    return_origins: tuple[str, ...] = ()  # extra origins a payment page's returnUrl may have
 
 
 _CONFIG_SCHEMA: dict[str, Any] = {
@@ -96,6 +114,11 @@ _CONFIG_SCHEMA: dict[str, Any] = {
         "journalSize": {"type": "integer", "minimum": 1, "maximum": 1000000},
         "scenarios": {"type": "array", "items": {"type": "string"}},
         "openapi": {"type": ["string", "null"]},
+        "limits": memory.CONFIG_SCHEMA,
+        "requestTimeoutSeconds": {"type": "number", "exclusiveMinimum": 0},
+        "shutdownTimeoutSeconds": {"type": "number", "minimum": 0},
+        "adminKey": {"type": ["string", "null"], "minLength": 8, "maxLength": 256},
+        "returnOrigins": {"type": "array", "items": {"type": "string", "pattern": "^https?://[^/?#]+$"}},
     },
 }
 
@@ -122,6 +145,11 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
     settings.success_status = data.get("successStatus", settings.success_status)
     settings.journal_size = data.get("journalSize", settings.journal_size)
     settings.scenario_paths += [str(base / p) for p in data.get("scenarios", [])]
+    settings.limits = memory.from_config(data.get("limits", {}), settings.limits)
+    settings.request_timeout_seconds = data.get("requestTimeoutSeconds", settings.request_timeout_seconds)
+    settings.shutdown_timeout_seconds = data.get("shutdownTimeoutSeconds", settings.shutdown_timeout_seconds)
+    settings.admin_key = data.get("adminKey", settings.admin_key)
+    settings.return_origins += tuple(origin.lower() for origin in data.get("returnOrigins", []))
     if data.get("openapi"):
         settings.openapi_path = str(base / data["openapi"])
     return settings

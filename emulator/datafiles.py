@@ -14,6 +14,7 @@ import yaml
 from jsonschema import Draft7Validator
 
 from emulator.http.validation import field_path
+from emulator.safeparse import TooComplex, check_yaml
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 REPOSITORY = DATA_DIR.parents[1]  # the source checkout (README generators only)
@@ -23,13 +24,14 @@ def data_path(name: str) -> Path:
     """A data file shipped with the package (everything lives in ``emulator/data``)."""
     return DATA_DIR / name
 
-
 SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Labeller = Callable[[Any, list[Any]], str]
 
 
 def parse_yaml(text: str) -> Any:
-    """YAML text to Python values (raises yaml.YAMLError)."""
+    """YAML text to Python values (raises yaml.YAMLError, or TooComplex before parsing
+    a document too large or too deep for the C loader)."""
+    check_yaml(text)
     return yaml.load(text, Loader=SafeLoader)
 
 
@@ -45,7 +47,9 @@ def load_checked(
     problem as ``path: [label: ]field: message``. ``what`` names the file in read errors."""
     try:
         data = parse_yaml(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+    except TooComplex as exc:
+        raise error(f"{path}:{exc.line or 1}: cannot read the {what}: {exc.reason}") from exc
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise error(f"{path}: cannot read the {what}: {exc}") from exc
     problems = []
     for found in Draft7Validator(schema).iter_errors(data):

@@ -11,6 +11,7 @@ from emulator.config import Settings
 from emulator.gateways.catalog import Catalog, load_catalog
 from emulator.http import errors
 from emulator.http.openapi import OpenApi
+from emulator.payments.ewallet.sessions import SessionIndex
 from emulator.payments.tenants import Tenant, TenantRegistry
 from emulator.scenarios import ScenarioBook
 
@@ -34,6 +35,7 @@ class Runtime:
         self.control_api: OpenApi | None = None  # set when the control routes are built
         self.watcher: Watcher | None = None  # the scenario-file watcher of ``--watch``
         self.signer: Signer | None = None  # eWallet result tokens (made on first use)
+        self.session_index = SessionIndex()  # payment pages find their tenant in O(1) (hardening)
         # the published document a tenant chose through /_emulator/interface, and the
         # endpoints built for each such document (see emulator.http.versions)
         self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()

@@ -10,6 +10,8 @@ the process with exit status 0.
 from __future__ import annotations
 
 import contextlib
+import math
+import os
 import signal
 import socket
 import threading
@@ -52,13 +54,21 @@ def config_for(
         log_level=log_level or settings.log_level,
         lifespan="on",
         backlog=backlog,
+        timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout_seconds),  # hardening
     )
 
 
 class Server(uvicorn.Server):
     """uvicorn's server, stopping gracefully on SIGINT and SIGTERM with exit status 0
     (uvicorn re-raises the signal after shutting down, so a CI script's ``kill`` looked
-    like a crash). In a background thread no signal handler is installed at all."""
+    like a crash). In a background thread no signal handler is installed at all. After a
+    signal, connections still open past the graceful-shutdown timeout are cut: uvicorn
+    cancels their requests, and should the process still be up shortly after (a client that
+    never closes), it ends anyway with exit status 0 and a log line."""
+
+    def handle_exit(self, sig: int, frame: object) -> None:
+        super().handle_exit(sig, frame)  # type: ignore[arg-type]
+        _exit_anyway_after(self.config.timeout_graceful_shutdown)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -71,6 +81,24 @@ class Server(uvicorn.Server):
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+
+GRACE_MARGIN_SECONDS = 2.0
+_deadline_armed = threading.Event()
+
+
+def _exit_anyway_after(timeout: float | None) -> None:
+    if _deadline_armed.is_set() or threading.current_thread() is not threading.main_thread():
+        return
+    _deadline_armed.set()
+
+    def finish() -> None:
+        print(f"payemu stopped: connections still open {timeout or 0:g} s after the signal were cut", flush=True)
+        os._exit(0)
+
+    timer = threading.Timer((timeout or 0) + GRACE_MARGIN_SECONDS, finish)
+    timer.daemon = True
+    timer.start()
 
 
 def serve_forever(app: ASGIApp, settings: Settings) -> None:

@@ -176,8 +176,15 @@ class Payemu:
         return answer
 
     def transactions(self) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = self._control("GET", "/transactions")["transactions"]
-        return found
+        """Every transaction of the tenant, oldest first (all pages of the listing)."""
+        found: list[dict[str, Any]] = []
+        path = "/transactions"
+        while True:
+            page = self._control("GET", path)
+            found += page["transactions"]
+            if not page.get("next"):
+                return found
+            path = f"/transactions?after={page['next']}"
 
     def add_certificate(self, name: str) -> list[str]:
         names: list[str] = self._control("POST", "/certificates", 201, json={"name": name})["certificates"]

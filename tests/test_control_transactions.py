@@ -14,7 +14,7 @@ STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "
 
 
 def test_the_ledger_with_states_on_the_tenants_clock(client: TestClient) -> None:
-    assert client.get("/_emulator/transactions").json() == {"transactions": []}
+    assert client.get("/_emulator/transactions").json() == {"transactions": [], "next": None}
     body = {"amount": 20.0, "currency": "USD", "card": CARD, "paymentGatewayAccount": STRIPE}
     charge = client.post("/PaymentGateway/charge", json=body).json()
     auth = client.post("/PaymentGateway/authorize", json={**body, "amount": 30.0}).json()
@@ -29,4 +29,28 @@ def test_the_ledger_with_states_on_the_tenants_clock(client: TestClient) -> None
     client.post("/_emulator/clock", json={"advance": "8d"})
     states = [t["state"] for t in client.get("/_emulator/transactions").json()["transactions"]]
     assert states == ["Charged", "Expired"]
-    assert client.get("/_emulator/transactions", headers=LIVE).json() == {"transactions": []}
+    assert client.get("/_emulator/transactions", headers=LIVE).json() == {"transactions": [], "next": None}
+
+
+def test_the_ledger_is_paged_with_a_cursor(client: TestClient) -> None:
+    body = {"amount": 5.0, "currency": "USD", "card": CARD, "paymentGatewayAccount": STRIPE}
+    made = [client.post("/PaymentGateway/charge", json=body).json()["gatewayReference"] for _ in range(5)]
+    seen: list[str] = []
+    after: str | None = None
+    pages = 0
+    while True:
+        params = {"pageSize": 2, **({"after": after} if after else {})}
+        page = client.get("/_emulator/transactions", params=params).json()
+        seen += [t["reference"] for t in page["transactions"]]
+        pages += 1
+        after = page["next"]
+        if after is None:
+            break
+    assert seen == made
+    assert pages == 3
+
+
+def test_an_unknown_cursor_is_a_400(client: TestClient) -> None:
+    answer = client.get("/_emulator/transactions", params={"after": "nope"})
+    assert answer.status_code == 400
+    assert answer.json()[0]["fieldName"] == "after"

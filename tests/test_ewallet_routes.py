@@ -132,11 +132,16 @@ def test_expired_session_page(client: TestClient, tenant: Tenant, engine_calls: 
 
 def test_return_url(client: TestClient, tenant: Tenant) -> None:
     token = _session(client, tenant)
-    good = client.get(f"/_emulator/pay/{token}", params={"returnUrl": "https://shop.example/done?o=1"}).text
-    assert 'data-return-url="https://shop.example/done?o=1"' in good
+    good = client.get(f"/_emulator/pay/{token}", params={"returnUrl": "http://localhost:3000/done?o=1"}).text
+    assert 'data-return-url="http://localhost:3000/done?o=1"' in good
+    assert 'data-target-origin="http://localhost:3000"' in good
     bad = client.get(f"/_emulator/pay/{token}", params={"returnUrl": "javascript:alert(1)"}).text
-    assert 'data-return-url=""' in bad and "not an http(s) URL" in bad
+    assert 'data-return-url=""' in bad
+    assert "not an http(s) URL of an allowed origin" in bad
+    foreign = client.get(f"/_emulator/pay/{token}", params={"returnUrl": "https://evil.example/steal"}).text
+    assert 'data-return-url=""' in foreign
     assert safe_return_url("//evil.example") == ("", safe_return_url("ftp://x")[1])
+    assert safe_return_url("https://shop.example/done", ("https://shop.example",))[0] == "https://shop.example/done"
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,8 @@ def _tenant(app: Starlette, key: str) -> Tenant:
 
 def test_find_across_tenants(app: Starlette) -> None:
     sandbox, live = _tenant(app, "sandbox-api-key"), _tenant(app, "live-api-key")
-    first, second = sessions.create(sandbox, BODY), sessions.create(live, BODY)
+    runtime = app.state.runtime
+    first, second = sessions.create(sandbox, BODY, runtime), sessions.create(live, BODY, runtime)
     assert sessions.find(app.state.runtime, first.token) == (sandbox, first)
     assert sessions.find(app.state.runtime, second.token) == (live, second)
     assert sessions.find(app.state.runtime, "unknown") is None

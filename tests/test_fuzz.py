@@ -262,4 +262,4 @@ def test_runtime_rules_nested_too_deeply_get_a_400(text: str) -> None:
     with TestClient(APP, headers={"X-Api-Key": "fuzz-regression-key"}) as client:
         answer = client.post("/_emulator/scenarios", content=text, headers={"Content-Type": "application/yaml"})
     assert answer.status_code == 400, answer.text
-    assert answer.json() == [{"fieldName": "body", "errors": ["the YAML is nested too deeply"]}]
+    assert answer.json() == [{"fieldName": "body", "errors": ["the YAML is nested more than 64 levels deep"]}]

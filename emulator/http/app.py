@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
@@ -92,5 +92,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _crash(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, ClientDisconnect):  # the client left mid-body: nobody to answer
+        log.info("client disconnected during %s %s", request.method, request.url.path)
+        return Response(status_code=499)
     log.error("payemu bug: %r while answering %s %s", exc, request.method, request.url.path)
     return error_response(errors.internal("payemu hit an internal error; see its log."))

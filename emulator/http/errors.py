@@ -1,6 +1,6 @@
 """The one place error bodies are built.
 
-Every error payemu answers (400, 401, 404, 405, 409 from validation, 413, 415, 500) is a
+Every error payemu answers (400, 401, 404, 405, 409 from validation, 413, 415, 500, 507) is a
 JSON array of ``{fieldName, errors}`` entries, one entry per field. Handlers and the
 request pipeline raise :class:`ApiError`; the pipeline turns it into a response with
 :func:`error_body`.
@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 FieldErrors = tuple[str | None, list[str]]
+MAX_MESSAGE_CHARS = 500  # longer messages and field names are cut (they may quote client input)
 
 
 class ApiError(Exception):
@@ -37,11 +38,20 @@ def merge(entries: Iterable[FieldErrors]) -> list[FieldErrors]:
     """One entry per field, messages in first-seen order, no repeats."""
     merged: dict[str | None, list[str]] = {}
     for field, messages in entries:
-        bucket = merged.setdefault(field, [])
+        bucket = merged.setdefault(None if field is None else clipped(field), [])
         for message in messages:
+            message = clipped(message)
             if message not in bucket:
                 bucket.append(message)
     return list(merged.items())
+
+
+def clipped(text: str) -> str:
+    """``text`` cut to :data:`MAX_MESSAGE_CHARS` (a message quoting a 900 KB value
+    must not answer with 900 KB)."""
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    return f"{text[:MAX_MESSAGE_CHARS]}… (cut: {len(text)} characters)"
 
 
 def error_body(entries: Iterable[FieldErrors]) -> list[dict[str, Any]]:
@@ -84,6 +94,14 @@ def unsupported_media_type(content_type: str) -> ApiError:
         415,
         [("Content-Type", [f"Expected application/json, got {shown}."])],
     )
+
+
+LIMIT_STATUS = 507  # Insufficient Storage: a memory limit that cannot make room (emulator.payments.limits)
+
+
+def limit_reached(field: str | None, message: str) -> ApiError:
+    """507: a store holds its limit and nothing in it may be dropped."""
+    return ApiError(LIMIT_STATUS, [(field, [message])])
 
 
 def internal(message: str) -> ApiError:

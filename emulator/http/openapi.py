@@ -19,11 +19,15 @@ import yaml
 
 from emulator.datafiles import data_path
 from emulator.http.validation import Compiled, SchemaCompiler
+from emulator.safeparse import check_yaml
 
 DEFAULT_SCHEMA = data_path("openapi.json")
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 _DROP_KEYS = {"nullable", "discriminator", "xml", "externalDocs", "example", "deprecated"}
 _LOOSE_FORMATS = {"int32", "int64", "double", "float", "byte", "binary", "password", "uuid"}
+
+
+OPENAPI_MAX_DEPTH = 256
 
 
 def default_schema_path() -> Path:
@@ -33,6 +37,8 @@ def default_schema_path() -> Path:
 
 def load_document(path: str | Path) -> dict[str, Any]:
     text = Path(path).read_text(encoding="utf-8")
+    if not str(path).endswith(".json"):
+        check_yaml(text, max_depth=OPENAPI_MAX_DEPTH)  # raises a ValueError naming the line
     document = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
     if not isinstance(document, dict) or "paths" not in document:
         raise ValueError(f"{path}: not an OpenAPI document (no 'paths')")

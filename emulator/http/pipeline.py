@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import Headers
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -27,6 +27,7 @@ from emulator.http import errors, leniency, projection
 from emulator.http.openapi import OpenApi, Operation, Parameter
 from emulator.payments import tenant_settings
 from emulator.payments.clock import isoformat
+from emulator.safeparse import TooComplex, check_json_depth
 
 if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant
@@ -69,6 +70,9 @@ class Call:
 
 
 Handler = Callable[[Call], Awaitable[Reply]]
+
+
+CLIENT_GONE = "client-disconnected"  # the journal's fault for a client that left mid-request
 
 
 class DropConnection(Exception):
@@ -132,12 +136,17 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 def parse_json(raw: bytes) -> Any:
     try:
-        value = json.loads(raw, parse_constant=_reject_constant, parse_float=_finite_float)
+        # strict UTF-8 first: json.loads(bytes) would let raw surrogates (ED A0 80) through
+        text = raw.decode("utf-8")
+        check_json_depth(raw)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
         if (b"\\ud" in raw or b"\\uD" in raw) and _has_lone_surrogate(value):
             raise errors.invalid("body", "The JSON body holds a \\u escape of a lone surrogate (not Unicode text).")
         return value
     except UnicodeDecodeError:
         raise errors.invalid("body", "The request body is not valid UTF-8.") from None
+    except TooComplex as exc:
+        raise errors.invalid("body", f"The JSON body is nested too deeply: {exc}.") from None
     except RecursionError:
         raise errors.invalid("body", "The JSON body is nested too deeply.") from None
     except json.JSONDecodeError as exc:
@@ -240,6 +249,10 @@ class Endpoint:
             if tenant is not None and self.journal:
                 self._journal(tenant, request, body, None, call, started, dropped=exc.reason)
             return await _drop(request, exc)
+        except ClientDisconnect:  # the client went (or was timed out) before its body ended
+            if tenant is not None and self.journal:
+                self._journal(tenant, request, body, None, call, started, dropped=CLIENT_GONE)
+            return _NoResponse()
         except Exception:
             log.exception("payemu bug while answering %s %s", op.method, op.path)
             reply = Reply(500, errors.internal("payemu hit an internal error; see its log.").body, error=True)

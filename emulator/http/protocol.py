@@ -12,6 +12,12 @@ that httptools lacks.
   first byte, otherwise a ``408`` JSON error and the connection is closed (closed without
   an answer when not a byte came): a slowloris client cannot hold a connection for ever.
 
+* **Request deadline**: the whole request — head and body — must arrive within
+  ``request_timeout_seconds`` (60 s by default) of its first byte, otherwise a ``408``
+  JSON error on ``body`` and the connection is closed: a client sending its body a byte
+  every few seconds cannot hold a connection (nor the server's shutdown) for ever. The
+  application sees the client disconnect, which it journals as such.
+
 Bodies are bounded by the pipeline (``max_body_bytes``, a ``413``). Without httptools
 installed, uvicorn's h11 protocol is used; h11 bounds the head itself (16 KiB).
 """
@@ -38,6 +44,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
         return "h11"
     max_head_bytes = settings.max_head_bytes
     head_timeout = settings.head_timeout_seconds
+    request_timeout = settings.request_timeout_seconds
 
     class GuardedHttpToolsProtocol(HttpToolsProtocol):
         """Counts the bytes of each request head and times it (see the module doc)."""
@@ -45,6 +52,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
         _head_bytes: int | None = 0  # None once the head is complete (body, response)
         _head_started = False  # a byte of the current request came
         _head_timer: asyncio.TimerHandle | None = None
+        _request_timer: asyncio.TimerHandle | None = None  # from the first byte to the body's end
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
@@ -53,6 +61,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            self._disarm_request()
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
@@ -67,6 +76,8 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
+            self._disarm_request()
+            self._request_timer = self.loop.call_later(request_timeout, self._request_too_slow)
             self._head_started = True
             if self._head_bytes is None:  # the next request on a kept-alive connection
                 self._head_bytes = 0
@@ -77,6 +88,27 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             self._head_started = False
             self._disarm()
             super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._disarm_request()
+            super().on_message_complete()
+
+        def _disarm_request(self) -> None:
+            if self._request_timer is not None:
+                self._request_timer.cancel()
+                self._request_timer = None
+
+        def _request_too_slow(self) -> None:
+            self._request_timer = None
+            if self.transport.is_closing():
+                return
+            cycle = getattr(self, "cycle", None)
+            if cycle is not None and cycle.response_started:  # answered already (e.g. a 413)
+                self.transport.close()
+            else:
+                message = f"The request (headers and body) did not arrive within {request_timeout:g} s."
+                self.transport.write(refusal(408, "body", message))
+                self.transport.close()
 
         def _arm(self) -> None:
             self._disarm()

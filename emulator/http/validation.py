@@ -21,6 +21,7 @@ from jsonschema import Draft7Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 
 from emulator.http.errors import FieldErrors
+from emulator.safeparse import short
 
 Normalizer = Callable[[Any], Any]
 _TYPE_WORDS = {
@@ -237,7 +238,7 @@ def _explain(error: ValidationError, root: str | None) -> Iterator[FieldErrors]:
             if name not in known:
                 yield (
                     field_path([*path, name], root),
-                    [f"Unknown property '{name}'. Allowed properties: {allowed}."],
+                    [f"Unknown property '{short(name)}'. Allowed properties: {allowed}."],
                 )
         return
     yield field_path(path, root), [_message(keyword, value, instance, _label(path, root))]

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from emulator.http import errors
+from emulator.payments import limits
 from emulator.payments.clock import isoformat
 
 if TYPE_CHECKING:
@@ -133,6 +134,7 @@ def put(tenant: Tenant, catalog: Catalog, name: str, body: dict[str, Any]) -> St
     A replacement starts a new ``creationTime`` (it is when the credentials were stored)."""
     gateway = resolve_gateway(catalog, body.get("paymentGatewayName"))
     credentials = check_credentials(gateway, body.get("credentials") or [])
+    limits.admit_name(tenant, tenant.accounts, name, "stored gateway accounts", "name")
     account = StoredAccount(name, gateway.name, credentials, tenant.now())
     tenant.accounts.put(account)
     return account

@@ -1,4 +1,5 @@
-"""The per-tenant request journal: bounded, oldest dropped first, bodies masked.
+"""The per-tenant request journal: bounded in entries and in bytes (each entry weighed
+as its JSON text), oldest dropped first, bodies masked.
 
 Entries are stored as recorded and masked the first time anything reads them (the
 masked copy then replaces the raw one). Every way out of the journal — iteration and
@@ -8,6 +9,7 @@ payloads and credential values never leave it; the request path pays nothing for
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Iterator
 from itertools import count
@@ -17,22 +19,41 @@ from emulator.payments.masking import mask, mask_query, mask_text, references
 
 _MASKED_FIELDS = ("request", "response", "attempts")
 _RAW = "_raw"
+UNLIMITED = 1 << 62
+
+
+def weigh(entry: dict[str, Any]) -> int:
+    """The bytes an entry stands for: the length of its JSON text (an estimate of what it
+    holds in memory, good enough to bound it)."""
+    try:
+        return len(json.dumps(entry, ensure_ascii=False, default=str, check_circular=False))
+    except (TypeError, ValueError, RecursionError):
+        return 64 * 1024
 
 
 class Journal:
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_bytes: int = UNLIMITED) -> None:
         self.size = size
-        self._entries: deque[dict[str, Any]] = deque(maxlen=size)
+        self.max_bytes = max_bytes
+        self._entries: deque[dict[str, Any]] = deque()
+        self._weights: deque[int] = deque()  # weigh() of each entry, in the same order
         self._ids = count(1)
         self.dropped = 0
+        self.bytes = 0
 
     def record(self, entry: dict[str, Any]) -> dict[str, Any]:
-        """Store an entry (raw: it is masked on first read) and give it a sequence id."""
-        if len(self._entries) == self._entries.maxlen:
-            self.dropped += 1
+        """Store an entry (raw: it is masked on first read) and give it a sequence id;
+        the oldest entries go while there are more than ``size`` or ``max_bytes``."""
         entry["id"] = next(self._ids)
+        weight = weigh(entry)
         entry[_RAW] = True
         self._entries.append(entry)
+        self._weights.append(weight)
+        self.bytes += weight
+        while len(self._entries) > self.size or (self.bytes > self.max_bytes and len(self._entries) > 1):
+            self._entries.popleft()
+            self.bytes -= self._weights.popleft()
+            self.dropped += 1
         return entry
 
     def _masked(self) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from emulator.payments import limits
 from emulator.payments.clock import Clock, isoformat
 from emulator.payments.masking import mask_pan
 from emulator.payments.model import ZERO, JsonObject, Money, OperationResult, text
@@ -181,6 +182,9 @@ class GatewayToken:
         return f"GatewayToken(token={self.token!r}, gateway={self.gateway!r})"
 
 
+_OPEN_STATES = frozenset({"Authorized", "Pending"})  # a capture, void or settlement may still come
+
+
 class Ledger(Mapping[str, Transaction]):
     """A tenant's transactions by ``gatewayReference`` (oldest first) and the gateway
     tokens it was given."""
@@ -220,6 +224,34 @@ class Ledger(Mapping[str, Transaction]):
 
     def token(self, user_token: str) -> GatewayToken | None:
         return self._tokens.get(user_token)
+
+    # -- bounded memory (emulator.payments.limits) --
+    @property
+    def token_count(self) -> int:
+        return len(self._tokens)
+
+    def forget_oldest_token(self) -> bool:
+        """Forget the oldest gateway token; False when there is none."""
+        if not self._tokens:
+            return False
+        del self._tokens[next(iter(self._tokens))]
+        return True
+
+    def evict_oldest_finished(self, count: int, now: datetime) -> bool:
+        """Drop the ``count`` oldest finished transactions (not authorized, pending or busy
+        at a gateway: a capture, void, refund or settlement may still need those). False,
+        dropping nothing, when fewer than ``count`` are finished."""
+        finished: list[str] = []
+        for reference, tx in self._transactions.items():
+            if len(finished) == count:
+                break
+            if tx.busy is None and tx.state(now) not in _OPEN_STATES:
+                finished.append(reference)
+        if len(finished) < count:
+            return False
+        for reference in finished:
+            del self._transactions[reference]
+        return True
 
 
 # -- recording ---------------------------------------------------------------------------
@@ -266,6 +298,7 @@ def record(
     if code == ResultCode.ACCEPTED and settles_to:
         tx.settles_to = settles_to
         tx.settle_at = now + timedelta(seconds=settle_after_seconds or 0)
+    limits.admit_transaction(tenant)  # hardening: drops the oldest finished transaction or raises a 507
     tenant.ledger.add(tx)
     if parent is not None:
         parent.operations.append(OperationEntry(operation, tx.reference, tx.amount, code, now))
@@ -286,6 +319,7 @@ def _apply(parent: Transaction, tx: Transaction) -> None:
 
 def remember_token(tenant: Tenant, token: str, gateway: str, account: str | None, card_number: str | None) -> None:
     """Keep a token a gateway minted (a later payment's ``userToken``)."""
+    limits.admit_gateway_token(tenant)  # hardening: drops the oldest gateway token at the limit
     tenant.ledger.remember_token(GatewayToken(token, gateway, account, card_number, tenant.now()))
 
 

@@ -14,12 +14,14 @@ tenant's answers do not depend on what other tenants do.
 from __future__ import annotations
 
 import random
+import secrets
 import string
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from emulator.config import KeySpec, Settings
+from emulator.payments import limits
 from emulator.payments.accounts import Accounts
 from emulator.payments.certificates import Certificates
 from emulator.payments.clock import Clock
@@ -41,6 +43,8 @@ MAX_KEY_LENGTH = 256
 class Tenant:
     """All state of one API key."""
 
+    last_used: float  # hardening: monotonic time of the last request (limits.touch)
+
     def __init__(self, spec: KeySpec, settings: Settings, seed: int | None) -> None:
         self.key = spec.key
         self.user_name = spec.user_name
@@ -49,24 +53,27 @@ class Tenant:
         self._spec = spec
         self._settings = settings
         self._seed = seed
+        self.limits = settings.limits  # hardening
+        limits.touch(self)  # hardening
         self.reset()
 
     def reset(self) -> None:
         """Back to the state of a fresh key: every store emptied, random source and
         clock started again (so a seeded tenant replays identically after a reset)."""
         seeded = self._seed is not None
-        self.rng = random.Random(f"{self._seed}/{self.key}") if seeded else random.Random()
+        self.rng = random.Random(f"{self._seed}/{self.key}") if seeded else secrets.SystemRandom()  # hardening
         start = None
         if seeded:
             start = SEEDED_EPOCH + timedelta(seconds=self.rng.randrange(0, 365 * 86400))
         self.clock = Clock(start)
-        self.journal = Journal(self._settings.journal_size)
+        bounds = self._settings.limits  # hardening: memory limits (emulator.payments.limits)
+        self.journal = Journal(self._settings.journal_size, bounds.journal_bytes)
         self.certificates = Certificates(self._spec.certificates)
         self.accounts = Accounts()
         self.vault = Vault()
         self.ledger = Ledger()
-        self.rules = RuleSet()
-        self.sessions = Sessions()
+        self.rules = RuleSet(sequence_limit=bounds.sequences)
+        self.sessions = Sessions(bounds.sessions)
         self.overrides = TenantSettings()  # its own strictness, success status, failover mode
         self._faker: Faker | None = None
 
@@ -94,12 +101,14 @@ class TenantRegistry:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._tenants: dict[str, Tenant] = {}
-        self._rng = random.Random(f"{settings.seed}/registry") if settings.seed is not None else random.Random()
+        seeded = settings.seed is not None
+        self._rng = random.Random(f"{settings.seed}/registry") if seeded else secrets.SystemRandom()  # hardening
         self._next_account = 20001
         for spec in settings.keys:
             self._add(spec)
 
     def _add(self, spec: KeySpec) -> Tenant:
+        limits.admit_tenant(self, spec)  # hardening: evicts an idle run-time tenant or raises a 507
         tenant = Tenant(spec, self.settings, self.settings.seed)
         self._tenants[spec.key] = tenant
         return tenant
@@ -110,6 +119,8 @@ class TenantRegistry:
         tenant = self._tenants.get(key)
         if tenant is None and self.settings.any_key and _acceptable_key(key):
             tenant = self._add(self._spec(key, sandbox=True))
+        if tenant is not None:
+            limits.touch(tenant)  # hardening
         return tenant
 
     def create(self, sandbox: bool = True, user_name: str | None = None, key: str | None = None) -> Tenant:

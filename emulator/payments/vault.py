@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from emulator.http import errors
+from emulator.payments import limits
 from emulator.payments.clock import isoformat
 from emulator.payments.model import Card
 
@@ -58,6 +59,7 @@ class Vault(Mapping[str, StringToken]):
 
     def __init__(self) -> None:
         self._tokens: dict[str, StringToken] = {}
+        self._bytes = 0  # characters of every payload held (emulator.payments.limits)
 
     def __getitem__(self, token: str) -> StringToken:
         return self._tokens[token]
@@ -68,7 +70,14 @@ class Vault(Mapping[str, StringToken]):
     def __len__(self) -> int:
         return len(self._tokens)
 
+    @property
+    def bytes(self) -> int:
+        """Characters of every payload held."""
+        return self._bytes
+
     def add(self, entry: StringToken) -> None:
+        replaced = self._tokens.get(entry.token)
+        self._bytes += len(entry.payload) - (len(replaced.payload) if replaced else 0)
         self._tokens[entry.token] = entry
 
     def require(self, token: str, field: str = "token") -> StringToken:
@@ -80,13 +89,18 @@ class Vault(Mapping[str, StringToken]):
 
     def delete(self, token: str) -> bool:
         """Remove the token and its contents for good."""
-        return self._tokens.pop(token, None) is not None
+        entry = self._tokens.pop(token, None)
+        if entry is None:
+            return False
+        self._bytes -= len(entry.payload)
+        return True
 
 
 def store(tenant: Tenant, payload: str) -> StringToken:
     """Store ``payload`` under a fresh token from the tenant's random source."""
     if not 1 <= len(payload) <= MAX_PAYLOAD:
         raise errors.invalid("payload", f"The payload must be 1 to {MAX_PAYLOAD} characters long.")
+    limits.admit_token(tenant, payload)  # hardening: 507 at the tenant's token limits
     token = tenant.random_string(TOKEN_LENGTH)
     while token in tenant.vault:
         token = tenant.random_string(TOKEN_LENGTH)

@@ -14,16 +14,12 @@ from typing import Any
 
 import yaml
 
+from emulator.safeparse import TooComplex, check_yaml
 from emulator.scenarios import schema
 from emulator.scenarios.build import build_rule
 from emulator.scenarios.model import Rule, canonical
 from emulator.scenarios.yamllines import LineLoader, LineMap, LineSeq, expanded_size, line_of
-from emulator.vocabulary import (
-    OPERATIONS,
-    RESULT_CODES,
-    Operation,
-    ResultCode,
-)
+from emulator.vocabulary import OPERATIONS, RESULT_CODES, Operation, ResultCode
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 MAX_YAML_VALUES = 100_000  # after alias expansion: refuses "billion laughs" documents
@@ -64,6 +60,13 @@ def parse_rules(text: str, source: str) -> list[Rule]:
 
 
 def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
+    try:
+        check_yaml(text)  # before the C loader, which would overflow the stack on deep nesting
+    except TooComplex as exc:
+        problems.append(Problem(source, exc.line, exc.reason))
+        return []
+    except yaml.YAMLError:
+        pass  # a syntax error before any excess: the loader below stops at it and reports it
     try:
         loader = LineLoader(text)
     except yaml.YAMLError as exc:  # the reader refuses control characters before parsing

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from emulator.scenarios.model import Rule
 
 MAX_RUNTIME_RULES = 1000  # per tenant
+MAX_SEQUENCES = 10_000  # sequence counters per tenant (limits.sequencesPerTenant); the oldest forgotten first
 SequenceKey = tuple[str, str]  # (rule name, card digits or "*")
 
 
@@ -15,10 +16,11 @@ class RuleSet:
     """Runtime rules in matching order: each batch goes in front of the earlier ones,
     and a rule named like an earlier one replaces it (its sequence starts again)."""
 
-    def __init__(self, limit: int = MAX_RUNTIME_RULES) -> None:
+    def __init__(self, limit: int = MAX_RUNTIME_RULES, sequence_limit: int = MAX_SEQUENCES) -> None:
         self._rules: list[Rule] = []
         self._sequences: dict[SequenceKey, int] = {}
         self.limit = limit
+        self.sequence_limit = sequence_limit
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self._rules)
@@ -58,11 +60,19 @@ class RuleSet:
 
     def next_index(self, rule: str, card_digits: str) -> int:
         """How many calls matched the sequence rule ``rule`` with this card before (then
-        counts this one)."""
+        counts this one). At :attr:`sequence_limit` counters the oldest is forgotten to make
+        room (that card starts its sequence again)."""
         key = (rule, card_digits or "*")
         index = self._sequences.get(key, 0)
+        if index == 0:
+            while self._sequences and len(self._sequences) >= self.sequence_limit:
+                del self._sequences[next(iter(self._sequences))]
         self._sequences[key] = index + 1
         return index
+
+    @property
+    def sequence_count(self) -> int:
+        return len(self._sequences)
 
     @property
     def sequences(self) -> Mapping[SequenceKey, int]:

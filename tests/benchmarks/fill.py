@@ -39,7 +39,7 @@ async def fill(count: int) -> tuple[int, float]:
         await engine.process(runtime, tenant, "Charge", dict(request), [])
     seconds = time.perf_counter() - began
     gc.collect()
-    assert len(tenant.transactions) >= count
+    assert len(tenant.ledger) >= count
     return rss_bytes() - before, seconds
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from emulator.http import errors
 from emulator.http.pipeline import Call, Handler, Reply
+from emulator.payments import limits
 from emulator.payments.certificates import Certificates
 
 
@@ -18,8 +19,10 @@ async def list_certificates(call: Call) -> Reply:
 
 async def add_certificate(call: Call) -> Reply:
     names = call.tenant.certificates
+    name = call.body["name"]
+    limits.admit_name(call.tenant, names, name, "client certificates", "name")  # hardening: 507 at the memory limit
     try:
-        names.register(call.body["name"])
+        names.register(name)
     except ValueError as exc:
         raise errors.invalid("name", str(exc)) from None
     return Reply(201, _listing(names))

@@ -8,6 +8,8 @@ from emulator.http import errors
 from emulator.http.pipeline import Call, Handler, Reply
 from emulator.payments.clock import isoformat
 
+PAGE_SIZE = 1000
+
 
 def _moment(name: str, text: str | None) -> str | None:
     """An ISO 8601 time as the journal writes it (UTC, milliseconds, Z), so comparing
@@ -32,7 +34,14 @@ async def requests(call: Call) -> Reply:
         until=_moment("until", query.get("until")),
         limit=query.get("limit"),
     )
-    return Reply(200, {"requests": found, "dropped": journal.dropped, "size": journal.size})
+    after = query.get("after")
+    if after is not None:
+        found = [entry for entry in found if entry["id"] > after]
+    size = query.get("pageSize") or PAGE_SIZE
+    page = found[:size]
+    cursor = page[-1]["id"] if len(found) > size else None
+    return Reply(200, {"requests": page, "dropped": journal.dropped, "size": journal.size, "bytes": journal.bytes,
+                       "next": cursor})
 
 
 HANDLERS: dict[str, Handler] = {"ControlJournal": requests}

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from emulator.datafiles import parse_yaml
-from emulator.http import errors
+from emulator.http import admin, errors
 from emulator.http.pipeline import Call, Handler, Reply
 from emulator.scenarios import Problem, ScenarioError, parse_rules
 from emulator.scenarios.model import RUNTIME_SOURCE
@@ -54,7 +54,7 @@ def _rule_names(text: str) -> list[Any]:
     """The ``name`` of each rule of the body, in order (empty when it does not parse)."""
     try:
         document = parse_yaml(text)
-    except (yaml.YAMLError, RecursionError):
+    except (yaml.YAMLError, ValueError, RecursionError):
         return []
     if isinstance(document, dict) and "scenarios" in document:
         document = document["scenarios"]
@@ -104,6 +104,7 @@ async def remove_one(call: Call) -> Reply:
 
 
 async def reload(call: Call) -> Reply:
+    admin.require(call.runtime.settings, call.headers)
     book = call.runtime.scenarios
     try:
         count = book.reload()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 
 from emulator import INTERFACE_VERSION, __version__
-from emulator.http import errors
+from emulator.http import admin, errors
 from emulator.http.pipeline import Call, Handler, Reply
+from emulator.payments import limits
 from emulator.payments.clock import isoformat
 
 
@@ -22,6 +23,8 @@ async def health(call: Call) -> Reply:
             "tenants": len(runtime.tenants),
             "uptimeSeconds": round(time.monotonic() - started, 3),
             "seeded": runtime.settings.seed is not None,
+            "limits": limits.usage(runtime),
+            "adminKey": runtime.settings.admin_key is not None,
         },
     )
 
@@ -29,6 +32,7 @@ async def health(call: Call) -> Reply:
 async def create_tenant(call: Call) -> Reply:
     """No key needed, so a CI job can bootstrap itself; the new key is isolated from
     every other one."""
+    admin.require(call.runtime.settings, call.headers)
     body = call.body or {}
     try:
         tenant = call.runtime.tenants.create(
@@ -55,6 +59,7 @@ async def delete_tenant(call: Call) -> Reply:
             [("X-Api-Key", ["A configured API key cannot be removed; POST /_emulator/reset empties it."])],
         )
     call.runtime.tenants.remove(key)
+    call.tenant.sessions.clear()  # its payment pages close too (the session index checks this)
     return Reply(204)
 
 

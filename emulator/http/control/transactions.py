@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+from itertools import islice
+
+from emulator.http import errors
 from emulator.http.pipeline import Call, Handler, Reply
+
+PAGE_SIZE = 1000
 
 
 async def list_transactions(call: Call) -> Reply:
-    return Reply(200, {"transactions": [t.to_json() for t in call.tenant.ledger.transactions()]})
+    """One page, oldest first; ``next`` is the reference to pass as ``after`` for the
+    following page (null on the last)."""
+    ledger = call.tenant.ledger
+    size = call.query.get("pageSize") or PAGE_SIZE
+    after = call.query.get("after")
+    start = 0
+    if after:
+        if after not in ledger:
+            raise errors.invalid("after", "No transaction has this cursor (it may have been dropped); start again.")
+        start = list(ledger).index(after) + 1
+    page = list(islice(ledger.values(), start, start + size))
+    cursor = page[-1].reference if page and start + size < len(ledger) else None
+    return Reply(200, {"transactions": [t.to_json() for t in page], "next": cursor})
 
 
 HANDLERS: dict[str, Handler] = {"ControlTransactions": list_transactions}

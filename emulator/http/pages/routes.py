@@ -17,15 +17,15 @@ import time
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from emulator.http import errors
-from emulator.http.pages import dashboard
+from emulator.http import admin, errors
+from emulator.http.pages import dashboard, security
 from emulator.http.pipeline import error_response, json_response, parse_json, read_body
 from emulator.payments.clock import isoformat
 from emulator.payments.ewallet import payment, sessions
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 PREFIX = "/_emulator"
 STATIC = PREFIX + "/static"
 HERE = Path(__file__).resolve().parent
-PAGE_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+PAGE_HEADERS = security.headers(embeddable=False)  # the dashboard, messages, JSON answers
 OPERATION_LABELS = {
     "CHARGE": "Payment",
     "CHARGE_AND_TOKENIZE": "Payment; the card is saved",
@@ -77,9 +77,9 @@ def wants_html(request: Request) -> bool:
     return "text/html" in request.headers.get("accept", "")
 
 
-def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+def render(name: str, status: int = 200, headers: dict[str, str] | None = None, **context: Any) -> HTMLResponse:
     html = templates().get_template(name).render(static=STATIC, **context)
-    return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
+    return HTMLResponse(html, status_code=status, headers=headers or PAGE_HEADERS)
 
 
 def _problem(request: Request, error: errors.ApiError, heading: str, key_form: str | None = None) -> Response:
@@ -101,29 +101,26 @@ def _page(runtime: Runtime) -> Any:
         tenant, session = found
         if request.method == "POST":
             return await _pay(runtime, request, tenant, session)
-        return _render_page(request, tenant, session)
+        return _render_page(request, tenant, session, runtime.settings.return_origins)
 
     return endpoint
 
 
-def safe_return_url(raw: str | None) -> tuple[str, str | None]:
-    """(URL to redirect to after paying, warning) — only absolute http(s) URLs are used."""
-    if not raw:
-        return "", None
-    parts = urlsplit(raw)
-    if parts.scheme in ("http", "https") and parts.netloc:
-        return raw, None
-    return "", "The returnUrl given is not an http(s) URL; the result is only posted to the opening window."
+def safe_return_url(raw: str | None, origins: tuple[str, ...] = ()) -> tuple[str, str | None]:
+    """(URL to redirect to after paying, warning) — only http(s) URLs of allowed origins
+    (see :mod:`emulator.http.pages.security`)."""
+    return security.return_url(raw, origins)
 
 
 def _money(amount: float, currency: str) -> str:
     return f"{amount:,.2f} {currency}"
 
 
-def _render_page(request: Request, tenant: Tenant, session: sessions.Session) -> HTMLResponse:
+def _render_page(request: Request, tenant: Tenant, session: sessions.Session, origins: tuple[str, ...]) -> HTMLResponse:
     asked = session.request
     state = session.state(tenant.now())
-    return_url, warning = safe_return_url(request.query_params.get("returnUrl"))
+    return_url, warning = safe_return_url(request.query_params.get("returnUrl"), origins)
+    target = security.message_origin(request.query_params.get("origin"), return_url, origins)
     tokenize_only = session.operation == "TOKENIZE"
     amount_text = _money(session.amount, session.currency)
     stored = [
@@ -140,6 +137,8 @@ def _render_page(request: Request, tenant: Tenant, session: sessions.Session) ->
     paid = session.paid_result()
     return render(
         "pay.html",
+        headers=security.headers(embeddable=True, configured=origins),
+        target_origin=target,
         action=request.url.path,
         return_url=return_url,
         return_warning=warning,
@@ -199,6 +198,14 @@ def _journal(tenant: Tenant, request: Request, body: Any, status: int, answer: A
 # -- the dashboard -------------------------------------------------------------------------
 def _dashboard(runtime: Runtime) -> Any:
     async def endpoint(request: Request) -> Response:
+        given = request.headers.get(admin.HEADER) or request.query_params.get("admin")
+        if not admin.allowed(runtime.settings, given):
+            return _problem(
+                request,
+                errors.ApiError(401, [(admin.HEADER, ["This payemu is protected by an admin key: send X-Admin-Key "
+                                                      "or open /_emulator/?admin=<admin key>."])]),
+                "Admin key needed",
+            )
         key = request.query_params.get("key") or dashboard.default_key(runtime)
         tenant = runtime.tenants.get(key)
         if tenant is None:
@@ -212,7 +219,8 @@ def _dashboard(runtime: Runtime) -> Any:
         context = dashboard.view(runtime, tenant, base_url)
         if request.query_params.get("partial"):
             return render("dashboard_live.html", **context)
-        partial_url = f"{PREFIX}/?{urlencode({'key': key, 'partial': '1'})}"
+        query = {"key": key, "partial": "1", **({"admin": given} if runtime.settings.admin_key and given else {})}
+        partial_url = f"{PREFIX}/?{urlencode(query)}"
         return render("dashboard.html", key=key, dashboard=PREFIX + "/", partial_url=partial_url, **context)
 
     return endpoint

@@ -5,13 +5,14 @@ The schema already enforces types, enums (read case-insensitively, stored canoni
 Here come the rules that need the tenant: the gateway accounts and certificates named must
 exist, stored-card tokens must be in the vault, charging sessions need an amount above zero.
 A session lives in ``tenant.sessions`` (a :class:`Sessions`) and expires :data:`SESSION_LIFETIME` after its
-creation on the tenant's virtual clock.
+creation on the tenant's virtual clock. The runtime keeps an index (a :class:`SessionIndex`) from session token to
+tenant, so a payment page (whose URL carries no API key) finds its session in O(1).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 
 SESSION_LIFETIME = timedelta(minutes=30)
 KEEP_EXPIRED = timedelta(days=1)  # expired sessions stay readable (results) this long
-MAX_SESSIONS = 10_000  # per tenant; the oldest are dropped first
+MAX_SESSIONS = 10_000  # per tenant by default (limits.sessionsPerTenant); the oldest are dropped first
+CHECK_INDEX_EVERY = 1024  # sessions created between sweeps of stale index entries
 TOKEN_LENGTH = 40
 MAX_AMOUNT = 1_000_000_000_000
 
@@ -122,6 +124,10 @@ class Sessions(Mapping[str, Session]):
             del self._sessions[next(iter(self._sessions))]
         self._sessions[session.token] = session
 
+    def clear(self) -> None:
+        """Drop every session (the tenant was removed: its payment pages close)."""
+        self._sessions.clear()
+
     def newest_first(self) -> Iterator[Session]:
         return reversed(list(self._sessions.values()))
 
@@ -183,8 +189,9 @@ def _stored_card_problems(tenant: Tenant, card: dict[str, Any], where: str) -> l
     return problems
 
 
-def create(tenant: Tenant, body: dict[str, Any]) -> Session:
-    """Check ``body`` (already schema-valid) and store a new session, or raise a 400."""
+def create(tenant: Tenant, body: dict[str, Any], runtime: Runtime | None = None) -> Session:
+    """Check ``body`` (already schema-valid) and store a new session, or raise a 400.
+    With ``runtime`` the session goes into its token index (see :func:`find`)."""
     problems = check_request(tenant, body)
     if problems:
         raise errors.invalid_many(problems)
@@ -197,16 +204,43 @@ def create(tenant: Tenant, body: dict[str, Any]) -> Session:
         request["countryCode"] = request["countryCode"].upper()
     session = Session(token, request, now, now + SESSION_LIFETIME)
     tenant.sessions.add(session)
+    if runtime is not None:
+        runtime.session_index.add(token, tenant, runtime.tenants)
     return session
+
+
+class SessionIndex:
+    """Session token → tenant for every session created through the API, so a payment page
+    (whose URL carries no API key) finds its session in O(1). Every
+    :data:`CHECK_INDEX_EVERY` additions, entries whose session is gone (dropped, tenant
+    reset or removed) are swept, so the index stays bounded by the sessions kept."""
+
+    def __init__(self) -> None:
+        self._tenants: dict[str, Tenant] = {}
+        self._added = 0
+
+    def __len__(self) -> int:
+        return len(self._tenants)
+
+    def add(self, token: str, tenant: Tenant, live: Iterable[Tenant]) -> None:
+        self._tenants[token] = tenant
+        self._added += 1
+        if self._added % CHECK_INDEX_EVERY == 0:
+            alive = {id(t) for t in live}
+            for stale in [k for k, t in self._tenants.items() if id(t) not in alive or k not in t.sessions]:
+                del self._tenants[stale]
+
+    def find(self, token: str) -> tuple[Tenant, Session] | None:
+        tenant = self._tenants.get(token)
+        session = tenant.sessions.get(token) if tenant is not None else None
+        if tenant is None or session is None:
+            return None
+        return tenant, session
 
 
 def find(runtime: Runtime, token: str) -> tuple[Tenant, Session] | None:
     """The session of that token and its tenant (the page URL carries no API key)."""
-    for tenant in runtime.tenants:
-        session = tenant.sessions.get(token)
-        if session is not None:
-            return tenant, session
-    return None
+    return runtime.session_index.find(token)
 
 
 def iter_sessions(tenant: Tenant) -> Iterator[Session]:

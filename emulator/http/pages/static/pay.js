@@ -1,6 +1,6 @@
 /* payemu hosted payment page: sends the customer's choice to the page's own URL (POST,
  * JSON), shows the outcome and hands the signed result token to the merchant:
- *   window.opener / window.parent .postMessage({type: "payemu:result", resultToken, success}, "*")
+ *   window.opener / window.parent .postMessage({type: "payemu:result", resultToken, success}, <the embedding page's origin>)
  *   and, after a successful payment, a redirect to ?returnUrl=... with ?resultToken=... added. */
 (function () {
   "use strict";
@@ -8,6 +8,8 @@
   if (!root || root.dataset.state !== "open") return;
   var action = root.dataset.action;
   var returnUrl = root.dataset.returnUrl || "";
+  // the embedding page's origin as payemu allowed it (never "*"); else payemu's own
+  var targetOrigin = root.dataset.targetOrigin || window.location.origin;
   var status = document.getElementById("status");
   var forms = Array.prototype.slice.call(root.querySelectorAll("form"));
 
@@ -39,7 +41,7 @@
   function notify(answer) {
     var message = { type: "payemu:result", resultToken: answer.resultToken, success: answer.success };
     [window.opener, window.parent !== window ? window.parent : null].forEach(function (target) {
-      if (target) { try { target.postMessage(message, "*"); } catch (e) { /* closed window */ } }
+      if (target) { try { target.postMessage(message, targetOrigin); } catch (e) { /* closed window */ } }
     });
   }
 

@@ -27,7 +27,8 @@
   }
 
   Engine.prototype.pageUrl = function () {
-    return this.baseUrl + "/_emulator/pay/" + encodeURIComponent(this.sessionToken);
+    return this.baseUrl + "/_emulator/pay/" + encodeURIComponent(this.sessionToken) +
+      "?origin=" + encodeURIComponent(global.location.origin);
   };
 
   Engine.prototype.checkAvailability = function () {

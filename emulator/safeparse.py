@@ -1,0 +1,117 @@
+"""Guards that run before any YAML or JSON text reaches a C parser.
+
+libyaml's composer (PyYAML's ``CSafeLoader``) recurses in C without a limit, so a 25 KB
+document of ``[`` characters overflows the C stack and kills the process: Python's
+``RecursionError`` never fires. :func:`check_yaml` therefore walks the document's
+*events* first (libyaml's event parser is a state machine with its own heap stack, safe at
+any depth) and refuses it when it is too large, nested too deeply or expands through
+aliases into too many values, naming the line. Only then may a loader build it.
+
+:func:`check_json_depth` does the same for JSON (the stdlib's C scanner guards itself with
+the interpreter's recursion limit, but payemu states its own, smaller limit and checks it
+in one linear pass). :func:`short` quotes an offending value in an error message by a
+short prefix only, so a 900 KB field never comes back as a 900 KB error.
+"""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+MAX_DEPTH = 64  # nested collections in any YAML or JSON document payemu reads
+MAX_TEXT_CHARS = 8 * 1024 * 1024  # a YAML file or body, in characters
+MAX_VALUES = 1_000_000  # scalars and collections once every alias is expanded
+QUOTE_CHARS = 40  # characters of an offending value quoted in an error message
+
+_EventParser: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_OPEN = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_CLOSE = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|"|[\[\]{}]', re.DOTALL)
+
+
+class TooComplex(ValueError):
+    """A document refused before parsing; ``line`` is 1-based when known."""
+
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason if line is None else f"line {line}: {reason}")
+        self.reason = reason
+        self.line = line
+
+
+def check_yaml(
+    text: str,
+    max_depth: int = MAX_DEPTH,
+    max_chars: int = MAX_TEXT_CHARS,
+    max_values: int = MAX_VALUES,
+) -> None:
+    """Raise :class:`TooComplex` when ``text`` is too long, nested deeper than
+    ``max_depth`` or holds more than ``max_values`` values with aliases expanded; raise
+    ``yaml.YAMLError`` for a syntax error. Never builds the document."""
+    if len(text) > max_chars:
+        raise TooComplex(f"the document is longer than {max_chars} characters")
+    depth = 0
+    total = 0
+    anchored: dict[str, int] = {}  # anchor → expanded size of what it names
+    opened: list[tuple[str | None, int]] = []  # (anchor, total at start) per open collection
+    parser = _EventParser(text)
+    try:
+        while True:
+            event = parser.get_event()
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                break
+            if isinstance(event, _OPEN):
+                depth += 1
+                if depth > max_depth:
+                    raise TooComplex(f"the YAML is nested more than {max_depth} levels deep", _line(event))
+                opened.append((event.anchor, total))
+                total += 1
+            elif isinstance(event, _CLOSE):
+                depth -= 1
+                anchor, start = opened.pop()
+                if anchor is not None:
+                    anchored[anchor] = total - start
+            elif isinstance(event, yaml.AliasEvent):
+                total += anchored.get(event.anchor or "", 1)
+            elif isinstance(event, yaml.ScalarEvent):
+                total += 1
+                if event.anchor is not None:
+                    anchored[event.anchor] = 1
+            if total > max_values:
+                raise TooComplex(f"the document expands to more than {max_values} values", _line(event))
+    finally:
+        parser.dispose()
+
+
+def _line(event: yaml.Event) -> int | None:
+    mark = event.start_mark
+    return mark.line + 1 if mark is not None else None
+
+
+def check_json_depth(raw: bytes, max_depth: int = MAX_DEPTH) -> None:
+    """Raise :class:`TooComplex` when the JSON text ``raw`` nests arrays and objects more
+    than ``max_depth`` deep (brackets inside strings do not count). Bodies with fewer
+    brackets than the limit are passed without a scan."""
+    if raw.count(b"[") + raw.count(b"{") <= max_depth:
+        return
+    depth = 0
+    for match in _JSON_TOKEN.finditer(raw):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > max_depth:
+                line = raw.count(b"\n", 0, match.start()) + 1
+                raise TooComplex(f"the JSON is nested more than {max_depth} levels deep", line)
+        elif token in (b"]", b"}"):
+            depth -= 1
+        elif token == b'"':  # an unterminated string: the JSON parser reports it
+            return
+
+
+def short(value: object, limit: int = QUOTE_CHARS) -> str:
+    """``value`` as text for an error message: at most ``limit`` characters, then an
+    ellipsis and the full length."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters)"
