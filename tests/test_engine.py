@@ -11,10 +11,9 @@ import pytest
 from starlette.applications import Starlette
 
 from emulator.http.errors import ApiError
-from emulator.http.pipeline import DropConnection
 from emulator.payments import engine
 from emulator.payments.accounts import StoredAccount
-from emulator.payments.model import AttemptRecord, PaymentRequest
+from emulator.payments.model import AttemptRecord, DropConnection, PaymentRequest
 from emulator.payments.tenants import Tenant
 from emulator.runtime import Runtime
 from emulator.scenarios import parse_rules

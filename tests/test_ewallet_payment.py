@@ -13,12 +13,11 @@ from typing import Any
 import pytest
 
 from emulator.http import errors
-from emulator.http.pipeline import DropConnection
 from emulator.payments import engine as engine_module
 from emulator.payments import vault
 from emulator.payments.ewallet import payment, sessions
 from emulator.payments.ewallet.sessions import Session
-from emulator.payments.model import AccountRef, AttemptRecord, Card, PaymentRequest
+from emulator.payments.model import AccountRef, AttemptRecord, Card, DropConnection, PaymentRequest
 from emulator.payments.tenants import Tenant
 from emulator.runtime import Runtime
 from emulator.vocabulary import Operation

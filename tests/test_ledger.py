@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from emulator.config import KeySpec, Settings
-from emulator.payments import ledger
+from emulator.payments import ledger, rules
 from emulator.payments.model import Money, OperationResult
 from emulator.payments.tenants import Tenant
 from emulator.vocabulary import Operation, RejectReason, ResultCode
@@ -37,7 +37,7 @@ def add(who: Tenant, operation: str, amount: float = 100.0, code: str = "Success
 
 def check(who: Tenant, tx: ledger.Transaction, operation: str, amount: float = 10.0, gateway: str = "Stripe",
           currency: str | None = "USD") -> str | None:
-    refusal = ledger.check(tx, Operation(operation), gateway, currency, Decimal(str(amount)), who.now())
+    refusal = rules.check(tx, Operation(operation), gateway, currency, Decimal(str(amount)), who.now())
     return refusal.reason if refusal else None
 
 
@@ -141,11 +141,11 @@ def test_accepted_settles_after_its_time() -> None:
 def test_reservation_refuses_a_second_operation() -> None:
     who = tenant()
     auth = add(who, "PreAuth")
-    ledger.reserve(auth, Operation.CAPTURE)
+    rules.reserve(auth, Operation.CAPTURE)
     assert check(who, auth, "Capture") == "OperationInProgress"
     assert check(who, auth, "Void") == "OperationInProgress"
     assert check(who, auth, "Status", currency=None) is None, "status reads without waiting"
-    ledger.release(auth)
+    rules.release(auth)
     assert check(who, auth, "Capture") is None
 
 

@@ -16,8 +16,8 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.config import DEFAULT_KEYS, KeySpec
-from emulator.http.pipeline import DropConnection
 from emulator.payments.clock import parse_duration
+from emulator.payments.model import DropConnection
 from tests.casedata import patched
 from tests.conftest import LIVE, SANDBOX
 

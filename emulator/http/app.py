@@ -17,8 +17,9 @@ from emulator.config import Settings
 from emulator.http import api, control, errors, versions
 from emulator.http.openapi import OpenApi
 from emulator.http.pages import routes as ewallet_pages
-from emulator.http.pipeline import Call, Reply, build_routes, error_response, json_response
+from emulator.http.pipeline import Call, Reply, build_routes
 from emulator.http.routing import FastRouter
+from emulator.http.wire import error_response, json_response
 from emulator.runtime import Runtime
 from emulator.scenarios import watcher
 

@@ -29,7 +29,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from emulator.http import errors
-from emulator.http.pipeline import dumps
+from emulator.http.wire import dumps
 
 if TYPE_CHECKING:
     from emulator.config import Settings

@@ -26,10 +26,9 @@ from typing import TYPE_CHECKING
 from emulator.gateways import payloads, simulator
 from emulator.gateways.simulator import AttemptInput, AttemptResult, GatewayAccount
 from emulator.http import errors
-from emulator.http.pipeline import DropConnection
-from emulator.payments import ledger, vault
+from emulator.payments import ledger, rules, vault
 from emulator.payments.failover import fallback_accounts, falls_over, primary_account
-from emulator.payments.model import AttemptRecord, Card, Money, OperationResult, PaymentRequest
+from emulator.payments.model import AttemptRecord, Card, DropConnection, Money, OperationResult, PaymentRequest
 from emulator.vocabulary import (
     FOLLOW_UPS,
     HTTP_STATUS,
@@ -119,7 +118,7 @@ def attempt_record(tenant: Tenant, account: GatewayAccount, number: int, result:
     return AttemptRecord(number, account.name, account.gateway.name, tenant.now(), result)
 
 
-def refused(operation: Operation, money: Money, refusal: ledger.Refusal) -> Outcome:
+def refused(operation: Operation, money: Money, refusal: rules.Refusal) -> Outcome:
     """A ledger refusal: no gateway was asked."""
     result = OperationResult(operation, ResultCode.REJECTED, money, refusal.description, reject_reason=refusal.reason)
     return answer(result)
@@ -204,10 +203,10 @@ async def _follow_up(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
     tx = tenant.ledger.find(reference)
     if tx is None:
         return refused(operation, money, _not_found(reference))
-    refusal = ledger.check(tx, operation, account.gateway.name, money.currency, money.amount, tenant.now())
+    refusal = rules.check(tx, operation, account.gateway.name, money.currency, money.amount, tenant.now())
     if refusal is not None:
         return refused(operation, money, refusal)
-    ledger.reserve(tx, operation)  # no await since check(): concurrent requests see it
+    rules.reserve(tx, operation)  # no await since check(): concurrent requests see it
     try:
         paying = card.with_number(card.number or tx.card_number) if card else Card(number=tx.card_number)
         item = AttemptInput(
@@ -219,7 +218,7 @@ async def _follow_up(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
         )
         result = await _attempt(runtime, tenant, account, item, parent=tx)
     finally:
-        ledger.release(tx)
+        rules.release(tx)
     entry = attempt_record(tenant, account, 1, result.result)
     call_attempts.append(entry)
     if result.fault == Fault.LOST_RESPONSE:
@@ -227,8 +226,8 @@ async def _follow_up(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
     return answer(result.result, [entry])
 
 
-def _not_found(reference: str) -> ledger.Refusal:
-    return ledger.Refusal(
+def _not_found(reference: str) -> rules.Refusal:
+    return rules.Refusal(
         RejectReason.TRANSACTION_NOT_FOUND, f"No transaction with gatewayReference '{reference[:128]}'."
     )
 
@@ -242,12 +241,12 @@ async def _status(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
         raise errors.invalid("refTransId", "Give refTransId (the gatewayReference) or myRef.")
     tx = tenant.ledger.find(reference, my_ref)
     if tx is None:
-        missing = _not_found(reference) if reference else ledger.Refusal(
+        missing = _not_found(reference) if reference else rules.Refusal(
             RejectReason.TRANSACTION_NOT_FOUND, f"No charge or authorization with myRef '{my_ref}'."
         )
         return refused(Operation.STATUS, Money.none(), missing)
     now = tenant.now()
-    refusal = ledger.check(tx, Operation.STATUS, account.gateway.name, None, tx.amount, now)
+    refusal = rules.check(tx, Operation.STATUS, account.gateway.name, None, tx.amount, now)
     if refusal is not None:
         return refused(Operation.STATUS, tx.money, refusal)
     item = AttemptInput(operation=Operation.STATUS, money=tx.money, card=Card(number=tx.card_number),

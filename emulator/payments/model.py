@@ -260,3 +260,12 @@ class AttemptRecord:
             "timestamp": isoformat(self.timestamp),
             "result": self.result.to_json(),
         }
+
+
+class DropConnection(Exception):
+    """Raised by the engine to close the connection without an answer (a simulated
+    network fault). ``journal_status`` is what the journal records instead of a status."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -30,7 +30,8 @@ from emulator.http.control import (
     transactions,
 )
 from emulator.http.openapi import OpenApi
-from emulator.http.pipeline import Call, Handler, Reply, build_routes, json_response
+from emulator.http.pipeline import Call, Handler, Reply, build_routes
+from emulator.http.wire import json_response
 
 if TYPE_CHECKING:
     from emulator.runtime import Runtime

@@ -26,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 
 from emulator.http import admin, errors
 from emulator.http.pages import dashboard, security
-from emulator.http.pipeline import error_response, json_response, parse_json, read_body
+from emulator.http.wire import error_response, json_response, parse_json, read_body
 from emulator.payments.clock import isoformat
 from emulator.payments.ewallet import payment, sessions
 from emulator.payments.masking import mask

@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.gateways.simulator import brand_of
 from emulator.http import errors
-from emulator.http.pipeline import DropConnection
 from emulator.payments import engine, vault
 from emulator.payments.ewallet import results
 from emulator.payments.ewallet.results import CardView
 from emulator.payments.ewallet.sessions import ENGINE_OPERATION, Session, SessionResult
-from emulator.payments.model import AccountRef, AttemptRecord, Card, PaymentRequest, decimal_of
+from emulator.payments.model import AccountRef, AttemptRecord, Card, DropConnection, PaymentRequest, decimal_of
 from emulator.vocabulary import SUCCESSFUL, Operation
 
 if TYPE_CHECKING:

@@ -1,0 +1,147 @@
+"""JSON and HTTP on the wire: reading a request's body and parameters, writing JSON answers.
+
+The one place that turns bytes into values and back: NaN, infinities, lone surrogates,
+huge integers and invalid UTF-8 are refused here with a 400 naming the body; answers are
+compact UTF-8 JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from emulator.http import errors
+from emulator.http.openapi import Parameter
+from emulator.safeparse import TooComplex, check_json_depth
+
+JSON_MEDIA = "application/json"
+_JSON_TYPES = ("application/json", "text/json")
+
+
+def dumps(body: Any) -> bytes:
+    try:
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    except UnicodeEncodeError:
+        # a lone surrogate (e.g. from a YAML escape) has no UTF-8 form: send it \u-escaped
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
+
+
+def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
+    if body is None:
+        return Response(status_code=status, headers=headers)
+    return Response(dumps(body), status_code=status, headers=headers, media_type=JSON_MEDIA)
+
+
+def error_response(error: errors.ApiError) -> Response:
+    return json_response(error.status, error.body, error.headers)
+
+
+# -- reading the request ----------------------------------------------------------------
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"the number {text[:40]} is too large")
+    return number
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """True when a string (or key) of ``value`` holds half of a UTF-16 surrogate pair, which
+    ``\\ud800`` escapes produce and which no UTF-8 text can carry."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def parse_json(raw: bytes) -> Any:
+    try:
+        # strict UTF-8 first: json.loads(bytes) would let raw surrogates (ED A0 80) through
+        text = raw.decode("utf-8")
+        check_json_depth(raw)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        if (b"\\ud" in raw or b"\\uD" in raw) and _has_lone_surrogate(value):
+            raise errors.invalid("body", "The JSON body holds a \\u escape of a lone surrogate (not Unicode text).")
+        return value
+    except UnicodeDecodeError:
+        raise errors.invalid("body", "The request body is not valid UTF-8.") from None
+    except TooComplex as exc:
+        raise errors.invalid("body", f"The JSON body is nested too deeply: {exc}.") from None
+    except RecursionError:
+        raise errors.invalid("body", "The JSON body is nested too deeply.") from None
+    except json.JSONDecodeError as exc:
+        raise errors.invalid(
+            "body", f"The request body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}."
+        ) from None
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python's guard against huge integers
+            raise errors.invalid("body", "The JSON body holds a number of more than 4300 digits.") from None
+        raise errors.invalid("body", f"The request body is not valid JSON: {exc}.") from None
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            if int(declared) > limit:
+                raise errors.too_large(limit)
+        except ValueError:
+            raise errors.invalid("Content-Length", "The Content-Length header is not a number.") from None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise errors.too_large(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def is_json_media(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media in _JSON_TYPES or (media.startswith("application/") and media.endswith("+json"))
+
+
+def read_parameter(param: Parameter, raw: str | None) -> tuple[Any, list[errors.FieldErrors]]:
+    label = param.name[:1].upper() + param.name[1:]
+    if raw is None or (raw == "" and param.location != "query"):
+        if param.required:
+            return None, [(param.name, [f"The {label} field is required."])]
+        return None, []
+    value: Any = raw
+    try:
+        if param.kind == "integer":
+            value = int(raw)
+        elif param.kind == "number":
+            value = _finite_float(raw)
+        elif param.kind == "boolean":
+            lowered = raw.lower()
+            if lowered not in ("true", "false"):
+                raise ValueError
+            value = lowered == "true"
+    except ValueError:
+        kind = {"integer": "a whole number", "number": "a number", "boolean": "true or false"}
+        return None, [(param.name, [f"The field {label} must be {kind[param.kind]}."])]
+    value = param.validator.normalize(value)
+    if not param.validator.is_valid(value):
+        return None, param.validator.errors(value, root=param.name)
+    return value, []
