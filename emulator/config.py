@@ -8,6 +8,14 @@ Config file (all keys optional)::
         accountId: 10001
         isSandbox: true
         certificates: [myClientCert]
+        accounts:                 # preloaded gateway accounts (the API's account body + name)
+          - {name: demoStripe, paymentGatewayName: Stripe,
+             credentials: [{key: SecretKey, value: sk_test_x}]}
+        stringTokens:             # preloaded string tokens with fixed ids (32 letters/digits)
+          - {token: DemoToken0000000000000000000001, payload: "..."}
+        sessions:                 # ready-made eWallet sessions (the API's session body)
+          - {token: DemoSession000000000000000000001, request: {...}}
+    stateIntervalSeconds: 60      # how often --state is saved while running
     anyKey: false                 # every new non-empty key becomes a fresh sandbox tenant
     seed: 42                      # deterministic ids, tokens, fake data and clocks
     failover: all                 # all | recoverable-only
@@ -40,6 +48,7 @@ DEFAULT_KEYS: tuple[KeySpec, ...] = (
 )
 
 FAILOVER_MODES = ("all", "recoverable-only")
+PRELOADED = ("accounts", "stringTokens", "sessions")  # per-key demo state (emulator.preload)
 
 
 @dataclass
@@ -58,6 +67,10 @@ class Settings:
     max_head_bytes: int = 64 * 1024  # request line + headers (see emulator.http.protocol)
     head_timeout_seconds: float = 30.0  # for the request line + headers to arrive
     watch: bool = False
+    state_path: str | None = None  # --state: the SQLite file of every tenant's state
+    state_interval_seconds: float = 60.0  # how often --state is saved while running
+    # per key: the accounts, string tokens and sessions the config file preloads
+    preload: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 _CONFIG_SCHEMA: dict[str, Any] = {
@@ -80,6 +93,32 @@ _CONFIG_SCHEMA: dict[str, Any] = {
                         "type": "array",
                         "items": {"type": "string", "minLength": 1, "maxLength": 128},
                     },
+                    # preloaded demo state, stored through the tenant's stores (emulator.preload)
+                    "accounts": {"type": "array", "items": {"type": "object"}},
+                    "stringTokens": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["token", "payload"],
+                            "properties": {
+                                "token": {"type": "string", "pattern": "^[A-Za-z0-9]{32}$"},
+                                "payload": {"type": "string", "minLength": 1},
+                            },
+                        },
+                    },
+                    "sessions": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["token", "request"],
+                            "properties": {
+                                "token": {"type": "string", "pattern": "^[A-Za-z0-9]{32}$"},
+                                "request": {"type": "object"},
+                            },
+                        },
+                    },
                 },
             },
         },
@@ -89,6 +128,7 @@ _CONFIG_SCHEMA: dict[str, Any] = {
         "journalSize": {"type": "integer", "minimum": 1, "maximum": 1000000},
         "scenarios": {"type": "array", "items": {"type": "string"}},
         "openapi": {"type": ["string", "null"]},
+        "stateIntervalSeconds": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
     },
 }
 
@@ -112,6 +152,11 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
     settings.seed = data.get("seed", settings.seed)
     settings.failover = data.get("failover", settings.failover)
     settings.journal_size = data.get("journalSize", settings.journal_size)
+    settings.state_interval_seconds = data.get("stateIntervalSeconds", settings.state_interval_seconds)
+    for item in data.get("keys", []):
+        preload = {name: item[name] for name in PRELOADED if item.get(name)}
+        if preload:
+            settings.preload[item["key"]] = preload
     settings.scenario_paths += [str(base / p) for p in data.get("scenarios", [])]
     if data.get("openapi"):
         settings.openapi_path = str(base / data["openapi"])

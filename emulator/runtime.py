@@ -7,6 +7,7 @@ import weakref
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from emulator import preload
 from emulator.config import Settings
 from emulator.gateways.catalog import Catalog, load_catalog
 from emulator.http import errors
@@ -30,6 +31,7 @@ class Runtime:
         self.catalog: Catalog = load_catalog()
         self.scenarios: ScenarioBook = ScenarioBook.load(settings)
         self.violations: list[str] = []
+        preload.apply(self)  # the config file's demo state (accounts, tokens, sessions) per key
         self.started = time.monotonic()
         self.control_api: OpenApi | None = None  # set when the control routes are built
         self.watcher: Watcher | None = None  # the scenario-file watcher of ``--watch``
@@ -46,6 +48,11 @@ class Runtime:
         """The Payments.CurrencyCode values of the schema in use."""
         schemas = self.api.document.get("components", {}).get("schemas", {})
         return frozenset(schemas.get("Payments.CurrencyCode", {}).get("enum", ()))
+
+    def reset_tenant(self, tenant: Tenant) -> None:
+        """Empty ``tenant``; a configured key gets its config file's demo state again."""
+        tenant.reset()
+        preload.apply_to(self, tenant)
 
     def authenticate(self, key: str | None) -> Tenant:
         """The tenant of ``key``, or a 401."""
