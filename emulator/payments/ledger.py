@@ -221,6 +221,10 @@ class Ledger(Mapping[str, Transaction]):
     def token(self, user_token: str) -> GatewayToken | None:
         return self._tokens.get(user_token)
 
+    def gateway_tokens(self) -> list[GatewayToken]:
+        """Every gateway token, oldest first."""
+        return list(self._tokens.values())
+
 
 # -- recording ---------------------------------------------------------------------------
 def record(
