@@ -26,6 +26,7 @@ from starlette.staticfiles import StaticFiles
 
 from emulator.http import errors
 from emulator.http.pages import dashboard
+from emulator.http.pages import format as pagefmt
 from emulator.http.pipeline import error_response, json_response, parse_json, read_body
 from emulator.payments.clock import isoformat
 from emulator.payments.ewallet import payment, sessions
@@ -70,6 +71,7 @@ def routes(runtime: Runtime) -> list[BaseRoute]:
         Route(PREFIX + "/", _dashboard(runtime), methods=["GET"], name="payemu-dashboard"),
         Route(PREFIX + "/pay/{token}", _page(runtime), methods=["GET", "POST"], name="payemu-pay"),
         Mount(STATIC, app=StaticFiles(directory=HERE / "static"), name="payemu-static"),
+        Route("/favicon.ico", pagefmt.favicon, methods=["GET"], name="payemu-favicon"),
     ]
 
 
@@ -117,7 +119,7 @@ def safe_return_url(raw: str | None) -> tuple[str, str | None]:
 
 
 def _money(amount: float, currency: str) -> str:
-    return f"{amount:,.2f} {currency}"
+    return pagefmt.money(amount, currency)
 
 
 def _render_page(request: Request, tenant: Tenant, session: sessions.Session) -> HTMLResponse:
@@ -154,7 +156,7 @@ def _render_page(request: Request, tenant: Tenant, session: sessions.Session) ->
         brands=session.allowed_brands,
         stored_cards=stored,
         button="Save card" if tokenize_only else f"Pay {amount_text}",
-        expires_at=isoformat(session.expires_at),
+        expires_at=pagefmt.readable(session.expires_at),
         paid=paid.data if paid else None,
     )
 
