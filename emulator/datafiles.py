@@ -48,7 +48,7 @@ def load_checked(
     except OSError as exc:
         raise error(f"{path}: cannot read the {what}: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
-        raise error(f"{path}{_yaml_where(exc)}: not valid YAML: {_yaml_problem(exc)}") from exc
+        raise error(f"{path}{_yaml_where(exc)}: cannot read the {what}: not valid YAML: {_yaml_problem(exc)}") from exc
     problems = []
     for found in Draft7Validator(schema).iter_errors(data):
         parts = list(found.absolute_path)

@@ -85,7 +85,7 @@ def test_config_that_is_not_yaml_is_one_line_with_its_line_number(tmp_path: Path
     result = run("serve", "--config", str(config))
     assert result.returncode == 2
     assert len(result.stderr.splitlines()) == 1
-    assert result.stderr.startswith(f"payemu: {config}:3: not valid YAML: ")
+    assert result.stderr.startswith(f"payemu: {config}:3: cannot read the config file: not valid YAML: ")
 
 
 def test_misnamed_top_level_key_in_a_scenario_file(tmp_path: Path) -> None:
