@@ -18,6 +18,7 @@ from emulator.config import load_config_file
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = ROOT / "examples" / "ci-suite"
 COMPOSE = ROOT / "examples" / "docker-compose.yml"
+ENTRY_POINTS = "import importlib.metadata as m; print([e.value for e in m.entry_points(group='pytest11')])"
 SKIP = shutil.ignore_patterns(".venv", ".git", "tests", "examples", "__pycache__", "build", "*.egg-info", ".*cache")
 
 
@@ -41,7 +42,7 @@ def test_example_requirements_install_into_a_fresh_venv(tmp_path: Path) -> None:
     )
     assert installed.returncode == 0, installed.stderr[-3000:]
     plugin = subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m; print([e.value for e in m.entry_points(group='pytest11')])"],
+        [str(python), "-c", ENTRY_POINTS],
         capture_output=True, text=True, timeout=60,
     )
     assert "emulator.testing" in plugin.stdout

@@ -23,10 +23,11 @@ def readable(moment: datetime | str | None) -> str:
         return ""
     if isinstance(moment, str):
         try:
-            moment = datetime.fromisoformat(moment.replace("Z", "+00:00"))
+            at = datetime.fromisoformat(moment.replace("Z", "+00:00")).astimezone(UTC)
         except ValueError:
             return moment
-    at = moment.astimezone(UTC)
+    else:
+        at = moment.astimezone(UTC)
     return f"{at.day} {at:%b %Y, %H:%M} UTC"
 
 
