@@ -5,35 +5,72 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from emulator import INTERFACE_VERSION, __version__
 from emulator.config import ConfigError, Settings, load_config_file
 from emulator.scenarios import ScenarioError
 
+if TYPE_CHECKING:
+    from emulator.runtime import Runtime
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
+MAX_PORT = 65535
+
+
+SERVE_DESCRIPTION = """\
+Run the emulator: the published payment orchestration interface, the control API under
+/_emulator and the dashboard at /_emulator/. Every API key is its own tenant with its own
+accounts, tokens, transactions, journal and clock."""
+
+SERVE_EXAMPLES = """\
+examples:
+  payemu serve                                  # http://127.0.0.1:8080, keys sandbox-api-key / live-api-key
+  payemu serve --port 9000 --seed 42            # another port; deterministic ids and clocks
+  payemu serve --config demo.yaml --state demo.sqlite
+                                                # preloaded demo keys; state kept across restarts
+  payemu serve --scenarios rules/ --watch       # your scenario rules, reloaded when they change
+  payemu serve --host 0.0.0.0 --any-key         # reachable from other machines; any key is a sandbox tenant
+  payemu serve --openapi exports/1.0.9.json     # validate against an older published document
+
+try it:
+  curl -H 'X-Api-Key: sandbox-api-key' http://127.0.0.1:8080/Utils/apiKey"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="payemu",
         description=f"Local emulator of the payment orchestration service (interface {INTERFACE_VERSION}).",
+        epilog="Run 'payemu serve --help' for the server's options and examples.",
     )
     parser.add_argument("--version", action="version", version=f"payemu {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the emulator")
+    serve = commands.add_parser(
+        "serve",
+        help="run the emulator",
+        description=SERVE_DESCRIPTION,
+        epilog=SERVE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     serve.add_argument("--host", default=None, help=f"address to listen on (default {DEFAULT_HOST})")
-    serve.add_argument("--port", type=int, default=None, help=f"port (default {DEFAULT_PORT})")
-    serve.add_argument("--config", help="YAML config file (keys, seed, failover mode, ...)")
+    serve.add_argument("--port", type=int, default=None, help=f"TCP port, 1 to 65535 (default {DEFAULT_PORT})")
+    serve.add_argument(
+        "--config", metavar="FILE",
+        help="YAML config file: keys (with preloaded accounts, tokens, ...), seed, failover mode",
+    )
     serve.add_argument(
         "--scenarios", nargs="+", default=[], metavar="FILE_OR_DIR",
         help="scenario files or directories, matched before the built-in test cards",
     )
     serve.add_argument("--seed", type=int, default=None, help="deterministic ids, tokens, data and clocks")
     serve.add_argument("--any-key", action="store_true", help="every new non-empty key is a fresh sandbox tenant")
-    serve.add_argument("--openapi", help="validate against another published OpenAPI document")
+    serve.add_argument(
+        "--openapi", metavar="FILE", help="serve and validate against another published OpenAPI document (JSON or YAML)"
+    )
     serve.add_argument("--watch", action="store_true", help="reload scenario files when they change")
     serve.add_argument(
         "--strict", action="store_true", help="400 for what the real service tolerates (unknown properties, ...)"
@@ -59,16 +96,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="an origin (https://shop.example) a payment page's returnUrl may have; repeatable",
     )
     serve.add_argument(
+        "--state", metavar="FILE",
+        help="keep every tenant's state in this SQLite file: restored at start, saved at shutdown and periodically",
+    )
+    serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
+        help="how much the server logs (default info)",
     )
 
     scenarios = commands.add_parser("scenarios", help="check or list scenario rules")
-    actions = scenarios.add_subparsers(dest="action", required=True)
+    actions = scenarios.add_subparsers(dest="action", required=True, metavar="ACTION")
     check = actions.add_parser("check", help="validate scenario files; exit 1 on any error")
-    check.add_argument("files", nargs="+")
+    check.add_argument("files", nargs="+", metavar="FILE", help="scenario files or directories to check")
     listing = actions.add_parser("list", help="print the effective rule table")
-    listing.add_argument("files", nargs="*", help="extra scenario files (matched before the built-in ones)")
-    listing.add_argument("--config", help="YAML config file")
+    listing.add_argument(
+        "files", nargs="*", metavar="FILE", help="extra scenario files (matched before the built-in ones)"
+    )
+    listing.add_argument("--config", metavar="FILE", help="YAML config file whose scenario files are listed too")
     table = actions.add_parser("table", help="print the Markdown table of the built-in test cards")
     table.add_argument("--write-readme", action="store_true", help="write it into README.md between its markers")
     return parser
@@ -81,7 +125,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
     if getattr(args, "host", None):
         settings.host = args.host
     if getattr(args, "port", None) is not None:
+        if not 1 <= args.port <= MAX_PORT:
+            raise ConfigError(f"--port {args.port}: a port is a number from 1 to {MAX_PORT}")
         settings.port = args.port
+    if getattr(args, "state", None):
+        settings.state_path = args.state
     if getattr(args, "seed", None) is not None:
         settings.seed = args.seed
     if getattr(args, "any_key", False):
@@ -121,18 +169,30 @@ def _origin(text: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def banner(settings: Settings, schema_version: str, schema_source: str) -> str:
+def banner(settings: Settings, runtime: Runtime) -> str:
+    """What a newcomer needs on start: where it listens, the keys, the files it read."""
     base = f"http://{settings.host}:{settings.port}"
     keys = ", ".join(f"{k.key} ({'sandbox' if k.is_sandbox else 'live'})" for k in settings.keys)
     lines = [
         f"payemu {__version__} — payment orchestration emulator, interface {INTERFACE_VERSION}",
         f"  listening on   {base}",
         f"  API keys       {keys}{' (+ any key: --any-key)' if settings.any_key else ''}",
-        f"  schema         {schema_source} (version {schema_version})",
-        f"  dashboard      {base}/_emulator/",
+        f"  schema         {runtime.api.source} (version {runtime.api.version})",
     ]
+    counts = Counter(rule.source for rule in runtime.scenarios.file_rules)
+    for index, path in enumerate(runtime.scenarios.files()):
+        label = "scenarios" if index == 0 else ""
+        count = counts.get(str(path), 0)
+        lines.append(f"  {label:<14} {path} ({count} rule{'' if count == 1 else 's'})")
+    limits = getattr(settings, "limits", None)
+    if limits:
+        lines.append(f"  limits         {_describe(limits)}")
+    if settings.state_path:
+        every = f"{settings.state_interval_seconds:g}s"
+        lines.append(f"  state          {settings.state_path} (saved every {every} and at shutdown)")
     if settings.seed is not None:
         lines.append(f"  seed           {settings.seed}")
+    lines.append(f"  dashboard      {base}/_emulator/")
     lines.append(f"  admin key      {'set (X-Admin-Key)' if settings.admin_key else 'none'}")
     from emulator.http.admin import exposure_warning
 
@@ -142,20 +202,29 @@ def banner(settings: Settings, schema_version: str, schema_source: str) -> str:
     return "\n".join(lines)
 
 
+def _describe(limits: object) -> str:
+    if isinstance(limits, dict):
+        return ", ".join(f"{key} {value}" for key, value in limits.items())
+    return str(limits)
+
+
 def serve(settings: Settings) -> int:
     from emulator.http.app import create_app
-    from emulator.server import serve_forever
+    from emulator.http.versions import DocumentError
+    from emulator.server import bind_socket, serve_forever
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    from emulator.http.versions import DocumentError
-
     try:
         app = create_app(settings)
     except DocumentError as exc:
         raise ConfigError(f"--openapi: {exc}") from None
-    runtime = app.state.runtime
-    print(banner(settings, runtime.api.version, runtime.api.source), flush=True)
-    serve_forever(app, settings)
+    try:
+        sock = bind_socket(settings.host, settings.port)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ConfigError(f"cannot listen on {settings.host}:{settings.port}: {reason.lower()}") from None
+    print(banner(settings, app.state.runtime), flush=True)
+    serve_forever(app, settings, sock)
     print("payemu stopped", flush=True)
     return 0
 
@@ -192,7 +261,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"payemu: {exc}", file=sys.stderr)
         return 2
     except ScenarioError as exc:
-        print("payemu: scenario files have problems:", file=sys.stderr)
         for problem in exc.problems:
-            print(problem, file=sys.stderr)
+            print(f"payemu: {problem}", file=sys.stderr)
         return 2

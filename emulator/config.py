@@ -8,6 +8,14 @@ Config file (all keys optional)::
         accountId: 10001
         isSandbox: true
         certificates: [myClientCert]
+        accounts:                 # preloaded gateway accounts (the API's account body + name)
+          - {name: demoStripe, paymentGatewayName: Stripe,
+             credentials: [{key: SecretKey, value: sk_test_x}]}
+        stringTokens:             # preloaded string tokens with fixed ids (32 letters/digits)
+          - {token: DemoToken0000000000000000000001, payload: "..."}
+        sessions:                 # ready-made eWallet sessions (the API's session body)
+          - {token: DemoSession000000000000000000001, request: {...}}
+    stateIntervalSeconds: 60      # how often --state is saved while running
     anyKey: false                 # every new non-empty key becomes a fresh sandbox tenant
     seed: 42                      # deterministic ids, tokens, fake data and clocks
     failover: all                 # all | recoverable-only
@@ -56,6 +64,7 @@ DEFAULT_KEYS: tuple[KeySpec, ...] = (
 
 FAILOVER_MODES = ("all", "recoverable-only")
 SUCCESS_STATUSES = ("by-result", "always-200", "always-202")
+PRELOADED = ("accounts", "stringTokens", "sessions")  # per-key demo state (emulator.preload)
 
 
 @dataclass
@@ -81,6 +90,10 @@ class Settings:
     shutdown_timeout_seconds: float = 10.0  # after SIGTERM, open connections get this long
     admin_key: str | None = None  # protects tenant creation, reload and the pages (emulator.http.admin)
     return_origins: tuple[str, ...] = ()  # extra origins a payment page's returnUrl may have
+    state_path: str | None = None  # --state: the SQLite file of every tenant's state
+    state_interval_seconds: float = 60.0  # how often --state is saved while running
+    # per key: the accounts, string tokens and sessions the config file preloads
+    preload: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 _CONFIG_SCHEMA: dict[str, Any] = {
@@ -103,6 +116,32 @@ _CONFIG_SCHEMA: dict[str, Any] = {
                         "type": "array",
                         "items": {"type": "string", "minLength": 1, "maxLength": 128},
                     },
+                    # preloaded demo state, stored through the tenant's stores (emulator.preload)
+                    "accounts": {"type": "array", "items": {"type": "object"}},
+                    "stringTokens": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["token", "payload"],
+                            "properties": {
+                                "token": {"type": "string", "pattern": "^[A-Za-z0-9]{32}$"},
+                                "payload": {"type": "string", "minLength": 1},
+                            },
+                        },
+                    },
+                    "sessions": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["token", "request"],
+                            "properties": {
+                                "token": {"type": "string", "pattern": "^[A-Za-z0-9]{32}$"},
+                                "request": {"type": "object"},
+                            },
+                        },
+                    },
                 },
             },
         },
@@ -119,6 +158,7 @@ _CONFIG_SCHEMA: dict[str, Any] = {
         "shutdownTimeoutSeconds": {"type": "number", "minimum": 0},
         "adminKey": {"type": ["string", "null"], "minLength": 8, "maxLength": 256},
         "returnOrigins": {"type": "array", "items": {"type": "string", "pattern": "^https?://[^/?#]+$"}},
+        "stateIntervalSeconds": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
     },
 }
 
@@ -144,6 +184,11 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
     settings.strict = data.get("strict", settings.strict)
     settings.success_status = data.get("successStatus", settings.success_status)
     settings.journal_size = data.get("journalSize", settings.journal_size)
+    settings.state_interval_seconds = data.get("stateIntervalSeconds", settings.state_interval_seconds)
+    for item in data.get("keys", []):
+        preload = {name: item[name] for name in PRELOADED if item.get(name)}
+        if preload:
+            settings.preload[item["key"]] = preload
     settings.scenario_paths += [str(base / p) for p in data.get("scenarios", [])]
     settings.limits = memory.from_config(data.get("limits", {}), settings.limits)
     settings.request_timeout_seconds = data.get("requestTimeoutSeconds", settings.request_timeout_seconds)

@@ -49,8 +49,12 @@ def load_checked(
         data = parse_yaml(Path(path).read_text(encoding="utf-8"))
     except TooComplex as exc:
         raise error(f"{path}:{exc.line or 1}: cannot read the {what}: {exc.reason}") from exc
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except UnicodeDecodeError as exc:
         raise error(f"{path}: cannot read the {what}: {exc}") from exc
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise error(f"{path}{_yaml_where(exc)}: cannot read the {what}: not valid YAML: {_yaml_problem(exc)}") from exc
     problems = []
     for found in Draft7Validator(schema).iter_errors(data):
         parts = list(found.absolute_path)
@@ -60,3 +64,14 @@ def load_checked(
     if problems:
         raise error("\n".join(problems))
     return data
+
+
+def _yaml_where(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    return f":{mark.line + 1}" if mark is not None else ""
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """The reason of a YAML error on one line."""
+    problem = getattr(exc, "problem", None) or str(exc)
+    return " ".join(str(problem).split())

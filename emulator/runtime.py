@@ -7,6 +7,7 @@ import weakref
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from emulator import preload
 from emulator.config import Settings
 from emulator.gateways.catalog import Catalog, load_catalog
 from emulator.http import errors
@@ -31,11 +32,13 @@ class Runtime:
         self.catalog: Catalog = load_catalog()
         self.scenarios: ScenarioBook = ScenarioBook.load(settings)
         self.violations: list[str] = []
+        self.session_index = SessionIndex()  # payment pages find their tenant in O(1) (hardening)
+        preload.apply(self)  # the config file's demo state (accounts, tokens, sessions) per key
+        self.index_sessions()
         self.started = time.monotonic()
         self.control_api: OpenApi | None = None  # set when the control routes are built
         self.watcher: Watcher | None = None  # the scenario-file watcher of ``--watch``
         self.signer: Signer | None = None  # eWallet result tokens (made on first use)
-        self.session_index = SessionIndex()  # payment pages find their tenant in O(1) (hardening)
         # the published document a tenant chose through /_emulator/interface, and the
         # endpoints built for each such document (see emulator.http.versions)
         self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()
@@ -48,6 +51,19 @@ class Runtime:
         """The Payments.CurrencyCode values of the schema in use."""
         schemas = self.api.document.get("components", {}).get("schemas", {})
         return frozenset(schemas.get("Payments.CurrencyCode", {}).get("enum", ()))
+
+    def reset_tenant(self, tenant: Tenant) -> None:
+        """Empty ``tenant``; a configured key gets its config file's demo state again."""
+        tenant.reset()
+        preload.apply_to(self, tenant)
+        self.index_sessions(tenant)
+
+    def index_sessions(self, tenant: Tenant | None = None) -> None:
+        """Put the sessions that did not come through the API (preloaded from the config, or
+        restored by ``--state``) into the payment pages' index."""
+        for owner in [tenant] if tenant is not None else list(self.tenants):
+            for token in owner.sessions:
+                self.session_index.add(token, owner, self.tenants)
 
     def authenticate(self, key: str | None) -> Tenant:
         """The tenant of ``key``, or a 401."""

@@ -101,9 +101,27 @@ def _exit_anyway_after(timeout: float | None) -> None:
     timer.start()
 
 
-def serve_forever(app: ASGIApp, settings: Settings) -> None:
-    """Serve ``app`` on ``settings.host:settings.port`` until a signal ends it."""
-    Server(config_for(app, settings)).run()
+def serve_forever(app: ASGIApp, settings: Settings, sock: socket.socket | None = None) -> None:
+    """Serve ``app`` on ``sock`` (bound by :func:`bind_socket`) or on
+    ``settings.host:settings.port`` until a signal ends it."""
+    Server(config_for(app, settings)).run(sockets=[sock] if sock is not None else None)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (not yet listening), so "address in use" is known
+    before anything says the server is listening; raises OSError."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def loopback_socket(port: int = 0) -> socket.socket:

@@ -55,7 +55,9 @@ def test_the_journal_uses_the_tenants_clock(make_app: Callable[..., Starlette]) 
     ("body", "message"),
     [
         ({"advance": "8x"}, "'8x' is not a duration (use e.g. 30s, 15m, 2h, 8d, 1w, 1d12h)."),
-        ({"advance": "-1d"}, "'-1d' is not a duration (use e.g. 30s, 15m, 2h, 8d, 1w, 1d12h)."),
+        ({"advance": "-1d"}, "The clock only moves forward: negative durations are refused."),
+        ({"advance": -5}, "The clock only moves forward: negative durations are refused."),
+        ({"advance": -0.5}, "The clock only moves forward: negative durations are refused."),
         ({"advance": "99999999999d"}, "The clock cannot move past 9000-01-01."),
         ({"advance": 1e300}, "The clock cannot move past 9000-01-01."),
         ({"advance": "2000000w"}, "The clock cannot move past 9000-01-01."),
@@ -68,7 +70,7 @@ def test_bad_durations(client: TestClient, body: dict[str, object], message: str
     assert client.get("/_emulator/clock").json()["offset"] == 0
 
 
-@pytest.mark.parametrize("body", [{}, {"advance": None}, {"advance": -5}, {"advance": True}, {"advance": ""}])
+@pytest.mark.parametrize("body", [{}, {"advance": None}, {"advance": True}, {"advance": ""}])
 def test_schema_rejects(client: TestClient, body: dict[str, object]) -> None:
     response = client.post("/_emulator/clock", json=body)
     assert response.status_code == 400

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -43,8 +44,10 @@ def test_every_problem_names_file_and_field(tmp_path: Path) -> None:
 def test_unreadable_file(tmp_path: Path, text: str) -> None:
     path = tmp_path / "data.yaml"
     path.write_text(text)
-    with pytest.raises(DataError, match=f"{path}: cannot read the test table"):
+    expected = rf"^{re.escape(str(path))}:\d+: cannot read the test table: not valid YAML: "
+    with pytest.raises(DataError, match=expected) as caught:
         load_checked(path, SCHEMA, "test table", "data", DataError)
+    assert len(str(caught.value).splitlines()) == 1
 
 
 def test_missing_file(tmp_path: Path) -> None:

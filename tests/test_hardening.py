@@ -23,6 +23,7 @@ import yaml
 
 from emulator.cli import banner
 from emulator.config import KeySpec, Settings
+from emulator.http.app import create_app
 from emulator.payments import limits
 from emulator.testing import PayemuServer
 
@@ -221,9 +222,12 @@ def test_health_says_whether_an_admin_key_is_set(guarded: httpx.Client) -> None:
 
 
 def test_the_banner_warns_when_exposed_without_a_key() -> None:
-    assert "WITHOUT an admin key" in banner(Settings(host="0.0.0.0"), "1", "x")
-    assert "WITHOUT" not in banner(Settings(host="0.0.0.0", admin_key="admin-secret-1"), "1", "x")
-    assert "WITHOUT" not in banner(Settings(host="127.0.0.1"), "1", "x")
+    def shown(settings: Settings) -> str:
+        return banner(settings, create_app(settings).state.runtime)
+
+    assert "WITHOUT an admin key" in shown(Settings(host="0.0.0.0"))
+    assert "WITHOUT" not in shown(Settings(host="0.0.0.0", admin_key="admin-secret-1"))
+    assert "WITHOUT" not in shown(Settings(host="127.0.0.1"))
 
 
 def test_keys_and_tokens_come_from_secrets_without_a_seed() -> None:

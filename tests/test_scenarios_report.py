@@ -53,9 +53,8 @@ def test_serve_refuses_bad_scenario_files(
     bad.write_text(BAD)
     assert cli.main(["serve", "--port", "1", "--scenarios", str(bad), str(tmp_path / "nope")]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        "payemu: scenario files have problems:",
-        f"{tmp_path / 'nope'}: no such file or directory",
-        f"{bad}:2: rule 'bad': then.fault: 'crash' is not one of none, reset, lostResponse",
+        f"payemu: {tmp_path / 'nope'}: no such file or directory",
+        f"payemu: {bad}:2: rule 'bad': then.fault: 'crash' is not one of none, reset, lostResponse",
     ]
 
 

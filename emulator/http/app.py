@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ from emulator.http.pages import routes as ewallet_pages
 from emulator.http.pipeline import Call, Reply, build_routes
 from emulator.http.routing import FastRouter
 from emulator.http.wire import error_response, json_response
+from emulator.payments import state
 from emulator.runtime import Runtime
 from emulator.scenarios import watcher
 
@@ -35,16 +37,26 @@ async def not_built(call: Call) -> Reply:
 
 @contextlib.asynccontextmanager
 async def lifespan(app: Starlette) -> AsyncIterator[None]:
-    """Background tasks live as long as the server: the scenario-file watcher of ``--watch``."""
+    """Background tasks live as long as the server: the scenario-file watcher of ``--watch``
+    and the periodic save of ``--state`` (saved once more on the way out)."""
     runtime: Runtime = app.state.runtime
     if runtime.settings.watch:
         runtime.watcher = watcher.start(runtime)
+    settings = runtime.settings
+    saver = None
+    if settings.state_path:
+        saving = state.keep_saving(runtime.tenants, settings.state_path, settings.state_interval_seconds)
+        saver = asyncio.create_task(saving, name="payemu-state")
     try:
         yield
     finally:
         if runtime.watcher is not None:
             runtime.watcher.stop()
             runtime.watcher = None
+        if saver is not None:
+            saver.cancel()
+            written = state.save(runtime.tenants, settings.state_path or "")
+            log.info("state of %d tenant(s) saved to %s", written, settings.state_path)
 
 
 def create_app(settings: Settings | None = None, openapi: OpenApi | None = None) -> Starlette:
@@ -53,6 +65,9 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
     if openapi is None:
         openapi = versions.load_checked(settings.openapi_path) if settings.openapi_path else OpenApi.load()
     runtime = Runtime(settings, openapi)
+    if settings.state_path:
+        state.restore(runtime.tenants, settings.state_path)  # --state: the last run's tenants
+        runtime.index_sessions()
     handlers = api.handlers()
     routes: list[BaseRoute] = [Route(SWAGGER_PATH, _swagger(runtime), methods=["GET"])]
     table = versions.handlers_for(openapi, handlers)

@@ -13,6 +13,7 @@ _UNITS = {
     "d": timedelta(days=1),
     "w": timedelta(weeks=1),
 }
+NEGATIVE = "the clock only moves forward: negative durations are refused"
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 
 
@@ -49,11 +50,13 @@ def parse_duration(text: str | int | float) -> timedelta:
         raise ValueError("a duration is a number of seconds or text like '8d' or '1h30m'")
     if isinstance(text, int | float):
         if text < 0:
-            raise ValueError("a duration cannot be negative")
+            raise ValueError(NEGATIVE)
         return timedelta(seconds=text)
     compact = text.strip().replace(" ", "")
     if not compact:
         raise ValueError("a duration cannot be empty")
+    if compact.startswith("-"):
+        raise ValueError(NEGATIVE)
     if re.fullmatch(r"\d+(?:\.\d+)?", compact):
         return timedelta(seconds=float(compact))
     total = timedelta(0)

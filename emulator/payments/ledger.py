@@ -214,6 +214,10 @@ class Ledger(Mapping[str, Transaction]):
     def token(self, user_token: str) -> GatewayToken | None:
         return self._tokens.get(user_token)
 
+    def gateway_tokens(self) -> list[GatewayToken]:
+        """Every gateway token, oldest first."""
+        return list(self._tokens.values())
+
     # -- bounded memory (emulator.payments.limits) --
     @property
     def token_count(self) -> int:

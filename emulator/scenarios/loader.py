@@ -111,6 +111,9 @@ def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
     return rules
 
 
+RULE_KEYS = frozenset({"name", "when", "then", "sequence"})
+
+
 def _rule_items(document: Any, source: str, problems: list[Problem]) -> Iterator[tuple[Any, int]]:
     if document is None:
         return
@@ -127,6 +130,12 @@ def _rule_items(document: Any, source: str, problems: list[Problem]) -> Iterator
             return
     if isinstance(document, LineSeq):
         yield from zip(document, document.lines, strict=True)
+    elif isinstance(document, LineMap) and not RULE_KEYS & set(document):
+        # a mapping with none of a rule's keys is a file whose top-level key is misnamed
+        for key in document:
+            problems.append(
+                Problem(source, document.lines[key], f"unknown top-level key {key!r} (expected 'scenarios')")
+            )
     elif isinstance(document, LineMap):
         yield document, document.line
     else:

@@ -29,7 +29,8 @@ async def advance(call: Call) -> Reply:
         delta = parse_duration(call.body["advance"])
         too_far = call.tenant.now() + delta >= LATEST
     except ValueError as exc:
-        raise errors.invalid("advance", f"{str(exc).rstrip('.')}.") from None
+        message = str(exc).rstrip(".")
+        raise errors.invalid("advance", f"{message[:1].upper()}{message[1:]}.") from None
     except OverflowError:
         raise errors.invalid("advance", f"The clock cannot move past {LATEST.year}-01-01.") from None
     if too_far:

@@ -64,7 +64,7 @@ async def delete_tenant(call: Call) -> Reply:
 
 
 async def reset(call: Call) -> Reply:
-    call.tenant.reset()
+    call.runtime.reset_tenant(call.tenant)
     return Reply(200, {"status": "reset", "now": isoformat(call.tenant.now())})
 
 

@@ -26,6 +26,7 @@ from starlette.staticfiles import StaticFiles
 
 from emulator.http import admin, errors
 from emulator.http.pages import dashboard, security
+from emulator.http.pages import format as pagefmt
 from emulator.http.wire import error_response, json_response, parse_json, read_body
 from emulator.payments.clock import isoformat
 from emulator.payments.ewallet import payment, sessions
@@ -70,6 +71,7 @@ def routes(runtime: Runtime) -> list[BaseRoute]:
         Route(PREFIX + "/", _dashboard(runtime), methods=["GET"], name="payemu-dashboard"),
         Route(PREFIX + "/pay/{token}", _page(runtime), methods=["GET", "POST"], name="payemu-pay"),
         Mount(STATIC, app=StaticFiles(directory=HERE / "static"), name="payemu-static"),
+        Route("/favicon.ico", pagefmt.favicon, methods=["GET"], name="payemu-favicon"),
     ]
 
 
@@ -113,7 +115,7 @@ def safe_return_url(raw: str | None, origins: tuple[str, ...] = ()) -> tuple[str
 
 
 def _money(amount: float, currency: str) -> str:
-    return f"{amount:,.2f} {currency}"
+    return pagefmt.money(amount, currency)
 
 
 def _render_page(request: Request, tenant: Tenant, session: sessions.Session, origins: tuple[str, ...]) -> HTMLResponse:
@@ -153,7 +155,7 @@ def _render_page(request: Request, tenant: Tenant, session: sessions.Session, or
         brands=session.allowed_brands,
         stored_cards=stored,
         button="Save card" if tokenize_only else f"Pay {amount_text}",
-        expires_at=isoformat(session.expires_at),
+        expires_at=pagefmt.readable(session.expires_at),
         paid=paid.data if paid else None,
     )
 

@@ -60,9 +60,17 @@
       }
     } else {
       setBusy(false);
-      show("error", "Declined: " + (answer.operationResultDescription || answer.operationResultCode) +
-        ". You can try another card.");
+      show("error", declineMessage(answer.operationResultDescription, answer.operationResultCode));
     }
+  }
+
+  // One clean sentence: the gateway's last reason once ("Charge declined: Card declined."
+  // reads "Card declined. You can try another card.").
+  function declineMessage(description, code) {
+    var parts = String(description || code || "The payment was declined").split(": ");
+    var reason = parts[parts.length - 1].trim().replace(/[.\s]+$/, "");
+    if (reason.toLowerCase().indexOf("declin") < 0) { reason = "Declined: " + reason; }
+    return reason + ". You can try another card.";
   }
 
   function send(form, body) {

@@ -1,0 +1,35 @@
+"""How pages show values to people: money with two decimals, times in plain words."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+FAVICON = Path(__file__).parent / "static" / "favicon.svg"
+
+
+def money(amount: float, currency: str | None = None) -> str:
+    """``120.0`` → ``120.00``; with a currency ``1,234.50 USD``."""
+    text = f"{amount:,.2f}"
+    return f"{text} {currency}" if currency else text
+
+
+def readable(moment: datetime | str | None) -> str:
+    """``2026-11-22T02:14:49.123Z`` → ``22 Nov 2026, 02:14 UTC``."""
+    if moment is None or moment == "":
+        return ""
+    if isinstance(moment, str):
+        try:
+            at = datetime.fromisoformat(moment.replace("Z", "+00:00")).astimezone(UTC)
+        except ValueError:
+            return moment
+    else:
+        at = moment.astimezone(UTC)
+    return f"{at.day} {at:%b %Y, %H:%M} UTC"
+
+
+async def favicon(request: Request) -> Response:
+    return Response(FAVICON.read_bytes(), media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})

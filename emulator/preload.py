@@ -1,0 +1,98 @@
+"""Demo state a config file declares per key: gateway accounts, string tokens with fixed
+ids, client certificates and ready-made eWallet sessions.
+
+Everything goes through the same schema checks and store methods as the API would use, so
+a preloaded account with a credential its gateway does not take is refused at start with
+the config path and the API's own message, exactly as ``PUT /PaymentGatewayAccounts`` would.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from emulator.config import ConfigError
+from emulator.http import errors
+from emulator.payments import accounts
+from emulator.payments.ewallet import sessions
+from emulator.payments.vault import MAX_PAYLOAD, StringToken
+
+if TYPE_CHECKING:
+    from emulator.http.openapi import Operation
+    from emulator.payments.tenants import Tenant
+    from emulator.runtime import Runtime
+
+ACCOUNT_OPERATION = "PaymentGatewayAccountSet"
+SESSION_OPERATION = "StartSession"
+
+
+def apply(runtime: Runtime) -> None:
+    """Preload every configured key; raises :class:`ConfigError` naming the first problem."""
+    for tenant in runtime.tenants:
+        apply_to(runtime, tenant)
+
+
+def apply_to(runtime: Runtime, tenant: Tenant) -> None:
+    """Preload one tenant (at start and again after ``POST /_emulator/reset``)."""
+    preload = runtime.settings.preload.get(tenant.key)
+    if not preload:
+        return
+    where = f"config: keys[{tenant.key}]"
+    operations = runtime.api.by_id()
+    for index, item in enumerate(preload.get("accounts", [])):
+        _account(runtime, tenant, operations.get(ACCOUNT_OPERATION), item, f"{where}.accounts[{index}]")
+    for index, item in enumerate(preload.get("stringTokens", [])):
+        _string_token(tenant, item, f"{where}.stringTokens[{index}]")
+    for index, item in enumerate(preload.get("sessions", [])):
+        _session(tenant, operations.get(SESSION_OPERATION), item, f"{where}.sessions[{index}]")
+
+
+def _account(runtime: Runtime, tenant: Tenant, operation: Operation | None, item: dict[str, Any], where: str) -> None:
+    body = {key: value for key, value in item.items() if key != "name"}
+    name = item.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{where}.name: an account needs a name")
+    body = _checked(operation, body, where)
+    try:
+        accounts.put(tenant, runtime.catalog, name, body)
+    except errors.ApiError as exc:
+        raise ConfigError(_describe(where, exc)) from None
+
+
+def _string_token(tenant: Tenant, item: dict[str, Any], where: str) -> None:
+    token, payload = item["token"], item["payload"]
+    if token in tenant.vault:
+        raise ConfigError(f"{where}.token: the token {token} is listed twice")
+    if len(payload) > MAX_PAYLOAD:
+        raise ConfigError(f"{where}.payload: the payload must be 1 to {MAX_PAYLOAD} characters long")
+    tenant.vault.add(StringToken(token, payload, tenant.now()))
+
+
+def _session(tenant: Tenant, operation: Operation | None, item: dict[str, Any], where: str) -> None:
+    token = item["token"]
+    if token in tenant.sessions:
+        raise ConfigError(f"{where}.token: the session {token} is listed twice")
+    body = _checked(operation, item["request"], f"{where}.request")
+    problems = sessions.check_request(tenant, body)
+    if problems:
+        raise ConfigError(_describe(f"{where}.request", errors.ApiError(400, problems)))
+    now = tenant.now()
+    request = dict(body)
+    if request.get("countryCode"):
+        request["countryCode"] = request["countryCode"].upper()
+    tenant.sessions.add(sessions.Session(token, request, now, now + sessions.SESSION_LIFETIME))
+
+
+def _checked(operation: Operation | None, body: dict[str, Any], where: str) -> dict[str, Any]:
+    """``body`` checked against the request schema of ``operation`` and normalized like a request."""
+    if operation is None or operation.body is None:
+        raise ConfigError(f"{where}: the interface document in use has no such operation")
+    problems = operation.body.errors(body, root=None)
+    if problems:
+        raise ConfigError(_describe(where, errors.ApiError(400, problems)))
+    normalized: dict[str, Any] = operation.body.normalize(body)
+    return normalized
+
+
+def _describe(where: str, exc: errors.ApiError) -> str:
+    field, messages = exc.entries[0]
+    return f"{where}{'.' + field if field else ''}: {' '.join(messages)}"

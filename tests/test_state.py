@@ -1,0 +1,128 @@
+"""``--state FILE``: a restart keeps accounts, tokens, transactions and the journal; a
+foreign file is refused; card data at rest is masked and CVVs are never written."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from emulator.config import Settings
+from emulator.payments.state import StateError, restore
+from emulator.payments.tenants import TenantRegistry
+from tests.conftest import SANDBOX
+
+ROOT = Path(__file__).resolve().parents[1]
+CARD = {
+    "cardHolderName": "Jane Smith",
+    "cardNumber": "4111111111111111",
+    "expirationMonth": 12,
+    "expirationYear": 2031,
+    "cvv": "987",
+}
+ACCOUNT = {"paymentGatewayName": "NULLSuccess", "credentials": []}
+PAYLOAD = '{"cardNumber": "5555555555554444", "cvv": "246", "expirationMonth": 1, "expirationYear": 2032}'
+
+
+def first_run(make_app: Callable[..., Starlette], path: Path) -> dict[str, Any]:
+    with TestClient(make_app(state_path=str(path)), headers=SANDBOX) as client:
+        assert client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT).status_code == 200
+        token = client.post("/StringTokens", json={"payload": PAYLOAD}).json()["token"]
+        charge = client.post(
+            "/PaymentGateway/authorize",
+            json={"amount": 120.0, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "demo"},
+        ).json()
+        captured = client.put(
+            "/PaymentGateway/capture",
+            json={
+                "refTransId": charge["gatewayReference"],
+                "amount": 120.0,
+                "currency": "USD",
+                "card": CARD,
+                "paymentGatewayAccountName": "demo",
+            },
+        )
+        assert captured.status_code == 200, captured.text
+        client.post("/_emulator/clock", json={"advance": "1d"})
+        journal = client.get("/_emulator/requests").json()["requests"]
+    return {"token": token, "reference": charge["gatewayReference"], "journal": journal}
+
+
+@pytest.fixture
+def saved(make_app: Callable[..., Starlette], tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    path = tmp_path / "demo.sqlite"
+    return path, first_run(make_app, path)
+
+
+@pytest.fixture
+def second(make_app: Callable[..., Starlette], saved: tuple[Path, dict[str, Any]]) -> TestClient:
+    with TestClient(make_app(state_path=str(saved[0])), headers=SANDBOX) as client:
+        return client
+
+
+def test_account_survives(second: TestClient) -> None:
+    assert second.get("/PaymentGatewayAccounts/demo").json()["paymentGatewayName"] == "NULLSuccess"
+
+
+def test_string_token_survives_without_its_cvv(second: TestClient, saved: tuple[Path, dict[str, Any]]) -> None:
+    held = second.get(f"/StringTokens/{saved[1]['token']}").json()["clearPayload"]
+    assert "5555555555554444" in held
+    assert "246" not in held
+
+
+def test_transaction_survives_captured(second: TestClient, saved: tuple[Path, dict[str, Any]]) -> None:
+    listed = second.get("/_emulator/transactions").json()["transactions"]
+    (tx,) = [t for t in listed if t["reference"] == saved[1]["reference"]]
+    assert tx["capturedAmount"] == 120.0
+
+
+def test_journal_survives(second: TestClient, saved: tuple[Path, dict[str, Any]]) -> None:
+    before = saved[1]["journal"]
+    after = second.get("/_emulator/requests").json()["requests"]
+    assert [e["id"] for e in after[: len(before)]] == [e["id"] for e in before]
+
+
+def test_clock_offset_survives(second: TestClient) -> None:
+    assert second.get("/_emulator/clock").json()["offset"] >= 86400
+
+
+def test_no_card_number_or_cvv_at_rest(saved: tuple[Path, dict[str, Any]]) -> None:
+    raw = saved[0].read_bytes()
+    assert b"4111111111111111" not in raw
+    assert b"987" not in raw
+
+
+def test_foreign_sqlite_file_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+    with pytest.raises(StateError, match=r"other\.sqlite: not a payemu state file$"):
+        restore(TenantRegistry(Settings()), other)
+
+
+def test_newer_format_is_refused(saved: tuple[Path, dict[str, Any]]) -> None:
+    with sqlite3.connect(saved[0]) as db:
+        db.execute("UPDATE payemu_state SET version = 99")
+    with pytest.raises(StateError, match="state format version 99 is not the version 1 this payemu reads"):
+        restore(TenantRegistry(Settings()), saved[0])
+
+
+def test_cli_refuses_a_file_that_is_not_sqlite_in_one_line(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("just some notes, long enough to not be an empty database\n" * 20)
+    result = subprocess.run(
+        [sys.executable, "-m", "emulator", "serve", "--state", str(text)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"payemu: {text}: not a payemu state file"]
