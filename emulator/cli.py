@@ -59,11 +59,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None, help=f"address to listen on (default {DEFAULT_HOST})")
     serve.add_argument("--port", type=int, default=None, help=f"TCP port, 1 to 65535 (default {DEFAULT_PORT})")
     serve.add_argument(
-        "--config", metavar="FILE",
+        "--config",
+        metavar="FILE",
         help="YAML config file: keys (with preloaded accounts, tokens, ...), seed, failover mode",
     )
     serve.add_argument(
-        "--scenarios", nargs="+", default=[], metavar="FILE_OR_DIR",
+        "--scenarios",
+        nargs="+",
+        default=[],
+        metavar="FILE_OR_DIR",
         help="scenario files or directories, matched before the built-in test cards",
     )
     serve.add_argument("--seed", type=int, default=None, help="deterministic ids, tokens, data and clocks")
@@ -76,31 +80,48 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="400 for what the real service tolerates (unknown properties, ...)"
     )
     serve.add_argument(
-        "--journal-size", type=int, default=None, metavar="N",
+        "--journal-size",
+        type=int,
+        default=None,
+        metavar="N",
         help="requests kept in each tenant's journal, oldest dropped first (default 1000)",
     )
     serve.add_argument(
-        "--admin-key", default=None, metavar="SECRET",
+        "--admin-key",
+        default=None,
+        metavar="SECRET",
         help="X-Admin-Key needed to create tenants, reload scenarios and open the dashboard",
     )
     serve.add_argument(
-        "--request-timeout", type=float, default=None, metavar="SECONDS",
+        "--request-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
         help="the whole request (headers and body) must arrive within this (default 60)",
     )
     serve.add_argument(
-        "--shutdown-timeout", type=float, default=None, metavar="SECONDS",
+        "--shutdown-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
         help="after SIGTERM/SIGINT, open connections get this long before payemu exits anyway (default 10)",
     )
     serve.add_argument(
-        "--return-origin", action="append", default=[], metavar="ORIGIN",
+        "--return-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
         help="an origin (https://shop.example) a payment page's returnUrl may have; repeatable",
     )
     serve.add_argument(
-        "--state", metavar="FILE",
+        "--state",
+        metavar="FILE",
         help="keep every tenant's state in this SQLite file: restored at start, saved at shutdown and periodically",
     )
     serve.add_argument(
-        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
         help="how much the server logs (default info)",
     )
 

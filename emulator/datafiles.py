@@ -24,6 +24,7 @@ def data_path(name: str) -> Path:
     """A data file shipped with the package (everything lives in ``emulator/data``)."""
     return DATA_DIR / name
 
+
 SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Labeller = Callable[[Any, list[Any]], str]
 

@@ -38,7 +38,11 @@ _SCHEMA: dict[str, Any] = {
                 "required": ["id", "topic", "spec", "payemu", "source", "why", "alternatives"],
                 "properties": {
                     "id": {"type": "string", "pattern": "^[a-z0-9-]+$"},
-                    "topic": _TEXT, "spec": _TEXT, "payemu": _TEXT, "why": _TEXT, "alternatives": _TEXT,
+                    "topic": _TEXT,
+                    "spec": _TEXT,
+                    "payemu": _TEXT,
+                    "why": _TEXT,
+                    "alternatives": _TEXT,
                     "source": {"enum": list(SOURCES)},
                     "setting": _TEXT,
                     "schema": {"type": "array", "items": {"type": "string", "pattern": "^/"}},
@@ -69,8 +73,11 @@ def markdown(items: list[dict[str, Any]]) -> str:
         if item.get("setting"):
             alternatives += f" Select: {item['setting']}."
         cells = [
-            f"{item['topic']} (`{item['id']}`)", item["spec"], item["payemu"],
-            f"{SOURCES[item['source']]}: {item['why']}", alternatives,
+            f"{item['topic']} (`{item['id']}`)",
+            item["spec"],
+            item["payemu"],
+            f"{SOURCES[item['source']]}: {item['why']}",
+            alternatives,
         ]
         lines.append("| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |")
     return "\n".join(lines) + "\n"

@@ -94,8 +94,9 @@ def engine_calls(monkeypatch: pytest.MonkeyPatch) -> list[PaymentRequest]:
     calls: list[PaymentRequest] = []
     real = engine.process
 
-    async def spy(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
-                  call_attempts: list[AttemptRecord]) -> engine.Outcome:
+    async def spy(
+        runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+    ) -> engine.Outcome:
         calls.append(request)
         return await real(runtime, tenant, request, call_attempts)
 

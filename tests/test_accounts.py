@@ -24,10 +24,14 @@ def _tenant(key: str = "k") -> Tenant:
 # -- the store ---------------------------------------------------------------------------
 def test_put_canonicalizes_gateway_and_keys() -> None:
     tenant = _tenant()
-    body = {"paymentGatewayName": "adyen", "credentials": [
-        {"key": "apikey", "value": "AQE1"}, {"key": "MERCHANTACCOUNT", "value": None},
-        {"key": "shopperInteraction", "value": "Ecommerce"},
-    ]}
+    body = {
+        "paymentGatewayName": "adyen",
+        "credentials": [
+            {"key": "apikey", "value": "AQE1"},
+            {"key": "MERCHANTACCOUNT", "value": None},
+            {"key": "shopperInteraction", "value": "Ecommerce"},
+        ],
+    }
     account = accounts.put(tenant, CATALOG, "adyenMain", body)
     assert account.gateway == "Adyen"
     assert account.credentials == [("ApiKey", "AQE1"), ("MerchantAccount", None), ("ShopperInteraction", "Ecommerce")]
@@ -58,14 +62,22 @@ def test_unknown_gateway_lists_the_known_ones() -> None:
     assert caught.value.status == 400
     (entry,) = caught.value.body
     assert entry["fieldName"] == "paymentGatewayName"
-    assert "'Nope'" in entry["errors"][0] and "Stripe" in entry["errors"][0] and "NULLSuccess" in entry["errors"][0]
+    assert "'Nope'" in entry["errors"][0]
+    assert "Stripe" in entry["errors"][0]
+    assert "NULLSuccess" in entry["errors"][0]
 
 
 def test_every_credential_problem_is_named() -> None:
-    body = {"paymentGatewayName": "Stripe", "credentials": [
-        {"key": "SecretKey", "value": "sk_test_1"}, {"key": "ApiKey", "value": "x"},
-        {"key": "secretkey", "value": "y"}, {"key": None, "value": "z"}, {"value": "w"},
-    ]}
+    body = {
+        "paymentGatewayName": "Stripe",
+        "credentials": [
+            {"key": "SecretKey", "value": "sk_test_1"},
+            {"key": "ApiKey", "value": "x"},
+            {"key": "secretkey", "value": "y"},
+            {"key": None, "value": "z"},
+            {"value": "w"},
+        ],
+    }
     with pytest.raises(ApiError) as caught:
         accounts.put(_tenant(), CATALOG, "stripe1", body)
     errors = {e["fieldName"]: e["errors"][0] for e in caught.value.body}
@@ -77,10 +89,18 @@ def test_every_credential_problem_is_named() -> None:
 
 def test_a_gateway_without_credentials_refuses_any() -> None:
     with pytest.raises(ApiError) as caught:
-        accounts.put(_tenant(), CATALOG, "null1", {"paymentGatewayName": "NULLSuccess",
-                                                   "credentials": [{"key": "SecretKey", "value": "x"}]})
-    assert caught.value.body == [{"fieldName": "credentials[0].key", "errors": [
-        "'SecretKey' is not a credential of NULLSuccess. NULLSuccess takes no credentials."]}]
+        accounts.put(
+            _tenant(),
+            CATALOG,
+            "null1",
+            {"paymentGatewayName": "NULLSuccess", "credentials": [{"key": "SecretKey", "value": "x"}]},
+        )
+    assert caught.value.body == [
+        {
+            "fieldName": "credentials[0].key",
+            "errors": ["'SecretKey' is not a credential of NULLSuccess. NULLSuccess takes no credentials."],
+        }
+    ]
 
 
 def test_a_refused_put_keeps_the_old_account() -> None:
@@ -102,16 +122,23 @@ def test_require_listing_delete() -> None:
     with pytest.raises(ApiError) as caught:
         tenant.accounts.require("beta", "paymentGatewayAccountName")
     assert caught.value.status == 404
-    assert caught.value.body == [{"fieldName": "paymentGatewayAccountName",
-                                  "errors": ["No payment gateway account named beta."]}]
+    assert caught.value.body == [
+        {"fieldName": "paymentGatewayAccountName", "errors": ["No payment gateway account named beta."]}
+    ]
 
 
 def test_output_models() -> None:
     tenant = _tenant()
-    account = accounts.put(tenant, CATALOG, "stripe1", {"paymentGatewayName": "Stripe",
-                                                        "credentials": [{"key": "SecretKey", "value": "sk"}]})
+    account = accounts.put(
+        tenant,
+        CATALOG,
+        "stripe1",
+        {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk"}]},
+    )
     assert account.to_full() == {
-        "name": "stripe1", "creationTime": account.to_brief()["creationTime"], "paymentGatewayName": "Stripe",
+        "name": "stripe1",
+        "creationTime": account.to_brief()["creationTime"],
+        "paymentGatewayName": "Stripe",
         "credentials": [{"key": "SecretKey", "value": "sk"}],
     }
     assert set(account.to_brief()) == {"name", "paymentGatewayName", "creationTime"}
@@ -126,7 +153,8 @@ def test_put_get_list_delete(client: TestClient) -> None:
     put = client.put("/PaymentGatewayAccounts/stripeprod", json=STRIPE)
     assert put.status_code == 200, put.text
     full = put.json()
-    assert full["name"] == "stripeprod" and full["paymentGatewayName"] == "Stripe"
+    assert full["name"] == "stripeprod"
+    assert full["paymentGatewayName"] == "Stripe"
     assert full["credentials"] == [{"key": "SecretKey", "value": "sk_test_abc"}]
     assert client.get("/PaymentGatewayAccounts/stripeprod").json() == full
     listed = client.get("/PaymentGatewayAccounts")
@@ -134,7 +162,8 @@ def test_put_get_list_delete(client: TestClient) -> None:
     brief = {"name": "stripeprod", "paymentGatewayName": "Stripe", "creationTime": full["creationTime"]}
     assert listed.json() == [brief]
     deleted = client.delete("/PaymentGatewayAccounts/stripeprod")
-    assert deleted.status_code == 200 and deleted.content == b""
+    assert deleted.status_code == 200
+    assert deleted.content == b""
     for method in ("GET", "DELETE"):
         gone = client.request(method, "/PaymentGatewayAccounts/stripeprod")
         assert gone.status_code == 404
@@ -144,17 +173,22 @@ def test_put_get_list_delete(client: TestClient) -> None:
 
 def test_an_empty_list(client: TestClient) -> None:
     response = client.get("/PaymentGatewayAccounts")
-    assert response.status_code == 200 and response.json() == []
+    assert response.status_code == 200
+    assert response.json() == []
 
 
 def test_pascal_case_keys_and_gateway_case(client: TestClient) -> None:
-    body = {"PaymentGatewayName": "authorizenet", "Credentials": [
-        {"Key": "apiloginid", "Value": "login"}, {"KEY": "TransactionKey", "VALUE": "tk"}]}
+    body = {
+        "PaymentGatewayName": "authorizenet",
+        "Credentials": [{"Key": "apiloginid", "Value": "login"}, {"KEY": "TransactionKey", "VALUE": "tk"}],
+    }
     response = client.put("/PaymentGatewayAccounts/anet1", json=body)
     assert response.status_code == 200, response.text
     assert response.json()["paymentGatewayName"] == "AuthorizeNet"
-    assert response.json()["credentials"] == [{"key": "ApiLoginId", "value": "login"},
-                                              {"key": "TransactionKey", "value": "tk"}]
+    assert response.json()["credentials"] == [
+        {"key": "ApiLoginId", "value": "login"},
+        {"key": "TransactionKey", "value": "tk"},
+    ]
 
 
 def test_replace_answers_the_new_account(make_app) -> None:  # type: ignore[no-untyped-def]
@@ -164,7 +198,8 @@ def test_replace_answers_the_new_account(make_app) -> None:  # type: ignore[no-u
         null = {"paymentGatewayName": "NULLFailure", "credentials": []}
         second = client.put("/PaymentGatewayAccounts/main", json=null)
         assert second.status_code == 200
-        assert second.json()["paymentGatewayName"] == "NULLFailure" and second.json()["credentials"] == []
+        assert second.json()["paymentGatewayName"] == "NULLFailure"
+        assert second.json()["credentials"] == []
         assert second.json()["creationTime"] > first["creationTime"]
         assert len(client.get("/PaymentGatewayAccounts").json()) == 1
 
@@ -191,10 +226,17 @@ def test_name_limits_that_fail(client: TestClient, name: str, method: str) -> No
         ({"paymentGatewayName": "", "credentials": []}, ["paymentGatewayName"]),
         ({"paymentGatewayName": "Stripe"}, ["credentials"]),
         ({"paymentGatewayName": "Stripe", "credentials": [{"key": "Password", "value": "x"}]}, ["credentials[0].key"]),
-        ({"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "a"},
-                                                          {"key": "SECRETKEY", "value": "b"}]}, ["credentials[1].key"]),
-        ({"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "v" * 4097}]},
-         ["credentials[0].value"]),
+        (
+            {
+                "paymentGatewayName": "Stripe",
+                "credentials": [{"key": "SecretKey", "value": "a"}, {"key": "SECRETKEY", "value": "b"}],
+            },
+            ["credentials[1].key"],
+        ),
+        (
+            {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "v" * 4097}]},
+            ["credentials[0].value"],
+        ),
         ({"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey"}] * 51}, ["credentials"]),
     ],
 )
@@ -208,17 +250,23 @@ def test_bad_bodies(client: TestClient, body: dict, fields: list[str]) -> None: 
 def test_credential_limits_at_the_edge(client: TestClient) -> None:
     body = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "v" * 4096}]}
     response = client.put("/PaymentGatewayAccounts/stripe1", json=body)
-    assert response.status_code == 200 and response.json()["credentials"][0]["value"] == "v" * 4096
+    assert response.status_code == 200
+    assert response.json()["credentials"][0]["value"] == "v" * 4096
     adyen = {"paymentGatewayName": "Adyen", "credentials": [{"key": "ApiKey", "value": None}]}
     assert client.put("/PaymentGatewayAccounts/adyen1", json=adyen).json()["credentials"] == [
-        {"key": "ApiKey", "value": None}]
+        {"key": "ApiKey", "value": None}
+    ]
 
 
 def test_unknown_key_error_names_the_accepted_keys(client: TestClient) -> None:
     body = {"paymentGatewayName": "Elavon", "credentials": [{"key": "ApiKey", "value": "x"}]}
     errors = client.put("/PaymentGatewayAccounts/elavon1", json=body).json()
-    assert errors == [{"fieldName": "credentials[0].key", "errors": [
-        "'ApiKey' is not a credential of Elavon. Elavon accepts: MerchantId, Password, RebatePWD."]}]
+    assert errors == [
+        {
+            "fieldName": "credentials[0].key",
+            "errors": ["'ApiKey' is not a credential of Elavon. Elavon accepts: MerchantId, Password, RebatePWD."],
+        }
+    ]
 
 
 def test_accounts_are_per_key(client: TestClient) -> None:
@@ -228,27 +276,42 @@ def test_accounts_are_per_key(client: TestClient) -> None:
         assert response.status_code == 404
         assert response.json()[0]["fieldName"] == "name"
     assert client.get("/PaymentGatewayAccounts", headers=LIVE).json() == []
-    live = client.put("/PaymentGatewayAccounts/shared1", headers=LIVE,
-                      json={"paymentGatewayName": "NULLSuccess", "credentials": []})
+    live = client.put(
+        "/PaymentGatewayAccounts/shared1", headers=LIVE, json={"paymentGatewayName": "NULLSuccess", "credentials": []}
+    )
     assert live.status_code == 200
     assert client.get("/PaymentGatewayAccounts/shared1").json()["paymentGatewayName"] == "Stripe"
 
 
 def test_accounts_need_a_key(anon: TestClient) -> None:
-    for method, path in (("GET", "/PaymentGatewayAccounts"), ("GET", "/PaymentGatewayAccounts/abc"),
-                         ("DELETE", "/PaymentGatewayAccounts/abc")):
+    for method, path in (
+        ("GET", "/PaymentGatewayAccounts"),
+        ("GET", "/PaymentGatewayAccounts/abc"),
+        ("DELETE", "/PaymentGatewayAccounts/abc"),
+    ):
         response = anon.request(method, path)
-        assert response.status_code == 401 and response.json()[0]["fieldName"] == "X-Api-Key"
+        assert response.status_code == 401
+        assert response.json()[0]["fieldName"] == "X-Api-Key"
 
 
 def test_payments_see_a_deleted_account_as_gone(client: TestClient) -> None:
     assert client.put("/PaymentGatewayAccounts/stripe1", json=STRIPE).status_code == 200
-    charge = {"amount": 10, "currency": "USD", "paymentGatewayAccountName": "stripe1",
-              "card": {"cardNumber": "4242424242424242", "cardHolderName": "Jane Doe", "expirationMonth": 12,
-                       "expirationYear": 2030}}
+    charge = {
+        "amount": 10,
+        "currency": "USD",
+        "paymentGatewayAccountName": "stripe1",
+        "card": {
+            "cardNumber": "4242424242424242",
+            "cardHolderName": "Jane Doe",
+            "expirationMonth": 12,
+            "expirationYear": 2030,
+        },
+    }
     approved = client.post("/PaymentGateway/charge", json=charge)
-    assert approved.status_code == 200 and approved.json()["gatewayName"] == "Stripe"
+    assert approved.status_code == 200
+    assert approved.json()["gatewayName"] == "Stripe"
     assert client.post("/PaymentGateway/charge", json=charge, headers=LIVE).status_code == 400
     client.delete("/PaymentGatewayAccounts/stripe1")
     refused = client.post("/PaymentGateway/charge", json=charge)
-    assert refused.status_code == 400 and refused.json()[0]["fieldName"] == "paymentGatewayAccountName"
+    assert refused.status_code == 400
+    assert refused.json()[0]["fieldName"] == "paymentGatewayAccountName"

@@ -54,8 +54,15 @@ def _full_request(stored: str) -> dict[str, Any]:
         "customerPhone": "+1 555 0100",
         "customerEmail": "jane@example.com",
         "storedCards": [
-            {"token": stored, "expirationYear": 2031, "expirationMonth": 4, "nameOnCard": "Jane Doe",
-             "lastDigits": "1111", "brand": "VISA", "ownerId": "cust-1"},
+            {
+                "token": stored,
+                "expirationYear": 2031,
+                "expirationMonth": 4,
+                "nameOnCard": "Jane Doe",
+                "lastDigits": "1111",
+                "brand": "VISA",
+                "ownerId": "cust-1",
+            },
         ],
         "mode": "test",
         "currencyCode": "eur",
@@ -65,7 +72,8 @@ def _full_request(stored: str) -> dict[str, Any]:
         "allowedBrands": ["VISA", "MASTERCARD", "amex"],
         "threeDsBrands": ["Visa"],
         "fallbackUpgs": [
-            {"paymentGatewayAccountId": "backup", "paymentGatewayCertName": "myCert", "pass3DSData": True}],
+            {"paymentGatewayAccountId": "backup", "paymentGatewayCertName": "myCert", "pass3DSData": True}
+        ],
         "publicKey": "pk-test",
     }
 
@@ -75,7 +83,8 @@ def test_session_with_every_field(app: Starlette, client: TestClient, stored: st
     assert response.status_code == 200, response.text
     token = response.json()["token"]
     assert list(response.json()) == ["token"]
-    assert len(token) >= 32 and token.isalnum()
+    assert len(token) >= 32
+    assert token.isalnum()
     assert response.headers["x-payemu-payment-page"] == f"http://testserver/_emulator/pay/{token}"
     tenant = _tenant(app)
     session = tenant.sessions[token]
@@ -92,9 +101,16 @@ def test_session_with_every_field(app: Starlette, client: TestClient, stored: st
 def test_the_vendor_example_session_is_accepted(client: TestClient, app: Starlette) -> None:
     """The body of the vendor's public example (upper-case brands), with our account."""
     setup_tenant(_tenant(app))
-    body = {"operation": "CHARGE", "paymentGatewayAccountId": "backup", "allowedeWalletAccountIds": ["cardpay1"],
-            "allowedBrands": ["VISA", "MASTERCARD", "AMEX"], "currencyCode": "USD", "countryCode": "US",
-            "amount": 49.99, "mode": "TEST"}
+    body = {
+        "operation": "CHARGE",
+        "paymentGatewayAccountId": "backup",
+        "allowedeWalletAccountIds": ["cardpay1"],
+        "allowedBrands": ["VISA", "MASTERCARD", "AMEX"],
+        "currencyCode": "USD",
+        "countryCode": "US",
+        "amount": 49.99,
+        "mode": "TEST",
+    }
     response = client.post("/EWalletOperations", json=body)
     assert response.status_code == 200, response.text
 
@@ -142,9 +158,18 @@ def test_session_needs_a_key(anon: TestClient) -> None:
 def _paid_token(app: Starlette, client: TestClient, monkeypatch: pytest.MonkeyPatch, stored: str) -> str:
     body = _patched({"fallbackUpgs": [{"paymentGatewayAccountId": "backup"}]}, stored)
     token = client.post("/EWalletOperations", json=body).json()["token"]
-    answer = client.post(f"/_emulator/pay/{token}", json={"card": {
-        "cardHolderName": "Jane Doe", "cardNumber": "4111111111111111", "expirationMonth": 12,
-        "expirationYear": 2030, "cvv": "123"}})
+    answer = client.post(
+        f"/_emulator/pay/{token}",
+        json={
+            "card": {
+                "cardHolderName": "Jane Doe",
+                "cardNumber": "4111111111111111",
+                "expirationMonth": 12,
+                "expirationYear": 2030,
+                "cvv": "123",
+            }
+        },
+    )
     assert answer.status_code == 200, answer.text
     return str(answer.json()["resultToken"])
 
@@ -161,7 +186,9 @@ def test_validate_results_answers_the_payment(
     assert data["providerAccountId"] == "backup"
     assert data["providerTransactionId"] == data["upgChargeResults"]["gatewayReference"]
     assert [(a["attemptNumber"], a["paymentGatewayAccountId"], a["isFallback"]) for a in data["attempts"]] == [
-        (1, "primary", False), (2, "backup", True)]
+        (1, "primary", False),
+        (2, "backup", True),
+    ]
     assert [r["operationResultCode"] for r in data["failedUpgChargeResults"]] == ["Rejected"]
     assert data["tokenAndMaskedCardModel"]["bankCard"]["number"] == "411111******1111"
     assert "4111111111111111" not in response.text
@@ -181,8 +208,9 @@ def test_validate_results_refuses_other_tenants_and_tampering(
     for bad in (f"{payload}.{flipped}", payload, "x" + result_token, "not-a-token", f"{payload[:-4]}.{signature}"):
         response = client.post("/EWalletOperations/validateResults", json=bad)
         assert response.status_code == 400, bad
-        assert response.json() == [{"fieldName": "resultToken", "errors": [
-            "The result token is not one payemu issued, or it was altered."]}]
+        assert response.json() == [
+            {"fieldName": "resultToken", "errors": ["The result token is not one payemu issued, or it was altered."]}
+        ]
 
 
 @pytest.mark.parametrize("body", [{"token": "x"}, 12, None, ["a"], ""])

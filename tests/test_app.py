@@ -53,7 +53,8 @@ def test_any_key_makes_fresh_sandbox_tenants(make_app: Callable[..., Starlette])
         first = client.get("/Utils/apiKey", headers={"X-Api-Key": "ci-job-1"}).json()
         second = client.get("/Utils/apiKey", headers={"X-Api-Key": "ci-job-2"}).json()
         again = client.get("/Utils/apiKey", headers={"X-Api-Key": "ci-job-1"}).json()
-    assert first["isSandbox"] and second["isSandbox"]
+    assert first["isSandbox"]
+    assert second["isSandbox"]
     assert first["accountId"] != second["accountId"]
     assert again == first
 
@@ -117,7 +118,8 @@ def test_a_response_breaking_the_schema_is_a_500_naming_it(
         response = client.get("/Utils/apiKey")
     assert response.status_code == 500
     message = response.json()[0]["errors"][0]
-    assert "ValidateApiKey" in message and "accountId" in message
+    assert "ValidateApiKey" in message
+    assert "accountId" in message
     assert len(app.state.runtime.violations) == 1
     app.state.runtime.violations.clear()
 

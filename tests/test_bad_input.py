@@ -54,10 +54,12 @@ def test_bad_input(client: TestClient, case: dict[str, Any]) -> None:
     assert response.status_code == case["status"], response.text
     assert response.headers["content-type"].startswith("application/json")
     errors = response.json()
-    assert isinstance(errors, list) and errors, errors
+    assert isinstance(errors, list), errors
+    assert errors, errors
     assert sorted(e["fieldName"] for e in errors) == sorted(case["fields"]), errors
     for entry in errors:
-        assert entry["errors"] and all(isinstance(m, str) and m for m in entry["errors"]), entry
+        assert entry["errors"], entry
+        assert all(isinstance(m, str) and m for m in entry["errors"]), entry
 
 
 def test_case_table_is_large_enough() -> None:

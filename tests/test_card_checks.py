@@ -27,10 +27,18 @@ CREDENTIALS = {
     "AuthorizeNet": [{"key": "ApiLoginId", "value": "id"}, {"key": "TransactionKey", "value": "tk"}],
     "NULLSuccess": [],
 }
-PATHS = {"charge": "/PaymentGateway/charge", "authorize": "/PaymentGateway/authorize",
-         "tokenize": "/PaymentGateway/tokenize"}
-BASE_CARD = {"cardHolderName": "Jane Doe", "cardNumber": "4242424242424242", "expirationMonth": 12,
-             "expirationYear": 2030, "cvv": "123"}
+PATHS = {
+    "charge": "/PaymentGateway/charge",
+    "authorize": "/PaymentGateway/authorize",
+    "tokenize": "/PaymentGateway/tokenize",
+}
+BASE_CARD = {
+    "cardHolderName": "Jane Doe",
+    "cardNumber": "4242424242424242",
+    "expirationMonth": 12,
+    "expirationYear": 2030,
+    "cvv": "123",
+}
 
 
 def _month(now: datetime, back: int) -> tuple[int, int]:
@@ -84,12 +92,21 @@ def test_gateway_checks(client: TestClient, case: dict[str, Any], gateway: str) 
 
 @pytest.mark.parametrize("case", PAGE_ROWS, ids=[c["name"] for c in PAGE_ROWS])
 def test_hosted_page_checks(client: TestClient, case: dict[str, Any]) -> None:
-    stored = client.put("/PaymentGatewayAccounts/stripeMain", json={
-        "paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]})
+    stored = client.put(
+        "/PaymentGatewayAccounts/stripeMain",
+        json={"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]},
+    )
     assert stored.status_code == 200, stored.text
-    session = client.post("/EWalletOperations", json={
-        "operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 10,
-        "paymentGatewayAccountId": "stripeMain"})
+    session = client.post(
+        "/EWalletOperations",
+        json={
+            "operation": "CHARGE",
+            "mode": "TEST",
+            "currencyCode": "USD",
+            "amount": 10,
+            "paymentGatewayAccountId": "stripeMain",
+        },
+    )
     assert session.status_code == 200, session.text
     token = session.json()["token"]
     paid = client.post(f"/_emulator/pay/{token}", json={"card": _card(case, _now(client))})
@@ -106,41 +123,71 @@ def test_hosted_page_checks(client: TestClient, case: dict[str, Any]) -> None:
 
 
 def test_a_matching_rule_still_wins(client: TestClient) -> None:
-    added = client.post("/_emulator/scenarios", json={
-        "name": "typo-approves", "when": {"cardNumber": "4242424242424241"},
-        "then": {"operationResultCode": "Success"}})
+    added = client.post(
+        "/_emulator/scenarios",
+        json={
+            "name": "typo-approves",
+            "when": {"cardNumber": "4242424242424241"},
+            "then": {"operationResultCode": "Success"},
+        },
+    )
     assert added.status_code in (200, 201), added.text
-    body = {"amount": 10, "currency": "USD", "card": {**BASE_CARD, "cardNumber": "4242424242424241"},
-            "paymentGatewayAccount": {"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]}}
+    body = {
+        "amount": 10,
+        "currency": "USD",
+        "card": {**BASE_CARD, "cardNumber": "4242424242424241"},
+        "paymentGatewayAccount": {"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]},
+    }
     assert client.post("/PaymentGateway/charge", json=body).json()["operationResultCode"] == "Success"
 
 
 def test_a_token_minted_from_the_decline_card_declines(client: TestClient) -> None:
     account = {"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]}
-    minted = client.post("/PaymentGateway/tokenize", json={
-        "card": {**BASE_CARD, "cardNumber": "4000000000000002"}, "paymentGatewayAccount": account})
+    minted = client.post(
+        "/PaymentGateway/tokenize",
+        json={"card": {**BASE_CARD, "cardNumber": "4000000000000002"}, "paymentGatewayAccount": account},
+    )
     # the decline card is declined at tokenize too; mint from a good card with a rule-free gateway path
     assert minted.json()["rejectReasonCode"] == "CardDeclined"
-    good = client.post("/PaymentGateway/charge", json={
-        "amount": 10, "currency": "USD", "card": BASE_CARD, "generateToken": True, "paymentGatewayAccount": account})
+    good = client.post(
+        "/PaymentGateway/charge",
+        json={
+            "amount": 10,
+            "currency": "USD",
+            "card": BASE_CARD,
+            "generateToken": True,
+            "paymentGatewayAccount": account,
+        },
+    )
     token = good.json()["gatewayToken"]
-    charged = client.post("/PaymentGateway/charge", json={
-        "amount": 10, "currency": "USD", "userToken": token, "paymentGatewayAccount": account})
+    charged = client.post(
+        "/PaymentGateway/charge",
+        json={"amount": 10, "currency": "USD", "userToken": token, "paymentGatewayAccount": account},
+    )
     assert charged.status_code == 200, charged.text
     assert charged.json()["operationResultCode"] == "Success"
 
 
 def test_user_token_only_charge_follows_the_tokenized_card(client: TestClient) -> None:
-    added = client.post("/_emulator/scenarios", json={
-        "name": "second-card-declines", "when": {"cardNumber": "5555555555554444", "operation": "Charge"},
-        "then": {"operationResultCode": "Rejected", "rejectReasonCode": "DoNotHonor"}})
+    added = client.post(
+        "/_emulator/scenarios",
+        json={
+            "name": "second-card-declines",
+            "when": {"cardNumber": "5555555555554444", "operation": "Charge"},
+            "then": {"operationResultCode": "Rejected", "rejectReasonCode": "DoNotHonor"},
+        },
+    )
     assert added.status_code in (200, 201), added.text
     account = {"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]}
-    minted = client.post("/PaymentGateway/tokenize", json={
-        "card": {**BASE_CARD, "cardNumber": "5555555555554444"}, "paymentGatewayAccount": account})
+    minted = client.post(
+        "/PaymentGateway/tokenize",
+        json={"card": {**BASE_CARD, "cardNumber": "5555555555554444"}, "paymentGatewayAccount": account},
+    )
     token = minted.json()["gatewayToken"]
-    charged = client.post("/PaymentGateway/charge", json={
-        "amount": 10, "currency": "USD", "userToken": token, "paymentGatewayAccount": account})
+    charged = client.post(
+        "/PaymentGateway/charge",
+        json={"amount": 10, "currency": "USD", "userToken": token, "paymentGatewayAccount": account},
+    )
     assert charged.json()["rejectReasonCode"] == "DoNotHonor", charged.text
 
 
@@ -148,16 +195,24 @@ def test_card_number_without_number_but_with_token(client: TestClient) -> None:
     account = {"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]}
     token = client.post("/PaymentGateway/tokenize", json={"card": BASE_CARD, "paymentGatewayAccount": account}).json()
     card = {k: v for k, v in BASE_CARD.items() if k != "cardNumber"}
-    charged = client.post("/PaymentGateway/charge", json={
-        "amount": 10, "currency": "USD", "userToken": token["gatewayToken"], "card": card,
-        "paymentGatewayAccount": account})
+    charged = client.post(
+        "/PaymentGateway/charge",
+        json={
+            "amount": 10,
+            "currency": "USD",
+            "userToken": token["gatewayToken"],
+            "card": card,
+            "paymentGatewayAccount": account,
+        },
+    )
     assert charged.status_code == 200, charged.text
 
 
 def test_without_token_the_card_number_is_required(client: TestClient) -> None:
     card = {k: v for k, v in BASE_CARD.items() if k != "cardNumber"}
-    response = client.post("/PaymentGateway/charge", json={
-        "amount": 10, "currency": "USD", "card": card, "paymentGatewayAccountName": "x"})
+    response = client.post(
+        "/PaymentGateway/charge", json={"amount": 10, "currency": "USD", "card": card, "paymentGatewayAccountName": "x"}
+    )
     assert [e["fieldName"] for e in response.json()] == ["card.cardNumber"]
 
 
@@ -183,9 +238,15 @@ def test_an_older_document_gets_the_same_checks(
     """A server serving the 1.0.9.36 export: the gateway declines the same (that export
     declares the 409 without a body; payemu sends its OperationResult)."""
     with TestClient(make_app(openapi=OpenApi.load(OLDER)), headers=SANDBOX) as client:
-        response = client.post("/PaymentGateway/charge", json={
-            "amount": amount, "currency": "USD", "card": {**BASE_CARD, **card},
-            "paymentGatewayAccount": {"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]}})
+        response = client.post(
+            "/PaymentGateway/charge",
+            json={
+                "amount": amount,
+                "currency": "USD",
+                "card": {**BASE_CARD, **card},
+                "paymentGatewayAccount": {"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]},
+            },
+        )
     assert response.status_code == 409, response.text
     assert response.json()["operationResultCode"] == "Rejected"
     assert response.json()["gatewayResultCode"] == native
@@ -193,9 +254,16 @@ def test_an_older_document_gets_the_same_checks(
 
 def test_an_older_document_reads_leniently(make_app: Callable[..., Starlette]) -> None:
     with TestClient(make_app(openapi=OpenApi.load(OLDER)), headers=SANDBOX) as client:
-        response = client.post("/PaymentGateway/charge", json={
-            "amount": "10.00", "currency": "USD", "card": BASE_CARD, "tip": 1,
-            "paymentGatewayAccount": {"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]}})
+        response = client.post(
+            "/PaymentGateway/charge",
+            json={
+                "amount": "10.00",
+                "currency": "USD",
+                "card": BASE_CARD,
+                "tip": 1,
+                "paymentGatewayAccount": {"paymentGatewayName": "Stripe", "credentials": CREDENTIALS["Stripe"]},
+            },
+        )
     assert response.status_code == 200, response.text
     assert response.json()["amount"] == 10.0
     assert response.headers["X-Payemu-Warnings"] == "number-as-string=amount; unknown-property=tip"

@@ -14,19 +14,30 @@ from emulator.payments.cards import BINS_PATH, CardTableError, default_table, lo
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTED = {
-    "4111111111111111": ("Visa", "US"), "4242424242424242": ("Visa", "US"), "4000000000000002": ("Visa", "US"),
-    "5555555555554444": ("MasterCard", "US"), "5105105105105100": ("MasterCard", "US"),
-    "378282246310005": ("AMEX", "US"), "371449635398431": ("AMEX", "US"), "6011111111111117": ("Discover", "US"),
-    "3530111333300000": ("JCB", "JP"), "36227206271667": ("DinersClub", "US"),
-    "6200000000000005": ("UnionPay", "CN"), "4000056655665556": ("Visa", "US"),
-    "2223003122003222": ("MasterCard", "US"), "4000008260000000": ("Visa", "GB"),
-    "4000000760000002": ("Visa", "BR"), "4000002760000016": ("Visa", "DE"),
+    "4111111111111111": ("Visa", "US"),
+    "4242424242424242": ("Visa", "US"),
+    "4000000000000002": ("Visa", "US"),
+    "5555555555554444": ("MasterCard", "US"),
+    "5105105105105100": ("MasterCard", "US"),
+    "378282246310005": ("AMEX", "US"),
+    "371449635398431": ("AMEX", "US"),
+    "6011111111111117": ("Discover", "US"),
+    "3530111333300000": ("JCB", "JP"),
+    "36227206271667": ("DinersClub", "US"),
+    "6200000000000005": ("UnionPay", "CN"),
+    "4000056655665556": ("Visa", "US"),
+    "2223003122003222": ("MasterCard", "US"),
+    "4000008260000000": ("Visa", "GB"),
+    "4000000760000002": ("Visa", "BR"),
+    "4000002760000016": ("Visa", "DE"),
 }
-SCENARIO_CARDS = sorted({
-    number
-    for path in sorted((ROOT / "scenarios").glob("*.yaml"))
-    for number in re.findall(r"(?<![\d.])\d{13,19}(?![\d.])", path.read_text())
-})
+SCENARIO_CARDS = sorted(
+    {
+        number
+        for path in sorted((ROOT / "scenarios").glob("*.yaml"))
+        for number in re.findall(r"(?<![\d.])\d{13,19}(?![\d.])", path.read_text())
+    }
+)
 
 
 def _table_cards() -> list[str]:
@@ -37,7 +48,8 @@ def _table_cards() -> list[str]:
 def test_documented_test_cards(number: str) -> None:
     info = default_table().lookup(number, whole_card=True)
     assert (info.brand.name if info.brand else None, info.country) == DOCUMENTED[number]
-    assert info.row is not None and info.row.card_type in ("CREDIT", "DEBIT")
+    assert info.row is not None
+    assert info.row.card_type in ("CREDIT", "DEBIT")
     assert luhn_valid(number)
     assert number in _table_cards()
 
@@ -57,7 +69,8 @@ def test_every_card_of_the_table_is_luhn_valid_and_resolves_to_its_row() -> None
             assert table.row_of(card) is row
             assert table.lookup(card).country == row.country
             brand = table.lookup(card).brand
-            assert brand is not None and len(card) in brand.lengths
+            assert brand is not None
+            assert len(card) in brand.lengths
     assert cards >= 40
 
 
@@ -70,14 +83,40 @@ def test_brand_names_are_card_type_enum_values(openapi: OpenApi) -> None:
 @pytest.mark.parametrize(
     ("iin", "brand"),
     [
-        ("400000", "Visa"), ("491761", "Electron"), ("417500", "Electron"), ("510000", "MasterCard"),
-        ("559999", "MasterCard"), ("222100", "MasterCard"), ("272099", "MasterCard"), ("272100", None),
-        ("340000", "AMEX"), ("370000", "AMEX"), ("350000", None), ("601100", "Discover"), ("644000", "Discover"),
-        ("650000", "Discover"), ("352800", "JCB"), ("358999", "JCB"), ("300000", "DinersClub"),
-        ("309500", "DinersClub"), ("360000", "DinersClub"), ("384100", "Hipercard"), ("620000", "UnionPay"),
-        ("500000", "Maestro"), ("560000", "Maestro"), ("630400", "Maestro"), ("690000", "Maestro"),
-        ("501900", "Dankort"), ("636368", "Elo"), ("509500", "Elo"), ("606282", "Hipercard"),
-        ("979200", "Troy"), ("100000", "UATP"), ("201400", "enRoute"), ("000000", None), ("700000", None),
+        ("400000", "Visa"),
+        ("491761", "Electron"),
+        ("417500", "Electron"),
+        ("510000", "MasterCard"),
+        ("559999", "MasterCard"),
+        ("222100", "MasterCard"),
+        ("272099", "MasterCard"),
+        ("272100", None),
+        ("340000", "AMEX"),
+        ("370000", "AMEX"),
+        ("350000", None),
+        ("601100", "Discover"),
+        ("644000", "Discover"),
+        ("650000", "Discover"),
+        ("352800", "JCB"),
+        ("358999", "JCB"),
+        ("300000", "DinersClub"),
+        ("309500", "DinersClub"),
+        ("360000", "DinersClub"),
+        ("384100", "Hipercard"),
+        ("620000", "UnionPay"),
+        ("500000", "Maestro"),
+        ("560000", "Maestro"),
+        ("630400", "Maestro"),
+        ("690000", "Maestro"),
+        ("501900", "Dankort"),
+        ("636368", "Elo"),
+        ("509500", "Elo"),
+        ("606282", "Hipercard"),
+        ("979200", "Troy"),
+        ("100000", "UATP"),
+        ("201400", "enRoute"),
+        ("000000", None),
+        ("700000", None),
     ],
 )
 def test_brand_by_iin_range(iin: str, brand: str | None) -> None:
@@ -106,20 +145,31 @@ def test_scheme_home_country_when_no_bin_row() -> None:
 
 def test_iin_data_shape() -> None:
     assert default_table().lookup("510510").to_iin_data() == {
-        "bin": "510510", "cardBrand": "MasterCard", "cardType": "DEBIT", "category": "PREPAID",
-        "issuingOrganization": "Payemu Test Bank", "countryCode": "US",
+        "bin": "510510",
+        "cardBrand": "MasterCard",
+        "cardType": "DEBIT",
+        "category": "PREPAID",
+        "issuingOrganization": "Payemu Test Bank",
+        "countryCode": "US",
         "brandLogoUrl": "https://payemu.invalid/logos/mastercard.svg",
     }
     assert default_table().lookup("000000").to_iin_data() == {
-        "bin": "000000", "cardBrand": None, "cardType": None, "category": None, "issuingOrganization": None,
-        "countryCode": None, "brandLogoUrl": None,
+        "bin": "000000",
+        "cardBrand": None,
+        "cardType": None,
+        "category": None,
+        "issuingOrganization": None,
+        "countryCode": None,
+        "brandLogoUrl": None,
     }
 
 
 def test_luhn_and_length() -> None:
     table = default_table()
-    assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
-    assert not luhn_valid("4111 1111") and not luhn_valid("")
+    assert luhn_valid("4111111111111111")
+    assert not luhn_valid("4111111111111112")
+    assert not luhn_valid("4111 1111")
+    assert not luhn_valid("")
     assert table.length_problem("4111111111111111") is None
     assert table.length_problem("378282246310005") is None
     assert table.length_problem("37828224631000") == "The number has 14 digits; AMEX card numbers have 15."

@@ -10,11 +10,27 @@ import yaml
 from emulator.gateways.catalog import CATALOG_PATH, CatalogError, load_catalog
 
 REQUIRED = {
-    "NULLSuccess", "NULLFailure", "Stripe", "Adyen", "AuthorizeNet", "Elavon", "Worldpay", "FirstDataIPG", "AMEX",
+    "NULLSuccess",
+    "NULLFailure",
+    "Stripe",
+    "Adyen",
+    "AuthorizeNet",
+    "Elavon",
+    "Worldpay",
+    "FirstDataIPG",
+    "AMEX",
 }
 REASONS = {
-    "CardDeclined", "InsufficientFunds", "ExpiredCard", "InvalidCardNumber", "InvalidCvv", "LostOrStolenCard",
-    "SuspectedFraud", "DoNotHonor", "LimitExceeded", "AuthenticationRequired",
+    "CardDeclined",
+    "InsufficientFunds",
+    "ExpiredCard",
+    "InvalidCardNumber",
+    "InvalidCvv",
+    "LostOrStolenCard",
+    "SuspectedFraud",
+    "DoNotHonor",
+    "LimitExceeded",
+    "AuthenticationRequired",
 }
 
 
@@ -29,9 +45,13 @@ def test_the_shipped_catalog() -> None:
     assert catalog.get("AuthorizeNet").credentials == ("ApiLoginId", "TransactionKey")  # type: ignore[union-attr]
     assert catalog.get("Worldpay").credentials == ("SecurenetId", "SecureNetKey")  # type: ignore[union-attr]
     first_data = catalog.get("FirstDataIPG")
-    assert first_data is not None and first_data.requires_certificate and first_data.requires_client_ip
+    assert first_data is not None
+    assert first_data.requires_certificate
+    assert first_data.requires_client_ip
     amex = catalog.get("AMEX")
-    assert amex is not None and amex.min_my_ref == 6 and {"Charge", "Refund"} <= amex.unsupported
+    assert amex is not None
+    assert amex.min_my_ref == 6
+    assert {"Charge", "Refund"} <= amex.unsupported
     assert catalog.get("NULLSuccess").always == "Success"  # type: ignore[union-attr]
     assert catalog.get("NULLFailure").always == "Rejected"  # type: ignore[union-attr]
     assert catalog.get("NULLSuccess").credentials == ()  # type: ignore[union-attr]
@@ -45,7 +65,12 @@ def test_the_shipped_catalog() -> None:
 def test_description_is_the_catalog_entry_shape() -> None:
     entry = load_catalog().get("Adyen").to_description()  # type: ignore[union-attr]
     assert set(entry) == {
-        "name", "displayName", "paymentGatewayUrl", "description", "credentialsNames", "supportsNetworkToken",
+        "name",
+        "displayName",
+        "paymentGatewayUrl",
+        "description",
+        "credentialsNames",
+        "supportsNetworkToken",
     }
     assert entry["credentialsNames"] == ["ApiKey", "MerchantAccount", "ShopperInteraction"]
 

@@ -27,11 +27,15 @@ def test_unknown_certificate_is_refused_clearly() -> None:
     with pytest.raises(ApiError) as caught:
         certificates.require_certificate(tenant, "nope", "fallbackUpgs[1].paymentGatewayCertName")
     assert caught.value.status == 400
-    assert caught.value.body == [{
-        "fieldName": "fallbackUpgs[1].paymentGatewayCertName",
-        "errors": ["Unknown client certificate 'nope'. Register it with POST /_emulator/certificates "
-                   "or in the config file."],
-    }]
+    assert caught.value.body == [
+        {
+            "fieldName": "fallbackUpgs[1].paymentGatewayCertName",
+            "errors": [
+                "Unknown client certificate 'nope'. Register it with POST /_emulator/certificates "
+                "or in the config file."
+            ],
+        }
+    ]
     with pytest.raises(ApiError) as caught:
         certificates.require_certificate(tenant, None, "certificateName")
     assert caught.value.body[0]["fieldName"] == "certificateName"

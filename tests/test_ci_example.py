@@ -38,8 +38,12 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _pytest(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", *args], cwd=PROJECT, env=env or _env(),
-        capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "pytest", *args],
+        cwd=PROJECT,
+        env=env or _env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -68,7 +72,8 @@ def test_the_example_project_with_dash_p() -> None:
     result = _pytest("-q", "-p", "emulator.testing", "test_checkout.py", env=_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))
     _passed(result, 3)
     without = _pytest("-q", "test_checkout.py", env=_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))
-    assert without.returncode != 0 and "fixture 'payemu' not found" in without.stdout
+    assert without.returncode != 0
+    assert "fixture 'payemu' not found" in without.stdout
 
 
 def _free_port() -> int:
@@ -82,9 +87,22 @@ def served() -> Iterator[str]:
     """A real ``payemu serve`` in its own process."""
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--journal-size", "50",
-         "--log-level", "warning"],
-        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "emulator",
+            "serve",
+            "--port",
+            str(port),
+            "--journal-size",
+            "50",
+            "--log-level",
+            "warning",
+        ],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -107,7 +125,8 @@ def served() -> Iterator[str]:
 def test_parallel_workers_against_one_server(served: str) -> None:
     result = _pytest("-v", "-n", "2", "--payemu-url", served)
     _passed(result)
-    assert "[gw0]" in result.stdout and "[gw1]" in result.stdout  # both workers ran tests
+    assert "[gw0]" in result.stdout
+    assert "[gw1]" in result.stdout
     assert "payemu: in-process" not in result.stdout
     health = httpx.get(served + "/_emulator/health").json()
     assert health["tenants"] == 2  # every test's tenant was removed; the two configured keys stay
@@ -129,18 +148,34 @@ def _more_traffic(server: PayemuServer) -> None:
     """What the example does not send: card data in tokens, tools, wrong places, errors."""
     tenant = server.tenant()
     client = tenant.client
-    card = {"cardHolderName": "Jo", "cardNumber": "4000000000009995", "expirationMonth": 3,
-            "expirationYear": 2031, "cvv": "9731"}
-    details = json.dumps({"cardNumber": "4111111111111111", "cvv": "842", "expirationMonth": 1,
-                          "expirationYear": 2032, "cardHolderName": "Tok"})
+    card = {
+        "cardHolderName": "Jo",
+        "cardNumber": "4000000000009995",
+        "expirationMonth": 3,
+        "expirationYear": 2031,
+        "cvv": "9731",
+    }
+    details = json.dumps(
+        {
+            "cardNumber": "4111111111111111",
+            "cvv": "842",
+            "expirationMonth": 1,
+            "expirationYear": 2032,
+            "cardHolderName": "Tok",
+        }
+    )
     token = client.post("/StringTokens", json={"payload": details}).json()["token"]
     client.get(f"/StringTokens/{token}")
     digits = client.post("/StringTokens", json={"payload": "5555555555554444"}).json()["token"]
     null = {"paymentGatewayName": "NULLSuccess"}
     for body in (
         {"amount": 5.0, "currency": "USD", "card": card, "paymentGatewayAccount": null},
-        {"amount": 5.0, "currency": "USD", "card": {**card, "cardNumber": f"@{token}", "cvv": None},
-         "paymentGatewayAccount": null},
+        {
+            "amount": 5.0,
+            "currency": "USD",
+            "card": {**card, "cardNumber": f"@{token}", "cvv": None},
+            "paymentGatewayAccount": null,
+        },
         {"amount": 5.0, "currency": "USD", "card": {**card, "cardNumber": f"@{digits}"}, "paymentGatewayAccount": null},
         {"amount": 5.0, "currency": "USD", "card": {**card, "cardNumber": "4111 1111 1111 1111"}},
         {"amount": 5.0, "currency": "USD", "card": {**card, "cardNumber": 4111111111111111}},
@@ -171,10 +206,11 @@ def test_no_journal_holds_card_data_after_a_full_run() -> None:
     for number in ("4242424242424242", "5555555555554444", "4111111111111111", "4000000000009995"):
         assert number not in text
     references = masking.references(entries)
-    pans = [run for run in FULL_PAN.findall(text)
-            if luhn_valid(re.sub(r"\D", "", run)) and run not in references]
+    pans = [run for run in FULL_PAN.findall(text) if luhn_valid(re.sub(r"\D", "", run)) and run not in references]
     assert pans == []
     assert not CVV_KEYS & {key.lower() for key in _keys(entries)}
-    assert '"9731"' not in text and '"842"' not in text and '"12345"' not in text
+    assert '"9731"' not in text
+    assert '"842"' not in text
+    assert '"12345"' not in text
     assert "411111" in text  # masked numbers keep their first six digits
     assert not runtime.violations

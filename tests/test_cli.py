@@ -62,7 +62,8 @@ def server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
 def test_serve_answers_the_key_status_and_stops_cleanly(server: tuple[str, subprocess.Popen[str]]) -> None:
     base, proc = server
     ok = httpx.get(base + "/Utils/apiKey", headers={"X-Api-Key": "sandbox-api-key"})
-    assert ok.status_code == 200 and ok.json()["isSandbox"] is True
+    assert ok.status_code == 200
+    assert ok.json()["isSandbox"] is True
     denied = httpx.get(base + "/Utils/apiKey")
     assert denied.status_code == 401
     assert denied.json()[0]["fieldName"] == "X-Api-Key"
@@ -90,7 +91,11 @@ def test_defaults_and_flags() -> None:
     )
     settings = settings_from(args)
     assert (settings.host, settings.port, settings.seed, settings.any_key, settings.log_level) == (
-        "0.0.0.0", 9000, 7, True, "debug",
+        "0.0.0.0",
+        9000,
+        7,
+        True,
+        "debug",
     )
 
 
@@ -99,7 +104,10 @@ def test_bad_config_is_refused_with_file_and_field(tmp_path: Path) -> None:
     config.write_text("keys:\n  - key: k1\n    isSandbox: maybe\n")
     result = subprocess.run(
         [sys.executable, "-m", "emulator", "serve", "--config", str(config)],
-        cwd=ROOT, capture_output=True, text=True, timeout=30,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert result.returncode == 2
     assert f"{config}: keys[0].isSandbox" in result.stderr
@@ -110,4 +118,5 @@ def test_python_dash_m_help() -> None:
         [sys.executable, "-m", "emulator", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=30
     )
     assert result.returncode == 0
-    assert "serve" in result.stdout and "scenarios" in result.stdout
+    assert "serve" in result.stdout
+    assert "scenarios" in result.stdout

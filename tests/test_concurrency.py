@@ -18,8 +18,7 @@ from emulator.scenarios import parse_rules
 from tests.conftest import SANDBOX
 from tests.live_server import LiveServer
 
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12,
-        "expirationYear": 2030}
+CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2030}
 STRIPE = {"paymentGatewayAccountName": "stripeMain"}
 
 
@@ -68,13 +67,17 @@ def test_100_concurrent_captures_give_exactly_one_success(server: Server, delay_
         assert reasons["OperationInProgress"] > 0, "the captures overlapped at the gateway"
     tx = server.tenant.ledger[auth["gatewayReference"]]
     captures = [op for op in tx.operations if op.operation == "Capture"]
-    assert len(captures) == 1 and tx.captured_by == captures[0].reference and tx.busy is None
+    assert len(captures) == 1
+    assert tx.captured_by == captures[0].reference
+    assert tx.busy is None
 
 
 def test_concurrent_refunds_never_exceed_the_charge(server: Server) -> None:
-    server.tenant.rules.add(parse_rules(
-        "{name: slow-refund, when: {operation: Refund}, then: {operationResultCode: Success, delayMs: 20}}", "test"
-    ))
+    server.tenant.rules.add(
+        parse_rules(
+            "{name: slow-refund, when: {operation: Refund}, then: {operationResultCode: Success, delayMs: 20}}", "test"
+        )
+    )
     charge = pay(server, "/PaymentGateway/charge", {"amount": 5.0, "currency": "USD", "card": CARD, **STRIPE})
     body = {"refTransId": charge["gatewayReference"], "amount": 1.0, "currency": "USD", "card": CARD, **STRIPE}
     done = 0
@@ -85,4 +88,6 @@ def test_concurrent_refunds_never_exceed_the_charge(server: Server) -> None:
         if any(r.status_code == 409 and r.json()["rejectReasonCode"] == "AlreadyRefunded" for r in responses):
             break
     tx = server.tenant.ledger[charge["gatewayReference"]]
-    assert done == 5 and tx.refunded_amount == 5.0 and tx.state(server.tenant.now()) == "Refunded"
+    assert done == 5
+    assert tx.refunded_amount == 5.0
+    assert tx.state(server.tenant.now()) == "Refunded"

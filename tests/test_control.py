@@ -89,7 +89,8 @@ def test_create_tenant_without_a_key(anon: TestClient) -> None:
     second = anon.post("/_emulator/tenants", json={})
     assert first.status_code == second.status_code == 201
     a, b = first.json(), second.json()
-    assert a["apiKey"] != b["apiKey"] and a["accountId"] != b["accountId"]
+    assert a["apiKey"] != b["apiKey"]
+    assert a["accountId"] != b["accountId"]
     assert a["isSandbox"] is True
     status = anon.get("/Utils/apiKey", headers={"X-Api-Key": a["apiKey"]}).json()
     assert status == {"status": "OK", "userName": a["userName"], "accountId": a["accountId"], "isSandbox": True}
@@ -98,8 +99,12 @@ def test_create_tenant_without_a_key(anon: TestClient) -> None:
 def test_create_live_tenant_with_a_chosen_key_and_name(anon: TestClient) -> None:
     created = anon.post("/_emulator/tenants", json={"sandbox": False, "userName": "shop", "apiKey": "ci-42"})
     assert created.status_code == 201
-    assert created.json() == {"apiKey": "ci-42", "accountId": created.json()["accountId"], "userName": "shop",
-                              "isSandbox": False}
+    assert created.json() == {
+        "apiKey": "ci-42",
+        "accountId": created.json()["accountId"],
+        "userName": "shop",
+        "isSandbox": False,
+    }
     again = anon.post("/_emulator/tenants", json={"apiKey": "ci-42"})
     assert again.status_code == 409
     assert again.json() == [{"fieldName": "apiKey", "errors": ["This API key is already in use."]}]
@@ -109,8 +114,13 @@ def test_create_live_tenant_with_a_chosen_key_and_name(anon: TestClient) -> None
 
 @pytest.mark.parametrize(
     ("body", "field"),
-    [({"sandbox": "yes"}, "sandbox"), ({"apiKey": "has space"}, "apiKey"), ({"apiKey": ""}, "apiKey"),
-     ({"color": "red"}, "color"), ({"userName": 5}, "userName")],
+    [
+        ({"sandbox": "yes"}, "sandbox"),
+        ({"apiKey": "has space"}, "apiKey"),
+        ({"apiKey": ""}, "apiKey"),
+        ({"color": "red"}, "color"),
+        ({"userName": 5}, "userName"),
+    ],
 )
 def test_create_tenant_bad_input(anon: TestClient, body: dict[str, object], field: str) -> None:
     response = anon.post("/_emulator/tenants", json=body)
@@ -133,7 +143,8 @@ def test_delete_a_created_tenant(anon: TestClient) -> None:
     key = {"X-Api-Key": anon.post("/_emulator/tenants").json()["apiKey"]}
     before = anon.get("/_emulator/health").json()["tenants"]
     response = anon.delete("/_emulator/tenants/current", headers=key)
-    assert response.status_code == 204 and response.content == b""
+    assert response.status_code == 204
+    assert response.content == b""
     assert anon.get("/_emulator/health").json()["tenants"] == before - 1
     assert anon.get("/Utils/apiKey", headers=key).status_code == 401
 

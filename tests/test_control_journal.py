@@ -28,13 +28,19 @@ def test_an_entry_holds_the_whole_exchange(client: TestClient) -> None:
     client.get("/Utils/apiKey")
     client.get("/Utils/apiKey", headers=LIVE)
     journal = _journal(client)
-    assert journal["dropped"] == 0 and journal["size"] == 1000
+    assert journal["dropped"] == 0
+    assert journal["size"] == 1000
     [entry] = journal["requests"]
-    assert entry["method"] == "GET" and entry["path"] == "/Utils/apiKey" and entry["status"] == 200
+    assert entry["method"] == "GET"
+    assert entry["path"] == "/Utils/apiKey"
+    assert entry["status"] == 200
     assert entry["operationId"] == "ValidateApiKey"
     assert entry["response"]["userName"] == "sandbox-merchant"
-    assert entry["request"] is None and entry["attempts"] == [] and entry["id"] == 1
-    assert entry["latencyMs"] >= 0 and entry["time"].endswith("Z")
+    assert entry["request"] is None
+    assert entry["attempts"] == []
+    assert entry["id"] == 1
+    assert entry["latencyMs"] >= 0
+    assert entry["time"].endswith("Z")
 
 
 def test_errors_are_journaled_too(client: TestClient) -> None:
@@ -72,8 +78,9 @@ def test_filter_by_time(make_app: Callable[..., Starlette]) -> None:
         assert [e["id"] for e in _journal(client, since=plain, until=plain)["requests"]] == [2]
 
 
-@pytest.mark.parametrize(("name", "value"), [("since", "yesterday"), ("until", "2030-13-01"), ("limit", "0"),
-                                             ("limit", "many")])
+@pytest.mark.parametrize(
+    ("name", "value"), [("since", "yesterday"), ("until", "2030-13-01"), ("limit", "0"), ("limit", "many")]
+)
 def test_bad_filters(client: TestClient, name: str, value: str) -> None:
     response = client.get("/_emulator/requests", params={name: value})
     assert response.status_code == 400
@@ -85,7 +92,8 @@ def test_bounded_oldest_dropped_first(make_app: Callable[..., Starlette]) -> Non
         for _ in range(5):
             client.get("/Utils/apiKey")
         journal = _journal(client)
-    assert journal["size"] == 3 and journal["dropped"] == 2
+    assert journal["size"] == 3
+    assert journal["dropped"] == 2
     assert [e["id"] for e in journal["requests"]] == [3, 4, 5]
 
 
@@ -101,10 +109,12 @@ def test_card_data_is_masked_in_bodies_and_queries(client: TestClient) -> None:
     payload = json.dumps({"cardNumber": CARD, "cvv": "737", "expirationMonth": 12, "expirationYear": 2030})
     client.post("/StringTokens", json={"payload": payload})
     client.get("/Tools/luhn", params={"number": CARD})
-    client.post("/Tools/validate", json={"cardNumber": CARD, "cvv": "737", "expirationMonth": 12,
-                                         "expirationYear": 2030})
+    client.post(
+        "/Tools/validate", json={"cardNumber": CARD, "cvv": "737", "expirationMonth": 12, "expirationYear": 2030}
+    )
     text = json.dumps(_journal(client))
-    assert CARD not in text and "737" not in text
+    assert CARD not in text
+    assert "737" not in text
     assert not FULL_PAN.search(text)
     luhn = _journal(client, path="/Tools/luhn")["requests"][0]
     assert luhn["query"] == "number=411111******1111"

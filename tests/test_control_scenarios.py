@@ -46,7 +46,9 @@ def test_add_one_rule_as_json(app: Starlette, client: TestClient) -> None:
     tenant = app.state.runtime.tenants.get("sandbox-api-key")
     outcome = app.state.runtime.scenarios.decide(tenant, attempt())
     assert (outcome.operation_result_code, outcome.reject_reason_code, outcome.rule) == (
-        "Rejected", "InsufficientFunds", "broke"
+        "Rejected",
+        "InsufficientFunds",
+        "broke",
     )
 
 
@@ -85,14 +87,19 @@ def test_runtime_rules_are_per_tenant(app: Starlette, client: TestClient) -> Non
 
 
 def test_same_name_replaces_and_restarts_its_sequence(app: Starlette, client: TestClient) -> None:
-    flaky = {"name": "flaky", "when": {"cardNumber": CARD},
-             "sequence": [{"operationResultCode": "TemporaryFailure"}, {"operationResultCode": "Success"}]}
+    flaky = {
+        "name": "flaky",
+        "when": {"cardNumber": CARD},
+        "sequence": [{"operationResultCode": "TemporaryFailure"}, {"operationResultCode": "Success"}],
+    }
     client.post("/_emulator/scenarios", json=flaky)
     client.post("/_emulator/scenarios", json=rule("other", amount=1))
     tenant = app.state.runtime.tenants.get("sandbox-api-key")
     book = app.state.runtime.scenarios
     assert [book.decide(tenant, attempt()).operation_result_code for _ in range(3)] == [
-        "TemporaryFailure", "Success", "Success"
+        "TemporaryFailure",
+        "Success",
+        "Success",
     ]
     client.post("/_emulator/scenarios", json=flaky)
     assert names(client)[:2] == ["flaky", "other"]
@@ -134,8 +141,10 @@ def test_reset_drops_runtime_rules(client: TestClient) -> None:
             [rule("ok"), {"name": "bad", "when": {"cardNumber": CARD}, "then": {"operationResultCode": "Bogus"}}],
             [("scenarios[1].then.operationResultCode", "'Bogus' is not one of")],
         ),
-        ({"name": "x", "when": {"colour": "red"}, "then": {"operationResultCode": "Success"}},
-         [("scenarios[0].when.colour", "")]),
+        (
+            {"name": "x", "when": {"colour": "red"}, "then": {"operationResultCode": "Success"}},
+            [("scenarios[0].when.colour", "")],
+        ),
         ({"scenarios": [rule("dup"), rule("dup")]}, [("body", "duplicate rule name 'dup'")]),
         ({"scenarios": [rule("a")], "extra": 1}, [("body", "unknown key 'extra'")]),
         ([5], [("body", "")]),

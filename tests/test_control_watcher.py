@@ -55,7 +55,8 @@ def test_a_broken_file_is_logged_once_and_the_old_rules_stay(
         assert watcher.check() is False
         assert watcher.check() is False
     assert len([r for r in caplog.records if "do not check out" in r.message]) == 1
-    assert watcher.problems and watcher.problems[0].startswith(f"{rules}:")
+    assert watcher.problems
+    assert watcher.problems[0].startswith(f"{rules}:")
     assert _first_names(app, 1) == ["good"]
     _write(rules, "fixed")
     assert watcher.check() is True

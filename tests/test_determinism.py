@@ -11,8 +11,13 @@ from starlette.testclient import TestClient
 
 from tests.conftest import LIVE, SANDBOX
 
-CARD = {"cardHolderName": "Ada Lovelace", "cardNumber": "4242424242424242", "expirationMonth": 12,
-        "expirationYear": 2030, "cvv": "123"}
+CARD = {
+    "cardHolderName": "Ada Lovelace",
+    "cardNumber": "4242424242424242",
+    "expirationMonth": 12,
+    "expirationYear": 2030,
+    "cvv": "123",
+}
 DECLINED = "4000000000009995"  # a built-in test card: insufficient funds
 
 
@@ -24,17 +29,29 @@ def _steps() -> Iterator[tuple[str, str, Any]]:
     yield "GET", "/PaymentGatewayAccounts/main", None
     charge = {"amount": 12.5, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "main", "myRef": "order-1"}
     yield "POST", "/PaymentGateway/charge", charge
-    yield "PUT", "/PaymentGateway/refund", {"refTransId": "{ref}", "amount": 2.5, "currency": "USD",
-                                            "paymentGatewayAccountName": "main", "card": CARD}
+    yield (
+        "PUT",
+        "/PaymentGateway/refund",
+        {"refTransId": "{ref}", "amount": 2.5, "currency": "USD", "paymentGatewayAccountName": "main", "card": CARD},
+    )
     yield "POST", "/PaymentGateway/authorize", {**charge, "amount": 30.0, "generateToken": True}
-    yield "PUT", "/PaymentGateway/capture", {"refTransId": "{ref}", "amount": 30.0, "currency": "USD",
-                                             "paymentGatewayAccountName": "main", "card": CARD}
+    yield (
+        "PUT",
+        "/PaymentGateway/capture",
+        {"refTransId": "{ref}", "amount": 30.0, "currency": "USD", "paymentGatewayAccountName": "main", "card": CARD},
+    )
     yield "POST", "/PaymentGateway/charge", {**charge, "card": {**CARD, "cardNumber": DECLINED}}
     yield "POST", "/PaymentGateway/tokenize", {"card": CARD, "paymentGatewayAccountName": "main"}
     yield "POST", "/StringTokens", {"payload": "4111111111111111"}
-    yield "POST", "/_emulator/scenarios", {"name": "flaky", "when": {"amount": 7},
-                                           "sequence": [{"operationResultCode": "TemporaryFailure"},
-                                                        {"operationResultCode": "Success"}]}
+    yield (
+        "POST",
+        "/_emulator/scenarios",
+        {
+            "name": "flaky",
+            "when": {"amount": 7},
+            "sequence": [{"operationResultCode": "TemporaryFailure"}, {"operationResultCode": "Success"}],
+        },
+    )
     yield "POST", "/PaymentGateway/charge", {**charge, "amount": 7.0}
     yield "POST", "/PaymentGateway/charge", {**charge, "amount": 7.0}
     yield "POST", "/_emulator/clock", {"advance": "8d"}
@@ -46,9 +63,16 @@ def _steps() -> Iterator[tuple[str, str, Any]]:
 def _noise(client: TestClient, round_: int) -> None:
     """Another tenant's traffic, different every round."""
     card = {**CARD, "cardNumber": "5555555555554444"}
-    client.post("/PaymentGateway/charge", headers=LIVE, json={
-        "amount": 1.0 + round_, "currency": "EUR", "card": card,
-        "paymentGatewayAccount": {"paymentGatewayName": "NULLSuccess"}})
+    client.post(
+        "/PaymentGateway/charge",
+        headers=LIVE,
+        json={
+            "amount": 1.0 + round_,
+            "currency": "EUR",
+            "card": card,
+            "paymentGatewayAccount": {"paymentGatewayName": "NULLSuccess"},
+        },
+    )
     client.post("/StringTokens", headers=LIVE, json={"payload": f"noise {round_}"})
     client.post("/_emulator/tenants", json={})
 
@@ -76,7 +100,8 @@ def test_same_seed_same_bytes_whatever_other_tenants_do(make_app: Callable[..., 
     for a, b in zip(quiet, busy, strict=True):
         assert a == b
     statuses = [line.split(b" ")[2] for line in quiet]
-    assert b"409" in statuses and b"503" in statuses  # the decline and the sequence's first answer
+    assert b"409" in statuses
+    assert b"503" in statuses
     assert quiet[2].count(b'"gatewayReference":"ch_') == 1
 
 

@@ -41,7 +41,8 @@ def one(name: str) -> str:
 
 def exec_form(text: str) -> list[str]:
     value = json.loads(text)
-    assert isinstance(value, list) and all(isinstance(v, str) for v in value), "use the JSON (exec) form"
+    assert isinstance(value, list), "use the JSON (exec) form"
+    assert all(isinstance(v, str) for v in value), "use the JSON (exec) form"
     return value
 
 
@@ -52,10 +53,13 @@ def test_slim_python_base() -> None:
 def test_runs_as_a_non_root_user() -> None:
     order = [keyword for keyword, _ in instructions()]
     user = one("USER")
-    assert user not in ("root", "0") and not user.startswith("0:")
+    assert user not in ("root", "0")
+    assert not user.startswith("0:")
     assert order.index("USER") < order.index("CMD")
-    assert any(keyword == "RUN" and f"useradd --system --uid 10001 --create-home --shell /usr/sbin/nologin {user}"
-               in rest for keyword, rest in instructions())
+    assert any(
+        keyword == "RUN" and f"useradd --system --uid 10001 --create-home --shell /usr/sbin/nologin {user}" in rest
+        for keyword, rest in instructions()
+    )
 
 
 def test_command_matches_the_cli_defaults() -> None:
@@ -73,7 +77,8 @@ def test_command_matches_the_cli_defaults() -> None:
 def test_health_check_asks_the_health_route(make_app) -> None:  # type: ignore[no-untyped-def]
     check = one("HEALTHCHECK")
     options, _, command = check.partition("CMD ")
-    assert "--interval=" in options and "--timeout=" in options
+    assert "--interval=" in options
+    assert "--timeout=" in options
     argv = exec_form(command)
     assert argv[:2] == ["python", "-c"]
     url = f"http://127.0.0.1:{cli.DEFAULT_PORT}/_emulator/health"
@@ -87,8 +92,11 @@ def test_copied_sources_exist_and_are_not_ignored(source: str) -> None:
     copied = [src for keyword, rest in instructions() if keyword == "COPY" for src in shlex.split(rest)[:-1]]
     assert source in copied
     assert (ROOT / source).exists()
-    ignored = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
-               if line.strip() and not line.startswith("#")]
+    ignored = [
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     assert source not in ignored
 
 

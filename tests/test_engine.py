@@ -19,8 +19,7 @@ from emulator.runtime import Runtime
 from emulator.scenarios import parse_rules
 from emulator.vocabulary import Operation
 
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12,
-        "expirationYear": 2030}
+CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2030}
 
 
 @pytest.fixture
@@ -45,8 +44,9 @@ class Answer:
     attempts: list[dict[str, Any]]
 
 
-def process(world: tuple[Runtime, Tenant], operation: str, body: dict[str, Any],
-            attempts: list[dict[str, Any]] | None = None) -> Answer:
+def process(
+    world: tuple[Runtime, Tenant], operation: str, body: dict[str, Any], attempts: list[dict[str, Any]] | None = None
+) -> Answer:
     """The engine on a request body parsed as the HTTP handlers parse it; ``attempts``
     receives the attempts as JSON, as the journal does."""
     runtime, tenant = world
@@ -57,8 +57,9 @@ def process(world: tuple[Runtime, Tenant], operation: str, body: dict[str, Any],
     finally:
         if attempts is not None:
             attempts.extend(record.to_json() for record in made)
-    return Answer(outcome.result.to_json(), outcome.status, outcome.headers,
-                  [record.to_json() for record in outcome.attempts])
+    return Answer(
+        outcome.result.to_json(), outcome.status, outcome.headers, [record.to_json() for record in outcome.attempts]
+    )
 
 
 def charge(**changes: Any) -> dict[str, Any]:
@@ -72,20 +73,35 @@ def errors_of(caught: pytest.ExceptionInfo[ApiError]) -> dict[str | None, list[s
 def test_outcome_carries_result_status_and_the_attempts(world: tuple[Runtime, Tenant]) -> None:
     journal: list[dict[str, Any]] = []
     outcome = process(world, "Charge", charge(fallbackUpgs=[{"paymentGatewayAccountName": "adyenMain"}]), journal)
-    assert outcome.status == 200 and outcome.headers == {}
-    assert outcome.result["currency"] == "USD" and outcome.result["gatewayName"] == "Stripe"
-    assert journal == outcome.attempts and len(outcome.attempts) == 1
+    assert outcome.status == 200
+    assert outcome.headers == {}
+    assert outcome.result["currency"] == "USD"
+    assert outcome.result["gatewayName"] == "Stripe"
+    assert journal == outcome.attempts
+    assert len(outcome.attempts) == 1
     entry = outcome.attempts[0]
     assert set(entry) == {
-        "attemptNumber", "paymentGatewayAccountName", "gatewayName", "isFallback", "timestamp", "result",
+        "attemptNumber",
+        "paymentGatewayAccountName",
+        "gatewayName",
+        "isFallback",
+        "timestamp",
+        "result",
     }
-    assert entry["result"] == outcome.result and entry["timestamp"].endswith("Z")
+    assert entry["result"] == outcome.result
+    assert entry["timestamp"].endswith("Z")
 
 
 @pytest.mark.parametrize(
     ("code", "status", "headers"),
-    [("Success", 200, {}), ("Accepted", 202, {}), ("Rejected", 409, {}), ("NotImplemented", 409, {}),
-     ("FatalFailure", 500, {}), ("TemporaryFailure", 503, {"Retry-After": "1"})],
+    [
+        ("Success", 200, {}),
+        ("Accepted", 202, {}),
+        ("Rejected", 409, {}),
+        ("NotImplemented", 409, {}),
+        ("FatalFailure", 500, {}),
+        ("TemporaryFailure", 503, {"Retry-After": "1"}),
+    ],
 )
 def test_status_per_result_code(world: tuple[Runtime, Tenant], code: str, status: int, headers: dict[str, str]) -> None:
     tenant = world[1]
@@ -102,20 +118,26 @@ def test_credentials(world: tuple[Runtime, Tenant]) -> None:
     assert errors_of(caught) == {"paymentGatewayAccountName": [message]}
     with pytest.raises(ApiError) as caught:
         process(world, "PreAuth", charge(paymentGatewayAccountName="ghost"))
-    assert caught.value.status == 400 and "ghost" in errors_of(caught)["paymentGatewayAccountName"][0]
+    assert caught.value.status == 400
+    assert "ghost" in errors_of(caught)["paymentGatewayAccountName"][0]
     inline = {"paymentGatewayName": "nullsuccess", "credentials": []}
     outcome = process(world, "Charge", charge(paymentGatewayAccountName="ghost", paymentGatewayAccount=inline))
-    assert outcome.result["gatewayName"] == "NULLSuccess" and outcome.attempts[0]["paymentGatewayAccountName"] is None
+    assert outcome.result["gatewayName"] == "NULLSuccess"
+    assert outcome.attempts[0]["paymentGatewayAccountName"] is None
 
 
 def test_every_fallback_is_checked_before_any_attempt(world: tuple[Runtime, Tenant]) -> None:
     _, tenant = world
-    upgs = [{"paymentGatewayAccountName": "adyenMain"}, {"paymentGatewayAccountName": "ghost"},
-            {"paymentGatewayAccountName": "stripeMain", "paymentGatewayCertName": "noSuchCert"}]
+    upgs = [
+        {"paymentGatewayAccountName": "adyenMain"},
+        {"paymentGatewayAccountName": "ghost"},
+        {"paymentGatewayAccountName": "stripeMain", "paymentGatewayCertName": "noSuchCert"},
+    ]
     with pytest.raises(ApiError) as caught:
         process(world, "Charge", charge(fallbackUpgs=upgs))
     assert set(errors_of(caught)) == {
-        "fallbackUpgs[1].paymentGatewayAccountName", "fallbackUpgs[2].paymentGatewayCertName",
+        "fallbackUpgs[1].paymentGatewayAccountName",
+        "fallbackUpgs[2].paymentGatewayCertName",
     }
     assert tenant.ledger == {}
 
@@ -131,17 +153,24 @@ def test_currency(world: tuple[Runtime, Tenant]) -> None:
 
 def test_tokenize_has_no_amount_and_remembers_the_card(world: tuple[Runtime, Tenant]) -> None:
     _, tenant = world
-    outcome = process(world, "Tokenize", {"card": dict(CARD, cardNumber="4000000000009995"),
-                                          "paymentGatewayAccountName": "stripeMain"})
-    assert outcome.status == 409 and outcome.result["rejectReasonCode"] == "InsufficientFunds"
+    outcome = process(
+        world,
+        "Tokenize",
+        {"card": dict(CARD, cardNumber="4000000000009995"), "paymentGatewayAccountName": "stripeMain"},
+    )
+    assert outcome.status == 409
+    assert outcome.result["rejectReasonCode"] == "InsufficientFunds"
     outcome = process(world, "Tokenize", {"card": dict(CARD), "paymentGatewayAccountName": "stripeMain"})
     result = outcome.result
     assert (outcome.status, result["amount"], result["currency"]) == (200, 0.0, "USD")
     token = tenant.ledger.token(result["gatewayToken"])
-    assert token.gateway == "Stripe" and token.card_number == CARD["cardNumber"]
+    assert token.gateway == "Stripe"
+    assert token.card_number == CARD["cardNumber"]
     assert engine.token_for(tenant, result["gatewayToken"], "Stripe") == (CARD["cardNumber"], None)
     number, problem = engine.token_for(tenant, result["gatewayToken"], "Adyen")
-    assert number == CARD["cardNumber"] and problem is not None and "issued by Stripe" in problem
+    assert number == CARD["cardNumber"]
+    assert problem is not None
+    assert "issued by Stripe" in problem
     assert engine.token_for(tenant, None, "Stripe") == (None, None)
 
 
@@ -153,14 +182,16 @@ def test_string_token_card_is_resolved_and_matched(world: tuple[Runtime, Tenant]
     outcome = process(world, "Charge", charge(card=dict(CARD, cardNumber="@" + token.token)))
     assert outcome.result["rejectReasonCode"] == "InsufficientFunds"
     tx = tenant.ledger[outcome.result["gatewayReference"]]
-    assert tx.card_number == "4000000000009995" and tx.to_json()["cardMasked"] == "400000******9995"
+    assert tx.card_number == "4000000000009995"
+    assert tx.to_json()["cardMasked"] == "400000******9995"
 
 
 def test_reset_fault_drops_before_recording(world: tuple[Runtime, Tenant]) -> None:
     _, tenant = world
     with pytest.raises(DropConnection) as caught:
         process(world, "Charge", charge(amount=9032.0))
-    assert caught.value.reason == "reset" and tenant.ledger == {}
+    assert caught.value.reason == "reset"
+    assert tenant.ledger == {}
 
 
 def test_lost_response_records_then_drops(world: tuple[Runtime, Tenant]) -> None:
@@ -170,9 +201,12 @@ def test_lost_response_records_then_drops(world: tuple[Runtime, Tenant]) -> None
         process(world, "PreAuth", charge(amount=9031.0, myRef="lost-1"), journal)
     assert caught.value.reason == "lostResponse"
     (tx,) = tenant.ledger.values()
-    assert tx.my_ref == "lost-1" and tx.result_code == "Success" and len(journal) == 1
+    assert tx.my_ref == "lost-1"
+    assert tx.result_code == "Success"
+    assert len(journal) == 1
     found = process(world, "Status", {"myRef": "lost-1", "paymentGatewayAccountName": "stripeMain"})
-    assert found.status == 200 and found.result["gatewayReference"] == tx.reference
+    assert found.status == 200
+    assert found.result["gatewayReference"] == tx.reference
 
 
 def test_lost_response_on_a_capture_commits_it(world: tuple[Runtime, Tenant]) -> None:
@@ -181,7 +215,8 @@ def test_lost_response_on_a_capture_commits_it(world: tuple[Runtime, Tenant]) ->
     body = {"refTransId": auth, "amount": 9031.0, "currency": "USD", "paymentGatewayAccountName": "stripeMain"}
     with pytest.raises(DropConnection):
         process(world, "Capture", body)
-    assert tenant.ledger[auth].captured_by is not None and tenant.ledger[auth].busy is None
+    assert tenant.ledger[auth].captured_by is not None
+    assert tenant.ledger[auth].busy is None
     again = process(world, "Capture", body)
     assert again.result["rejectReasonCode"] == "AlreadyCaptured"
 
@@ -193,7 +228,9 @@ def test_reset_on_a_capture_releases_the_authorization(world: tuple[Runtime, Ten
     with pytest.raises(DropConnection):
         process(world, "Capture", body)
     tx = tenant.ledger[auth]
-    assert tx.captured_by is None and tx.busy is None and len(tenant.ledger) == 1
+    assert tx.captured_by is None
+    assert tx.busy is None
+    assert len(tenant.ledger) == 1
     assert process(world, "Capture", dict(body, amount=9000.0)).status == 200
 
 
@@ -201,17 +238,23 @@ def test_status_scenarios_can_fail_the_lookup(world: tuple[Runtime, Tenant]) -> 
     _, tenant = world
     reference = process(world, "Charge", charge()).result["gatewayReference"]
     lookup = {"refTransId": reference, "paymentGatewayAccountName": "stripeMain"}
-    tenant.rules.add(parse_rules(
-        "{name: s, when: {operation: Status}, sequence: [{operationResultCode: TemporaryFailure},"
-        " {operationResultCode: Rejected, rejectReasonCode: DoNotHonor}, {operationResultCode: Success}]}", "t"
-    ))
+    tenant.rules.add(
+        parse_rules(
+            "{name: s, when: {operation: Status}, sequence: [{operationResultCode: TemporaryFailure},"
+            " {operationResultCode: Rejected, rejectReasonCode: DoNotHonor}, {operationResultCode: Success}]}",
+            "t",
+        )
+    )
     failed = process(world, "Status", lookup)
-    assert failed.status == 500 and failed.result["operationResultCode"] == "TemporaryFailure", "status has no 503"
+    assert failed.status == 500, "status has no 503"
+    assert failed.result["operationResultCode"] == "TemporaryFailure", "status has no 503"
     assert failed.result["gatewayReference"] != reference
     declined = process(world, "Status", lookup)
-    assert declined.status == 409 and declined.result["rejectReasonCode"] == "DoNotHonor"
+    assert declined.status == 409
+    assert declined.result["rejectReasonCode"] == "DoNotHonor"
     found = process(world, "Status", lookup)
-    assert found.status == 200 and found.result["gatewayReference"] == reference
+    assert found.status == 200
+    assert found.result["gatewayReference"] == reference
 
 
 def test_not_a_payment_operation(world: tuple[Runtime, Tenant]) -> None:
@@ -237,8 +280,13 @@ then:
   delayMs: 30
   fault: none
 """
-MATCHING = {"amount": 15.0, "currency": "EUR", "card": dict(CARD), "paymentGatewayAccountName": "nullFail",
-            "fallbackUpgs": [{"paymentGatewayAccountName": "adyenMain"}]}
+MATCHING = {
+    "amount": 15.0,
+    "currency": "EUR",
+    "card": dict(CARD),
+    "paymentGatewayAccountName": "nullFail",
+    "fallbackUpgs": [{"paymentGatewayAccountName": "adyenMain"}],
+}
 
 
 @pytest.mark.parametrize(
@@ -254,30 +302,34 @@ MATCHING = {"amount": 15.0, "currency": "EUR", "card": dict(CARD), "paymentGatew
         ({"operation": "Charge"}, False),
         ({"fallbackUpgs": [{"paymentGatewayAccountName": "stripeMain"}]}, False),
         ({"paymentGatewayAccountName": "adyenMain", "fallbackUpgs": []}, False),
-        ({"fallbackUpgs": [{"paymentGatewayAccountName": "nullFail"}, {"paymentGatewayAccountName": "adyenMain"}]},
-         False),
+        (
+            {"fallbackUpgs": [{"paymentGatewayAccountName": "nullFail"}, {"paymentGatewayAccountName": "adyenMain"}]},
+            False,
+        ),
     ],
 )
-def test_every_when_and_then_key_through_the_engine(world: tuple[Runtime, Tenant], change: dict[str, Any],
-                                                     matches: bool) -> None:
+def test_every_when_and_then_key_through_the_engine(
+    world: tuple[Runtime, Tenant], change: dict[str, Any], matches: bool
+) -> None:
     _, tenant = world
     tenant.rules.add(parse_rules(EVERY_KEY, "test"))
-    tenant.accounts.put(StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
-                                      tenant.now()))
+    tenant.accounts.put(StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")], tenant.now()))
     operation = change.pop("operation", "PreAuth")
     outcome = process(world, operation, {**MATCHING, **change})
     last = outcome.result
     if matches:
         assert (outcome.status, last["rejectReasonCode"], last["gatewayResultCode"]) == (409, "MyOwnReason", "R42")
-        assert last["gatewayResultDescription"] == "Declined by rule" and last["gatewayName"] == "Adyen"
+        assert last["gatewayResultDescription"] == "Declined by rule"
+        assert last["gatewayName"] == "Adyen"
     else:
-        assert last["rejectReasonCode"] != "MyOwnReason" and last["gatewayResultCode"] != "R42"
+        assert last["rejectReasonCode"] != "MyOwnReason"
+        assert last["gatewayResultCode"] != "R42"
 
 
 def test_account_key_names_the_stored_account(world: tuple[Runtime, Tenant]) -> None:
     _, tenant = world
     tenant.rules.add(parse_rules(EVERY_KEY, "test"))
-    tenant.accounts.put(StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")],
-                                      tenant.now()))
+    tenant.accounts.put(StoredAccount("adyenOther", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")], tenant.now()))
     other = process(world, "PreAuth", {**MATCHING, "fallbackUpgs": [{"paymentGatewayAccountName": "adyenOther"}]})
-    assert other.status == 200 and other.result["gatewayName"] == "Adyen"
+    assert other.status == 200
+    assert other.result["gatewayName"] == "Adyen"

@@ -27,8 +27,14 @@ from emulator.http.app import create_app
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 CARD = "4111111111111111"
 TIMEOUT_MS = 15_000
@@ -50,8 +56,9 @@ class Server:
             self.port = probe.getsockname()[1]
         self.base = f"http://127.0.0.1:{self.port}"
         self.app = create_app(Settings(port=self.port, any_key=True))
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
-                                access_log=False, lifespan="off")
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False, lifespan="off"
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -149,11 +156,24 @@ def failover_session(client: httpx.Client, **changes: Any) -> dict[str, str]:
     card = client.post("/StringTokens", json={"payload": CARD})
     assert card.status_code == 201, card.text
     body = {
-        "operation": "CHARGE", "mode": "TEST", "currencyCode": "EUR", "amount": 42.5,
-        "paymentGatewayAccountId": "failing", "fallbackUpgs": [{"paymentGatewayAccountId": "backup"}],
-        "allowedBrands": ["Visa", "MasterCard"], "customerName": "Jane Doe",
-        "storedCards": [{"token": card.json()["token"], "lastDigits": "1111", "expirationMonth": 12,
-                         "expirationYear": 2031, "brand": "Visa", "nameOnCard": "Jane Doe"}],
+        "operation": "CHARGE",
+        "mode": "TEST",
+        "currencyCode": "EUR",
+        "amount": 42.5,
+        "paymentGatewayAccountId": "failing",
+        "fallbackUpgs": [{"paymentGatewayAccountId": "backup"}],
+        "allowedBrands": ["Visa", "MasterCard"],
+        "customerName": "Jane Doe",
+        "storedCards": [
+            {
+                "token": card.json()["token"],
+                "lastDigits": "1111",
+                "expirationMonth": 12,
+                "expirationYear": 2031,
+                "brand": "Visa",
+                "nameOnCard": "Jane Doe",
+            }
+        ],
     }
     body.update(changes)
     session = client.post("/EWalletOperations", json=body)
@@ -181,18 +201,24 @@ def test_pay_stored_card_with_cvv_through_fallback(server: Server, page: Page) -
         validated = client.post("/EWalletOperations/validateResults", json=result_token)
         assert validated.status_code == 200, validated.text
         data = validated.json()
-        assert [(a["attemptNumber"], a["paymentGatewayAccountId"], a["isFallback"], a["operationResultCode"])
-                for a in data["attempts"]] == [(1, "failing", False, "Rejected"), (2, "backup", True, "Success")]
+        assert [
+            (a["attemptNumber"], a["paymentGatewayAccountId"], a["isFallback"], a["operationResultCode"])
+            for a in data["attempts"]
+        ] == [(1, "failing", False, "Rejected"), (2, "backup", True, "Success")]
         assert data["providerAccountId"] == "backup"
         assert data["upgChargeResults"]["gatewayName"] == "NULLSuccess"
-        assert data["transactionAmount"] == 42.5 and data["transactionCurrency"] == "EUR"
+        assert data["transactionAmount"] == 42.5
+        assert data["transactionCurrency"] == "EUR"
         assert data["tokenAndMaskedCardModel"]["bankCard"]["number"] == "411111******1111"
         assert data["providerTransactionId"] in status.inner_text()
 
         page.reload()
         expect(page.get_by_test_id("paid")).to_contain_text(data["providerTransactionId"])
-        foreign = httpx.post(f"{server.base}/EWalletOperations/validateResults", json=result_token,
-                             headers={"X-Api-Key": "browser-someone-else"})
+        foreign = httpx.post(
+            f"{server.base}/EWalletOperations/validateResults",
+            json=result_token,
+            headers={"X-Api-Key": "browser-someone-else"},
+        )
         assert foreign.status_code == 400
 
 
@@ -220,13 +246,25 @@ def test_dashboard_shows_the_payment(server: Server, page: Page) -> None:
         assert "4111111111111111" not in page.content()
 
         # it refreshes on its own: a charge made now appears without reloading
-        charge = client.post("/PaymentGateway/charge", json={
-            "amount": 3.5, "currency": "USD", "paymentGatewayAccountName": "backup",
-            "card": {"cardHolderName": "Jo", "cardNumber": "5555555555554444", "expirationMonth": 2,
-                     "expirationYear": 2032, "cvv": "111"}})
+        charge = client.post(
+            "/PaymentGateway/charge",
+            json={
+                "amount": 3.5,
+                "currency": "USD",
+                "paymentGatewayAccountName": "backup",
+                "card": {
+                    "cardHolderName": "Jo",
+                    "cardNumber": "5555555555554444",
+                    "expirationMonth": 2,
+                    "expirationYear": 2032,
+                    "cvv": "111",
+                },
+            },
+        )
         assert charge.status_code == 200, charge.text
         expect(transactions.locator("tr", has_text=charge.json()["gatewayReference"])).to_contain_text(
-            "555555******4444", timeout=TIMEOUT_MS)
+            "555555******4444", timeout=TIMEOUT_MS
+        )
 
 
 def test_merchant_page_with_the_js_library(server: Server, merchant: MerchantSite, page: Page) -> None:
@@ -239,7 +277,7 @@ def test_merchant_page_with_the_js_library(server: Server, merchant: MerchantSit
           <div id="card-button"></div><pre id="out"></pre>
           <script src="{server.base}/_emulator/static/payments-library.js"></script>
           <script>
-            var engine = new eWallet.Engine("{session['token']}");
+            var engine = new eWallet.Engine("{session["token"]}");
             var out = document.getElementById("out");
             engine.checkAvailability().then(function (methods) {{
               out.dataset.methods = methods.join(",");

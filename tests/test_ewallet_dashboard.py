@@ -26,15 +26,34 @@ def _busy_tenant(app: Starlette, client: TestClient) -> tuple[Tenant, dict[str, 
     tenant.accounts.put(StoredAccount("stripeMain", "Stripe", [("SecretKey", SECRET)], tenant.now()))
     tenant.certificates.register("myClientCert")
     vault.store(tenant, json.dumps({"cardNumber": "5555555555554444", "cvv": "999"}))
-    charge = client.post("/PaymentGateway/charge", json={
-        "amount": 31.25, "currency": "GBP", "paymentGatewayAccountName": "backup",
-        "card": {"cardHolderName": "Jane", "cardNumber": "4000056655665556", "expirationMonth": 1,
-                 "expirationYear": 2031, "cvv": "737"}})
+    charge = client.post(
+        "/PaymentGateway/charge",
+        json={
+            "amount": 31.25,
+            "currency": "GBP",
+            "paymentGatewayAccountName": "backup",
+            "card": {
+                "cardHolderName": "Jane",
+                "cardNumber": "4000056655665556",
+                "expirationMonth": 1,
+                "expirationYear": 2031,
+                "cvv": "737",
+            },
+        },
+    )
     assert charge.status_code == 200, charge.text
-    session = client.post("/EWalletOperations", json={
-        "operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 9.99,
-        "paymentGatewayAccountId": "primary", "fallbackUpgs": [{"paymentGatewayAccountId": "backup"}],
-        "storedCards": [{"token": stored, "lastDigits": "1111", "expirationMonth": 1, "expirationYear": 2031}]})
+    session = client.post(
+        "/EWalletOperations",
+        json={
+            "operation": "CHARGE",
+            "mode": "TEST",
+            "currencyCode": "USD",
+            "amount": 9.99,
+            "paymentGatewayAccountId": "primary",
+            "fallbackUpgs": [{"paymentGatewayAccountId": "backup"}],
+            "storedCards": [{"token": stored, "lastDigits": "1111", "expirationMonth": 1, "expirationYear": 2031}],
+        },
+    )
     paid = client.post(f"/_emulator/pay/{session.json()['token']}", json={"storedCard": 0, "cvv": "123"})
     assert paid.status_code == 200, paid.text
     return tenant, {"charge": charge.json(), "session": session.json()["token"], "paid": paid.json()}
@@ -48,11 +67,13 @@ def test_view_has_every_part(app: Starlette, client: TestClient) -> None:
     assert made["paid"]["gatewayReference"] in references
     assert view["transaction_columns"][:2] == ["reference", "operation"]
     [session] = view["sessions"]
-    assert session["state"] == "paid" and session["account"] == "backup"
+    assert session["state"] == "paid"
+    assert session["account"] == "backup"
     assert session["pageUrl"] == f"http://testserver/_emulator/pay/{made['session']}"
     assert {a["name"]: a["credentialKeys"] for a in view["accounts"]}["stripeMain"] == ["SecretKey"]
     assert view["certificates"] == ["myClientCert"]
-    assert len(view["tokens"]) == 2 and set(view["tokens"][0]) == {"token", "createTime"}
+    assert len(view["tokens"]) == 2
+    assert set(view["tokens"][0]) == {"token", "createTime"}
     assert view["journal"][0]["operationId"] == "HostedPagePay"
     assert view["journal_total"] == len(tenant.journal)
     assert view["scenarios"], "the built-in scenario rules are listed"
@@ -65,7 +86,8 @@ def test_page_shows_no_secrets(app: Starlette, client: TestClient) -> None:
     for secret in (SECRET, "4000056655665556", "5555555555554444", "4111111111111111", '"737"', '"999"'):
         assert secret not in text, secret
     assert "400005******5556" in text  # masked card of the charge
-    assert "31.25" in text and "GBP" in text
+    assert "31.25" in text
+    assert "GBP" in text
 
 
 def test_scenario_card_numbers_are_masked(app: Starlette, client: TestClient) -> None:
@@ -84,18 +106,37 @@ def test_default_key(make_app: Any) -> None:
 def test_tenants_do_not_mix(app: Starlette, client: TestClient) -> None:
     _, made = _busy_tenant(app, client)
     live = client.get("/_emulator/", params={"key": "live-api-key"}, headers=HTML).text
-    assert made["paid"]["gatewayReference"] not in live and made["session"] not in live
-    assert client.get("/_emulator/", params={"key": SANDBOX["X-Api-Key"]}, headers=HTML).text.count(
-        made["paid"]["gatewayReference"]) >= 1
+    assert made["paid"]["gatewayReference"] not in live
+    assert made["session"] not in live
+    assert (
+        client.get("/_emulator/", params={"key": SANDBOX["X-Api-Key"]}, headers=HTML).text.count(
+            made["paid"]["gatewayReference"]
+        )
+        >= 1
+    )
 
 
 def test_dashboard_shows_leniency_warnings_and_keeps_references(client: TestClient) -> None:
-    adyen = {"paymentGatewayName": "Adyen", "credentials": [{"key": "ApiKey", "value": "k"},
-                                                            {"key": "MerchantAccount", "value": "m"}]}
-    answer = client.post("/PaymentGateway/charge", json={
-        "amount": "10.00", "currency": "USD", "tip": 1, "paymentGatewayAccount": adyen,
-        "card": {"cardHolderName": "Jane", "cardNumber": "4242424242424242", "expirationMonth": 12,
-                 "expirationYear": 2030, "cvv": "123"}}).json()
+    adyen = {
+        "paymentGatewayName": "Adyen",
+        "credentials": [{"key": "ApiKey", "value": "k"}, {"key": "MerchantAccount", "value": "m"}],
+    }
+    answer = client.post(
+        "/PaymentGateway/charge",
+        json={
+            "amount": "10.00",
+            "currency": "USD",
+            "tip": 1,
+            "paymentGatewayAccount": adyen,
+            "card": {
+                "cardHolderName": "Jane",
+                "cardNumber": "4242424242424242",
+                "expirationMonth": 12,
+                "expirationYear": 2030,
+                "cvv": "123",
+            },
+        },
+    ).json()
     text = client.get("/_emulator/", headers=HTML).text
     assert "number-as-string=amount; unknown-property=tip" in text
     assert answer["gatewayReference"] in text

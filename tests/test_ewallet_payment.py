@@ -24,37 +24,60 @@ from emulator.vocabulary import Operation
 from tests.conftest import EWALLET_CARD as CARD
 from tests.conftest import setup_ewallet_tenant
 
-NEW_CARD = {"cardHolderName": "Jane Doe", "cardNumber": "5555555555554444", "expirationMonth": 7,
-            "expirationYear": 2031, "cvv": "321"}
+NEW_CARD = {
+    "cardHolderName": "Jane Doe",
+    "cardNumber": "5555555555554444",
+    "expirationMonth": 7,
+    "expirationYear": 2031,
+    "cvv": "321",
+}
 
 
 def _session(tenant: Tenant, **changes: Any) -> Session:
     stored = setup_ewallet_tenant(tenant)
     body: dict[str, Any] = {
-        "operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 20.5,
+        "operation": "CHARGE",
+        "mode": "TEST",
+        "currencyCode": "USD",
+        "amount": 20.5,
         "paymentGatewayAccountId": "primary",
         "fallbackUpgs": [{"paymentGatewayAccountId": "backup"}],
-        "storedCards": [{"token": stored, "lastDigits": "1111", "expirationMonth": 12, "expirationYear": 2030,
-                         "brand": "Visa", "nameOnCard": "Stored Holder"}],
+        "storedCards": [
+            {
+                "token": stored,
+                "lastDigits": "1111",
+                "expirationMonth": 12,
+                "expirationYear": 2030,
+                "brand": "Visa",
+                "nameOnCard": "Stored Holder",
+            }
+        ],
     }
     body.update(changes)
     return sessions.create(tenant, body)
 
 
-def _pay(runtime: Runtime, tenant: Tenant, session: Session, body: Any,
-         log: list[AttemptRecord] | None = None) -> payment.Paid:
+def _pay(
+    runtime: Runtime, tenant: Tenant, session: Session, body: Any, log: list[AttemptRecord] | None = None
+) -> payment.Paid:
     return asyncio.run(payment.pay(runtime, tenant, session, body, "203.0.113.9", log if log is not None else []))
 
 
-def test_stored_card_and_cvv_with_failover(runtime: Runtime, tenant: Tenant,
-                                           engine_calls: list[PaymentRequest]) -> None:
+def test_stored_card_and_cvv_with_failover(
+    runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest]
+) -> None:
     session = _session(tenant, countryCode="US", paymentNote="Order 9")
     log: list[AttemptRecord] = []
     paid = _pay(runtime, tenant, session, {"storedCard": 0, "cvv": "123"}, log)
     (request,) = engine_calls
     assert request.operation == Operation.CHARGE
-    assert request.card == Card(number="@" + session.stored_cards[0]["token"], holder="Stored Holder",
-                                expiration_month=12, expiration_year=2030, cvv="123")
+    assert request.card == Card(
+        number="@" + session.stored_cards[0]["token"],
+        holder="Stored Holder",
+        expiration_month=12,
+        expiration_year=2030,
+        cvv="123",
+    )
     assert request.account_name == "primary"
     assert request.fallbacks == (AccountRef("backup"),)
     assert (request.amount, request.currency, request.my_ref) == (Decimal("20.5"), "USD", session.token)
@@ -76,8 +99,14 @@ def test_stored_card_and_cvv_with_failover(runtime: Runtime, tenant: Tenant,
     ("operation", "engine_operation", "generate"),
     [("CHARGE_AND_TOKENIZE", "Charge", True), ("PREAUTH_AND_TOKENIZE", "PreAuth", True)],
 )
-def test_operations_map_to_the_engine(runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest],
-                                      operation: str, engine_operation: str, generate: bool) -> None:
+def test_operations_map_to_the_engine(
+    runtime: Runtime,
+    tenant: Tenant,
+    engine_calls: list[PaymentRequest],
+    operation: str,
+    engine_operation: str,
+    generate: bool,
+) -> None:
     session = _session(tenant, operation=operation)
     paid = _pay(runtime, tenant, session, {"card": NEW_CARD})
     (request,) = engine_calls
@@ -88,8 +117,14 @@ def test_operations_map_to_the_engine(runtime: Runtime, tenant: Tenant, engine_c
     assert re.fullmatch(r"NULLTOK-[A-Z0-9]{24}", model["token"])
     assert tenant.ledger.token(model["token"]) is not None
     assert model["bankCard"] == {
-        "type": "MasterCard", "nameOnCard": "Jane Doe", "issueNumber": None, "ownerId": None,
-        "securityCode": None, "number": "555555******4444", "expirationMonth": 7, "expirationYear": 2031,
+        "type": "MasterCard",
+        "nameOnCard": "Jane Doe",
+        "issueNumber": None,
+        "ownerId": None,
+        "securityCode": None,
+        "number": "555555******4444",
+        "expirationMonth": 7,
+        "expirationYear": 2031,
     }
 
 
@@ -103,14 +138,22 @@ def test_tokenize_session(runtime: Runtime, tenant: Tenant, engine_calls: list[P
     assert paid.summary["operationType"] == "Tokenize"
 
 
-def test_tokenize_falls_over_in_the_engine(runtime: Runtime, tenant: Tenant,
-                                           engine_calls: list[PaymentRequest]) -> None:
+def test_tokenize_falls_over_in_the_engine(
+    runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest]
+) -> None:
     """One engine call with every fallback; its attempts are numbered across the accounts."""
     tenant.certificates.register("c1")
     tenant.certificates.register("c2")
-    session = _session(tenant, operation="TOKENIZE", amount=0, paymentGatewayCertName="c1",
-                       fallbackUpgs=[{"paymentGatewayAccountId": "primary"},
-                                     {"paymentGatewayAccountId": "backup", "paymentGatewayCertName": "c2"}])
+    session = _session(
+        tenant,
+        operation="TOKENIZE",
+        amount=0,
+        paymentGatewayCertName="c1",
+        fallbackUpgs=[
+            {"paymentGatewayAccountId": "primary"},
+            {"paymentGatewayAccountId": "backup", "paymentGatewayCertName": "c2"},
+        ],
+    )
     log: list[AttemptRecord] = []
     paid = _pay(runtime, tenant, session, {"card": NEW_CARD}, log)
     (request,) = engine_calls
@@ -118,14 +161,18 @@ def test_tokenize_falls_over_in_the_engine(runtime: Runtime, tenant: Tenant,
     assert request.fallbacks == (AccountRef("primary"), AccountRef("backup", "c2"))
     attempts = paid.result.data["attempts"]
     assert [(a["attemptNumber"], a["isFallback"], a["paymentGatewayAccountId"]) for a in attempts] == [
-        (1, False, "primary"), (2, True, "primary"), (3, True, "backup")]
+        (1, False, "primary"),
+        (2, True, "primary"),
+        (3, True, "backup"),
+    ]
     assert paid.result.success
     assert paid.summary["providerAccountId"] == "backup"
     assert [a.number for a in log] == [1, 2, 3]
 
 
-def test_a_decline_leaves_the_session_open(runtime: Runtime, tenant: Tenant,
-                                           engine_calls: list[PaymentRequest]) -> None:
+def test_a_decline_leaves_the_session_open(
+    runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest]
+) -> None:
     session = _session(tenant, fallbackUpgs=None)
     paid = _pay(runtime, tenant, session, {"card": NEW_CARD})
     assert not paid.result.success
@@ -154,8 +201,9 @@ def test_a_decline_leaves_the_session_open(runtime: Runtime, tenant: Tenant,
         ([], "body"),
     ],
 )
-def test_bad_choices(runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest], body: Any,
-                     field: str) -> None:
+def test_bad_choices(
+    runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest], body: Any, field: str
+) -> None:
     session = _session(tenant)
     with pytest.raises(errors.ApiError) as caught:
         _pay(runtime, tenant, session, body)
@@ -171,8 +219,9 @@ def test_brand_not_allowed(runtime: Runtime, tenant: Tenant, engine_calls: list[
     assert caught.value.entries == [("card.cardNumber", ["MasterCard cards are not accepted here; accepted: Visa."])]
 
 
-def test_paid_expired_and_busy_sessions_refuse(runtime: Runtime, tenant: Tenant,
-                                               engine_calls: list[PaymentRequest]) -> None:
+def test_paid_expired_and_busy_sessions_refuse(
+    runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest]
+) -> None:
     session = _session(tenant)
     _pay(runtime, tenant, session, {"card": NEW_CARD})
     with pytest.raises(errors.ApiError) as paid:
@@ -199,8 +248,9 @@ def test_deleted_stored_card(runtime: Runtime, tenant: Tenant, engine_calls: lis
     assert caught.value.entries[0][0] == "storedCard"
 
 
-def test_a_dropped_connection_becomes_a_json_error(runtime: Runtime, tenant: Tenant,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_dropped_connection_becomes_a_json_error(
+    runtime: Runtime, tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def drop(*args: Any) -> Any:
         raise DropConnection("reset")
 
@@ -209,14 +259,18 @@ def test_a_dropped_connection_becomes_a_json_error(runtime: Runtime, tenant: Ten
     with pytest.raises(errors.ApiError) as caught:
         _pay(runtime, tenant, session, {"card": NEW_CARD})
     assert caught.value.status == 503
-    assert not session.busy and session.state(tenant.now()) == "open"
+    assert not session.busy
+    assert session.state(tenant.now()) == "open"
 
 
-def test_card_of_a_json_token_takes_its_holder(runtime: Runtime, tenant: Tenant,
-                                               engine_calls: list[PaymentRequest]) -> None:
+def test_card_of_a_json_token_takes_its_holder(
+    runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest]
+) -> None:
     holder_token = vault.store(tenant, json.dumps({"cardNumber": "378282246310005", "cardHolderName": "Ann Lee"}))
-    session = _session(tenant, storedCards=[{"token": holder_token.token, "lastDigits": "0005",
-                                             "expirationMonth": 5, "expirationYear": 2032}])
+    session = _session(
+        tenant,
+        storedCards=[{"token": holder_token.token, "lastDigits": "0005", "expirationMonth": 5, "expirationYear": 2032}],
+    )
     paid = _pay(runtime, tenant, session, {"storedCard": 0, "cvv": "1234"})
     assert engine_calls[0].card is not None
     assert engine_calls[0].card.holder == "Ann Lee"

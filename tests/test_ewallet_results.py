@@ -30,26 +30,53 @@ def _tenant(app: Starlette, key: str = "sandbox-api-key") -> Tenant:
 
 def _session(tenant: Tenant, operation: str = "CHARGE") -> sessions.Session:
     setup_tenant(tenant)
-    return sessions.create(tenant, {"operation": operation, "mode": "TEST", "currencyCode": "USD", "amount": 5.0,
-                                    "paymentGatewayAccountId": "primary"})
+    return sessions.create(
+        tenant,
+        {
+            "operation": operation,
+            "mode": "TEST",
+            "currencyCode": "USD",
+            "amount": 5.0,
+            "paymentGatewayAccountId": "primary",
+        },
+    )
 
 
-def operation_result(operation: str, code: str, gateway: str, amount: float, currency: str,
-                     reference: str | None, token: str | None = None) -> dict[str, Any]:
+def operation_result(
+    operation: str,
+    code: str,
+    gateway: str,
+    amount: float,
+    currency: str,
+    reference: str | None,
+    token: str | None = None,
+) -> dict[str, Any]:
     """An OperationResult as the engine renders it, with a gateway payload to hide."""
     approved = code == "Success"
     return OperationResult(
-        Operation(operation), ResultCode(code), Money.of(amount, currency), "Approved" if approved else "Declined",
-        authorization_code="AUTH42" if approved else None, custom_gateway_response={"raw": "gateway payload"},
-        gateway_name=gateway, gateway_reference=reference, gateway_result_code="00" if approved else "05",
-        gateway_token=token, reject_reason=None if approved else RejectReason.CARD_DECLINED,
+        Operation(operation),
+        ResultCode(code),
+        Money.of(amount, currency),
+        "Approved" if approved else "Declined",
+        authorization_code="AUTH42" if approved else None,
+        custom_gateway_response={"raw": "gateway payload"},
+        gateway_name=gateway,
+        gateway_reference=reference,
+        gateway_result_code="00" if approved else "05",
+        gateway_token=token,
+        reject_reason=None if approved else RejectReason.CARD_DECLINED,
     ).to_json()
 
 
 def _attempt(number: int, account: str, code: str, reference: str | None, token: str | None = None) -> dict[str, Any]:
-    return {"attemptNumber": number, "paymentGatewayAccountName": account, "gatewayName": "NULLSuccess",
-            "isFallback": number > 1, "timestamp": NOW if number == 1 else "2030-05-01T12:00:01.000Z",
-            "result": operation_result("Charge", code, "NULLSuccess", 5.0, "USD", reference, token)}
+    return {
+        "attemptNumber": number,
+        "paymentGatewayAccountName": account,
+        "gatewayName": "NULLSuccess",
+        "isFallback": number > 1,
+        "timestamp": NOW if number == 1 else "2030-05-01T12:00:01.000Z",
+        "result": operation_result("Charge", code, "NULLSuccess", 5.0, "USD", reference, token),
+    }
 
 
 def test_sign_and_verify() -> None:
@@ -79,7 +106,10 @@ def test_build_with_failover() -> None:
     assert data["failedUpgChargeResults"] == [attempts[0]["result"]]
     assert data["directChargeResults"] is None
     assert (data["providerTransactionId"], data["providerAuthorizationCode"], data["providerAccountId"]) == (
-        "ref-2", "AUTH42", "backup")
+        "ref-2",
+        "AUTH42",
+        "backup",
+    )
     assert (data["transactionAmount"], data["transactionCurrency"]) == (5.0, "USD")
     assert data["transactionTimestamp"] == "2030-05-01T12:00:01.000Z"
     first = data["attempts"][0]
@@ -91,11 +121,13 @@ def test_build_with_failover() -> None:
 
 
 def test_build_all_failed() -> None:
-    session = sessions.Session("t" * 40, {"operation": "CHARGE_AND_TOKENIZE", "amount": 5.0,
-                                          "currencyCode": "USD"}, NOW, NOW)
+    session = sessions.Session(
+        "t" * 40, {"operation": "CHARGE_AND_TOKENIZE", "amount": 5.0, "currencyCode": "USD"}, NOW, NOW
+    )
     attempts = [_attempt(1, "primary", "Rejected", None)]
     data = results.build(session, attempts[0]["result"], attempts, CARD, NOW)
-    assert data["providerTransactionId"] is None and data["providerAccountId"] is None
+    assert data["providerTransactionId"] is None
+    assert data["providerAccountId"] is None
     assert data["tokenAndMaskedCardModel"]["errorMessage"] == "Declined"
     assert data["tokenAndMaskedCardModel"]["token"] is None
     assert len(data["failedUpgChargeResults"]) == 1
@@ -106,7 +138,8 @@ def test_build_without_attempts_and_with_an_object_token() -> None:
     final = operation_result("Tokenize", "Success", "Stripe", 0.0, "USD", None, None)
     final["gatewayToken"] = {"id": "tok_1"}
     data = results.build(session, final, [], CardView(None, "Unspecified", None, None, 1, 2030), NOW)
-    assert data["attempts"] == [] and data["transactionTimestamp"] == "2030-05-01T12:00:00.000Z"
+    assert data["attempts"] == []
+    assert data["transactionTimestamp"] == "2030-05-01T12:00:00.000Z"
     assert data["tokenAndMaskedCardModel"]["token"] == '{"id":"tok_1"}'
     assert data["tokenAndMaskedCardModel"]["tokenLocation"] == "Stripe"
     assert data["tokenAndMaskedCardModel"]["bankCard"]["number"] is None
@@ -138,9 +171,12 @@ def test_client_view_in_the_token(app: Starlette) -> None:
     token = results.issue(runtime, tenant, session, "R1", data)
     payload = token.split(".")[0]
     claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-    assert claims["a"] == tenant.account_id and claims["s"] == session.token and claims["r"] == "R1"
+    assert claims["a"] == tenant.account_id
+    assert claims["s"] == session.token
+    assert claims["r"] == "R1"
     view = claims["d"]
-    assert view["clientSuccess"] is True and view["selectedPaymentMethod"] == "CardPay"
+    assert view["clientSuccess"] is True
+    assert view["selectedPaymentMethod"] == "CardPay"
     assert view["upgChargeResults"]["gatewayReference"] == "ref-1"
     assert view["upgChargeResults"]["customGatewayResponse"] is None
     assert "4111111111111111" not in json.dumps(claims)

@@ -12,8 +12,13 @@ from emulator.payments.ewallet import sessions
 from emulator.payments.tenants import Tenant
 from tests.conftest import setup_ewallet_tenant as setup_tenant
 
-BODY: dict[str, Any] = {"operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 3.0,
-                        "paymentGatewayAccountId": "primary"}
+BODY: dict[str, Any] = {
+    "operation": "CHARGE",
+    "mode": "TEST",
+    "currencyCode": "USD",
+    "amount": 3.0,
+    "paymentGatewayAccountId": "primary",
+}
 
 
 def _tenant(app: Starlette, key: str) -> Tenant:
@@ -40,7 +45,8 @@ def test_old_expired_sessions_are_pruned(app: Starlette) -> None:
     assert old.token in tenant.sessions  # expired, still kept for its results
     tenant.clock.advance(timedelta(seconds=1))
     newest = sessions.create(tenant, BODY)
-    assert old.token not in tenant.sessions and newest.token in tenant.sessions
+    assert old.token not in tenant.sessions
+    assert newest.token in tenant.sessions
 
 
 def test_session_count_is_bounded(app: Starlette, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,6 +59,7 @@ def test_session_count_is_bounded(app: Starlette, monkeypatch: pytest.MonkeyPatc
 
 def test_check_request_lists_every_problem(app: Starlette) -> None:
     tenant = _tenant(app, "sandbox-api-key")
-    problems = sessions.check_request(tenant, {**BODY, "amount": 0, "paymentGatewayAccountId": None,
-                                               "paymentGatewayCertName": "x"})
+    problems = sessions.check_request(
+        tenant, {**BODY, "amount": 0, "paymentGatewayAccountId": None, "paymentGatewayCertName": "x"}
+    )
     assert [name for name, _ in problems] == ["amount", "paymentGatewayAccountId", "paymentGatewayCertName"]

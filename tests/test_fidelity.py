@@ -35,8 +35,18 @@ def test_schema_extensions_are_current() -> None:
 
 def test_every_open_point_of_the_issue_is_listed() -> None:
     ids = {item["id"] for item in fidelity.choices()}
-    assert ids >= {"success-status", "failover-mode", "reject-reason-codes", "error-bodies", "tokenize-path",
-                   "validate-results-path", "tools-parameters", "capture-ceiling", "currency-400", "leniency"}
+    assert ids >= {
+        "success-status",
+        "failover-mode",
+        "reject-reason-codes",
+        "error-bodies",
+        "tokenize-path",
+        "validate-results-path",
+        "tools-parameters",
+        "capture-ceiling",
+        "currency-400",
+        "leniency",
+    }
 
 
 def test_currency_reasoning_is_given() -> None:
@@ -69,9 +79,22 @@ def _generate(document: Any, tmp: Path, name: str) -> dict[str, str]:
     target = tmp / name
     script = Path(sys.executable).parent / "openapi-python-client"
     subprocess.run(
-        [str(script), "generate", "--path", str(source), "--output-path", str(target), "--meta", "none",
-         "--config", str(config)],
-        check=True, capture_output=True, text=True, timeout=300,
+        [
+            str(script),
+            "generate",
+            "--path",
+            str(source),
+            "--output-path",
+            str(target),
+            "--meta",
+            "none",
+            "--config",
+            str(config),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     files = {str(f.relative_to(target)): f.read_text(encoding="utf-8") for f in sorted(target.rglob("*.py"))}
     assert files

@@ -235,13 +235,16 @@ def test_control_operation(case: Any) -> None:
 # -- what the fuzzer found, kept (more cases in tests/cases/bad_input.yaml) -----------------
 def test_a_surrogate_pair_escape_is_text_and_a_lone_one_is_refused() -> None:
     with TestClient(APP, headers={"X-Api-Key": "fuzz-regression-key"}) as client:
-        stored = client.post("/StringTokens", content=b'{"payload": "\\ud83d\\ude00 paid"}',
-                             headers={"Content-Type": "application/json"})
+        stored = client.post(
+            "/StringTokens", content=b'{"payload": "\\ud83d\\ude00 paid"}', headers={"Content-Type": "application/json"}
+        )
         assert stored.status_code == 201, stored.text
         assert client.get(f"/StringTokens/{stored.json()['token']}").json()["clearPayload"] == "\U0001f600 paid"
-        lone = client.post("/StringTokens", content=b'{"payload": "\\ud83d paid"}',
-                           headers={"Content-Type": "application/json"})
-        assert lone.status_code == 400 and lone.json()[0]["fieldName"] == "body"
+        lone = client.post(
+            "/StringTokens", content=b'{"payload": "\\ud83d paid"}', headers={"Content-Type": "application/json"}
+        )
+        assert lone.status_code == 400
+        assert lone.json()[0]["fieldName"] == "body"
         assert "lone surrogate" in lone.json()[0]["errors"][0]
 
 
@@ -249,8 +252,9 @@ def test_runtime_rules_with_surrogate_escapes_get_a_400() -> None:
     """A rule body whose key is \\ud800\\udc00 (surrogates UTF-8 cannot carry) is refused
     with a clear 400 naming the YAML problem, never a 500."""
     with TestClient(APP, headers={"X-Api-Key": "fuzz-regression-key"}) as client:
-        answer = client.post("/_emulator/scenarios", content=b'{"\\ud800\\udc00": null}',
-                             headers={"Content-Type": "application/json"})
+        answer = client.post(
+            "/_emulator/scenarios", content=b'{"\\ud800\\udc00": null}', headers={"Content-Type": "application/json"}
+        )
     assert answer.status_code == 400, answer.text
     entry = answer.json()[0]
     assert entry["fieldName"] == "body"

@@ -6,17 +6,33 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-CARD = {"cardHolderName": "Jane Doe", "cardNumber": "4242424242424242", "expirationMonth": 12,
-        "expirationYear": 2030, "cvv": "123"}
+CARD = {
+    "cardHolderName": "Jane Doe",
+    "cardNumber": "4242424242424242",
+    "expirationMonth": 12,
+    "expirationYear": 2030,
+    "cvv": "123",
+}
 STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_1"}]}
-ADYEN = {"paymentGatewayName": "Adyen", "credentials": [{"key": "ApiKey", "value": "k"},
-                                                        {"key": "MerchantAccount", "value": "m"}]}
+ADYEN = {
+    "paymentGatewayName": "Adyen",
+    "credentials": [{"key": "ApiKey", "value": "k"}, {"key": "MerchantAccount", "value": "m"}],
+}
 
 
-def _charge(client: TestClient, account: dict[str, Any], number: str = "4242424242424242",
-            path: str = "/PaymentGateway/charge", amount: float = 10) -> dict[str, Any]:
-    body = {"amount": amount, "currency": "USD", "card": {**CARD, "cardNumber": number},
-            "paymentGatewayAccount": account}
+def _charge(
+    client: TestClient,
+    account: dict[str, Any],
+    number: str = "4242424242424242",
+    path: str = "/PaymentGateway/charge",
+    amount: float = 10,
+) -> dict[str, Any]:
+    body = {
+        "amount": amount,
+        "currency": "USD",
+        "card": {**CARD, "cardNumber": number},
+        "paymentGatewayAccount": account,
+    }
     answer: dict[str, Any] = client.post(path, json=body).json()
     return answer
 
@@ -55,8 +71,9 @@ def test_stripe_tokenize_answers_a_payment_method(client: TestClient) -> None:
 def test_status_of_an_expired_authorization_says_expired(client: TestClient) -> None:
     authorized = _charge(client, STRIPE, path="/PaymentGateway/authorize")
     client.post("/_emulator/clock", json={"advance": "8d"})
-    status = client.post("/PaymentGateway/status", json={"refTransId": authorized["gatewayReference"],
-                                                          "paymentGatewayAccount": STRIPE}).json()
+    status = client.post(
+        "/PaymentGateway/status", json={"refTransId": authorized["gatewayReference"], "paymentGatewayAccount": STRIPE}
+    ).json()
     assert status["operationResultDescription"] == "Transaction found: Expired."
     assert status["gatewayResultCode"] == "canceled"
     assert status["customGatewayResponse"]["status"] == "canceled"

@@ -21,7 +21,8 @@ def test_rows_carry_the_behaviour_facts() -> None:
     assert len(rows) == len(load_catalog())
     assert "mock: always approves" in rows["NULLSuccess"]
     assert "*`ShopperInteraction`*" in rows["Adyen"]
-    assert "Charge, Refund, Tokenize" in rows["AMEX"] and "`myRef` of 6+ characters" in rows["AMEX"]
+    assert "Charge, Refund, Tokenize" in rows["AMEX"]
+    assert "`myRef` of 6+ characters" in rows["AMEX"]
     assert "`certificateName` and `payerDetails.clientIPAddress`" in rows["FirstDataIPG"]
     assert "needs `orderDesc`" in rows["Cardstream"]
 
@@ -31,7 +32,9 @@ def test_write_readme(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     readme.write_text(f"intro\n{table.START}\nold\n{table.END}\noutro\n")
     assert table.main(["--write-readme", str(readme)]) == 0
     written = readme.read_text()
-    assert written.startswith("intro\n") and written.endswith("outro\n") and "old" not in written
+    assert written.startswith("intro\n")
+    assert written.endswith("outro\n")
+    assert "old" not in written
     assert table.markdown(load_catalog()) in written
     assert table.main([]) == 0
     assert "`Stripe`" in capsys.readouterr().out

@@ -29,10 +29,13 @@ def test_lists_every_catalog_entry(client: TestClient) -> None:
 
 
 def test_same_catalog_for_every_key(client: TestClient) -> None:
-    assert client.get("/PaymentGateway", headers={"X-Api-Key": "live-api-key"}).json() == client.get(
-        "/PaymentGateway").json()
+    assert (
+        client.get("/PaymentGateway", headers={"X-Api-Key": "live-api-key"}).json()
+        == client.get("/PaymentGateway").json()
+    )
 
 
 def test_needs_a_key(anon: TestClient) -> None:
     response = anon.get("/PaymentGateway")
-    assert response.status_code == 401 and response.json()[0]["fieldName"] == "X-Api-Key"
+    assert response.status_code == 401
+    assert response.json()[0]["fieldName"] == "X-Api-Key"

@@ -32,8 +32,13 @@ from tests.live_server import LiveServer
 
 OLDER = Path(__file__).resolve().parent / "data" / "openapi-1.0.9.36.json"
 KEY = "sandbox-api-key"
-CARD = {"cardHolderName": "Client Test", "cardNumber": "4111111111111111", "expirationMonth": 12,
-        "expirationYear": 2031, "cvv": "123"}
+CARD = {
+    "cardHolderName": "Client Test",
+    "cardNumber": "4111111111111111",
+    "expirationMonth": 12,
+    "expirationYear": 2031,
+    "cvv": "123",
+}
 ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_client"}]}
 
 
@@ -42,9 +47,22 @@ def _generate(document: Path, into: Path, name: str) -> ModuleType:
     config = into / "client-config.yaml"
     config.write_text("post_hooks: []\n")  # no formatter run: nothing to fetch, quicker
     subprocess.run(
-        [str(script), "generate", "--path", str(document), "--output-path", str(into / name),
-         "--meta", "none", "--config", str(config)],
-        check=True, capture_output=True, text=True, timeout=120,
+        [
+            str(script),
+            "generate",
+            "--path",
+            str(document),
+            "--output-path",
+            str(into / name),
+            "--meta",
+            "none",
+            "--config",
+            str(config),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     return importlib.import_module(name)
 
@@ -89,13 +107,9 @@ class Driver:
 
     def __init__(self, package: ModuleType, url: str, document: dict[str, Any]) -> None:
         self.package = package
-        self.client = package.client.Client(base_url=url, headers={"X-Api-Key": KEY},
-                                            raise_on_unexpected_status=True)
+        self.client = package.client.Client(base_url=url, headers={"X-Api-Key": KEY}, raise_on_unexpected_status=True)
         self.document = document
-        self.modules = {
-            _snake(op["operationId"]): (path, method)
-            for path, method, op in _operations(document)
-        }
+        self.modules = {_snake(op["operationId"]): (path, method) for path, method, op in _operations(document)}
         self.called: set[str] = set()
 
     def call(self, operation_id: str, body: Any = None, **kwargs: Any) -> tuple[int, Any, Any]:
@@ -147,8 +161,9 @@ def _drive(driver: Driver, url: str, tools: bool) -> dict[str, Any]:
     second = driver.call("GatewayAuthorize", {**payment, "amount": 7.0})[1]
     voided = driver.call("GatewayVoid", {**payment, "amount": 7.0, "refTransId": second["gatewayReference"]})
     assert voided[1]["operationType"] == "Void"
-    status = driver.call("GatewayStatus", {"refTransId": authorized["gatewayReference"],
-                                           "paymentGatewayAccountName": "clientAcct"})
+    status = driver.call(
+        "GatewayStatus", {"refTransId": authorized["gatewayReference"], "paymentGatewayAccountName": "clientAcct"}
+    )
     assert status[1]["operationType"] == "Status"
     tokenized = driver.call("GatewayTokenize", {"card": CARD, "paymentGatewayAccountName": "clientAcct"})
     assert tokenized[1]["operationType"] == "Tokenize"
@@ -161,14 +176,25 @@ def _drive(driver: Driver, url: str, tools: bool) -> dict[str, Any]:
     assert driver.call("Delete", token=token)[0] == 200
     assert driver.call("StringTokenRetrieve", token=token)[0] == 404
 
-    assert driver.call("PaymentGatewayAccountSet", {"paymentGatewayName": "NULLSuccess", "credentials": []},
-                       name="walletAcct")[0] == 200
-    session = driver.call("StartSession", {
-        "operation": "CHARGE", "paymentGatewayAccountId": "walletAcct", "currencyCode": "USD",
-        "countryCode": "US", "amount": 12.5, "mode": "TEST"})
+    assert (
+        driver.call(
+            "PaymentGatewayAccountSet", {"paymentGatewayName": "NULLSuccess", "credentials": []}, name="walletAcct"
+        )[0]
+        == 200
+    )
+    session = driver.call(
+        "StartSession",
+        {
+            "operation": "CHARGE",
+            "paymentGatewayAccountId": "walletAcct",
+            "currencyCode": "USD",
+            "countryCode": "US",
+            "amount": 12.5,
+            "mode": "TEST",
+        },
+    )
     assert session[0] == 200
-    paid = httpx.post(f"{url}/_emulator/pay/{session[1]['token']}", json={"card": CARD},
-                      headers={"X-Api-Key": KEY})
+    paid = httpx.post(f"{url}/_emulator/pay/{session[1]['token']}", json={"card": CARD}, headers={"X-Api-Key": KEY})
     assert paid.status_code == 200, paid.text
     results = driver.call("ValidateResults", paid.json()["resultToken"])
     assert results[1]["upgChargeResults"]["operationResultCode"] == "Success"

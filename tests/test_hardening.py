@@ -29,8 +29,9 @@ from emulator.testing import PayemuServer
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests" / "cases" / "hostile.yaml").read_text())["cases"]
-LIMITS = limits.Limits(tenants=5, tenant_idle_seconds=3600, tokens=20, transactions=15, journal_bytes=64 * 1024,
-                       sessions=5, named=10)
+LIMITS = limits.Limits(
+    tenants=5, tenant_idle_seconds=3600, tokens=20, transactions=15, journal_bytes=64 * 1024, sessions=5, named=10
+)
 KEYS = tuple(KeySpec(f"case-key-{i}", f"merchant-{i}", 30001 + i, True) for i in range(len(CASES) + 8))
 FILL = {"deep_brackets": "[" * 30000, "deep_dashes": "- " * 20000 + "x", "long_key": "k" * 900_000}
 STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
@@ -93,7 +94,7 @@ def test_finished_transactions_are_dropped_oldest_first(server: PayemuServer) ->
     with httpx.Client(base_url=server.base_url, headers={"X-Api-Key": key}, timeout=30) as client:
         made = [client.post("/PaymentGateway/charge", json=body).json()["gatewayReference"] for _ in range(25)]
         kept = [t["reference"] for t in client.get("/_emulator/transactions").json()["transactions"]]
-    assert kept == made[-LIMITS.transactions:]
+    assert kept == made[-LIMITS.transactions :]
     assert healthy(server.base_url)["limits"]["transactionsPerTenant"]["limit"] == LIMITS.transactions
 
 
@@ -129,8 +130,11 @@ def test_idle_run_time_tenants_are_evicted_and_declared_ones_never() -> None:
 def test_a_slow_body_gets_a_408_and_the_server_goes_on(server: PayemuServer) -> None:
     address = urlsplit(server.base_url)
     with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
-        sock.sendall(b"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: " + KEYS[-1].key.encode() +
-                     b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        sock.sendall(
+            b"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: "
+            + KEYS[-1].key.encode()
+            + b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+        )
         started = time.monotonic()
         answer = sock.recv(4096)
         waited = time.monotonic() - started
@@ -144,8 +148,11 @@ def test_a_client_leaving_mid_body_is_journaled_as_such(server: PayemuServer, ca
     key = KEYS[-2].key
     address = urlsplit(server.base_url)
     with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
-        sock.sendall(b"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: " + key.encode() +
-                     b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"pay")
+        sock.sendall(
+            b"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: "
+            + key.encode()
+            + b'\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"pay'
+        )
         time.sleep(0.3)
     time.sleep(0.3)
     entries = httpx.get(server.base_url + "/_emulator/requests", headers={"X-Api-Key": key}).json()["requests"]
@@ -159,9 +166,23 @@ def test_sigterm_with_a_stalled_client_exits_within_the_timeout(tmp_path: Path) 
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--shutdown-timeout", "1",
-         "--request-timeout", "600", "--log-level", "warning"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "emulator",
+            "serve",
+            "--port",
+            str(port),
+            "--shutdown-timeout",
+            "1",
+            "--request-timeout",
+            "600",
+            "--log-level",
+            "warning",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
     )
     try:
         deadline = time.monotonic() + 30
@@ -172,8 +193,10 @@ def test_sigterm_with_a_stalled_client_exits_within_the_timeout(tmp_path: Path) 
             except OSError:
                 assert time.monotonic() < deadline, "payemu did not start"
                 time.sleep(0.1)
-        stalled.sendall(b"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: sandbox-api-key\r\n"
-                        b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        stalled.sendall(
+            b"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: sandbox-api-key\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+        )
         time.sleep(0.3)
         process.send_signal(signal.SIGTERM)
         started = time.monotonic()
@@ -256,8 +279,13 @@ def test_payment_page_tokens_find_their_tenant_without_a_scan(monkeypatch: pytes
     client = TestClient(create_app(Settings()))
     live = {"X-Api-Key": "live-api-key"}
     assert client.put("/PaymentGatewayAccounts/primary", json=STRIPE, headers=live).status_code == 200
-    body = {"operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 3.0,
-            "paymentGatewayAccountId": "primary"}
+    body = {
+        "operation": "CHARGE",
+        "mode": "TEST",
+        "currencyCode": "USD",
+        "amount": 3.0,
+        "paymentGatewayAccountId": "primary",
+    }
     made = client.post("/EWalletOperations", json=body, headers=live)
     token = made.json()["token"]
 
@@ -274,8 +302,15 @@ def test_a_deep_config_file_is_a_one_line_error(tmp_path: Path) -> None:
     deep = tmp_path / "deep.yaml"
     deep.write_text("[" * 30000)
     for argv in (["scenarios", "check", str(deep)], ["serve", "--config", str(deep)]):
-        done = subprocess.run([sys.executable, "-m", "emulator", *argv], capture_output=True, text=True,
-                              cwd=ROOT, timeout=60, env={**os.environ, "PYTHONFAULTHANDLER": "0"})
+        done = subprocess.run(
+            [sys.executable, "-m", "emulator", *argv],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+            env={**os.environ, "PYTHONFAULTHANDLER": "0"},
+        )
         assert done.returncode in (1, 2)
-        assert done.stderr.strip().splitlines() == [line for line in done.stderr.strip().splitlines()
-                                                     if f"{deep}:1:" in line]
+        assert done.stderr.strip().splitlines() == [
+            line for line in done.stderr.strip().splitlines() if f"{deep}:1:" in line
+        ]

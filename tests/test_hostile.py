@@ -25,8 +25,10 @@ from emulator.testing import PayemuServer
 ONE_MIB = 1024 * 1024
 KEY = "sandbox-api-key"
 HEAD_TIMEOUT = 1.0  # seconds; the default is 30
-CHARGE = (b'{"amount": %s, "currency": "USD", "paymentGatewayAccountName": "x", "card": {"cardHolderName": "A B",'
-          b' "cardNumber": "4111111111111111", "expirationMonth": 1, "expirationYear": 2030}}')
+CHARGE = (
+    b'{"amount": %s, "currency": "USD", "paymentGatewayAccountName": "x", "card": {"cardHolderName": "A B",'
+    b' "cardNumber": "4111111111111111", "expirationMonth": 1, "expirationYear": 2030}}'
+)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +48,8 @@ def client(server: PayemuServer) -> Iterator[httpx.Client]:
 
 def still_serving(base_url: str) -> None:
     answer = httpx.get(base_url + "/Utils/apiKey", headers={"X-Api-Key": KEY}, timeout=10)
-    assert answer.status_code == 200 and answer.json()["userName"] == "sandbox-merchant"
+    assert answer.status_code == 200
+    assert answer.json()["userName"] == "sandbox-merchant"
 
 
 def json_error(answer: httpx.Response, status: int, field: str) -> str:
@@ -54,21 +57,23 @@ def json_error(answer: httpx.Response, status: int, field: str) -> str:
     assert answer.status_code == status, answer.text
     assert answer.headers["content-type"] == "application/json"
     [entry] = answer.json()
-    assert entry["fieldName"] == field and len(entry["errors"]) == 1, entry
+    assert entry["fieldName"] == field, entry
+    assert len(entry["errors"]) == 1, entry
     return str(entry["errors"][0])
 
 
 # -- bodies ------------------------------------------------------------------------------
 def _chunks(data: bytes, size: int = 65536) -> Iterator[bytes]:
     for start in range(0, len(data), size):
-        yield data[start:start + size]
+        yield data[start : start + size]
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
 def test_a_body_past_1_mib_is_refused(server: PayemuServer, client: httpx.Client, chunked: bool) -> None:
     body = b'{"payload": "' + b"x" * (ONE_MIB + 10) + b'"}'
-    answer = client.post("/StringTokens", content=_chunks(body) if chunked else body,
-                         headers={"Content-Type": "application/json"})
+    answer = client.post(
+        "/StringTokens", content=_chunks(body) if chunked else body, headers={"Content-Type": "application/json"}
+    )
     assert ("transfer-encoding" in answer.request.headers) is chunked
     assert "larger than 1048576 bytes" in json_error(answer, 413, "body")
     still_serving(server.base_url)
@@ -101,15 +106,23 @@ def test_a_malformed_body_gets_a_400(server: PayemuServer, client: httpx.Client,
 
 
 def test_a_number_past_the_schema_gets_a_400_on_its_field(client: httpx.Client) -> None:
-    answer = client.post("/PaymentGateway/charge", content=CHARGE % (b"9" * 400),
-                         headers={"Content-Type": "application/json"})
+    answer = client.post(
+        "/PaymentGateway/charge", content=CHARGE % (b"9" * 400), headers={"Content-Type": "application/json"}
+    )
     assert "at most" in json_error(answer, 400, "amount")
 
 
 @pytest.mark.parametrize(
     "content_type",
-    ["text/plain", "application/xml", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-     "application/octet-stream", "image/png", "application/json-patch"],
+    [
+        "text/plain",
+        "application/xml",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/octet-stream",
+        "image/png",
+        "application/json-patch",
+    ],
 )
 def test_a_body_that_is_not_json_gets_a_415(client: httpx.Client, content_type: str) -> None:
     answer = client.post("/PaymentGateway/charge", content=CHARGE % b"10", headers={"Content-Type": content_type})
@@ -144,8 +157,13 @@ def parse_response(raw: bytes) -> tuple[int, dict[str, str], bytes] | None:
 
 
 def _request(head: bytes = b"") -> bytes:
-    return (b"GET /Utils/apiKey HTTP/1.1\r\nHost: payemu\r\nX-Api-Key: " + KEY.encode() + b"\r\n"
-            + head + b"Connection: close\r\n\r\n")
+    return (
+        b"GET /Utils/apiKey HTTP/1.1\r\nHost: payemu\r\nX-Api-Key: "
+        + KEY.encode()
+        + b"\r\n"
+        + head
+        + b"Connection: close\r\n\r\n"
+    )
 
 
 HEAD_FLOODS = {
@@ -161,14 +179,16 @@ def test_a_header_flood_is_refused_and_the_server_keeps_serving(server: PayemuSe
     answer = exchange(server.base_url, HEAD_FLOODS[name])
     if answer is not None:  # the answer can be lost to the reset of the unread rest
         status, headers, body = answer
-        assert status == 431 and headers["content-type"] == "application/json", answer
+        assert status == 431, answer
+        assert headers["content-type"] == "application/json", answer
         assert b"larger than 65536 bytes" in body
     still_serving(server.base_url)
 
 
 def test_a_large_but_bounded_head_is_served(server: PayemuServer) -> None:
     answer = exchange(server.base_url, _request(b"".join(b"X-Many-%d: %s\r\n" % (i, b"v" * 400) for i in range(100))))
-    assert answer is not None and answer[0] == 200, answer
+    assert answer is not None, answer
+    assert answer[0] == 200, answer
 
 
 # -- slow clients ------------------------------------------------------------------------
@@ -208,16 +228,19 @@ def test_slowloris_clients_are_cut_off_while_others_are_served_promptly(server: 
             began = time.perf_counter()
             answer = client.get("/PaymentGateway")
             latencies.append(time.perf_counter() - began)
-            assert answer.status_code == 200 and len(answer.json()) >= 10
+            assert answer.status_code == 200
+            assert len(answer.json()) >= 10
     for thread in slow:
         thread.join(timeout=20)
-    assert len(latencies) > 5 and max(latencies) < 0.5, latencies
+    assert len(latencies) > 5, latencies
+    assert max(latencies) < 0.5, latencies
     assert len(outcomes) == 8
     for elapsed, answer in outcomes:
         assert HEAD_TIMEOUT * 0.9 < elapsed < HEAD_TIMEOUT * 5, elapsed
         if answer is not None:
             status, headers, body = answer
-            assert status == 408 and headers["content-type"] == "application/json"
+            assert status == 408
+            assert headers["content-type"] == "application/json"
             assert b"did not arrive within 1 s" in body
     still_serving(server.base_url)
 
@@ -278,7 +301,9 @@ def test_memory_stays_flat_under_hostile_requests(tmp_path: Path) -> None:
     base_url = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
         [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--log-level", "error"],
-        stdout=subprocess.DEVNULL, stderr=(tmp_path / "serve.log").open("w"), env={**os.environ},
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "serve.log").open("w"),
+        env={**os.environ},
     )
     try:
         deadline = time.monotonic() + 20
@@ -287,7 +312,8 @@ def test_memory_stays_flat_under_hostile_requests(tmp_path: Path) -> None:
                 still_serving(base_url)
                 break
             except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline, "payemu serve did not start"
+                assert process.poll() is None, "payemu serve did not start"
+                assert time.monotonic() < deadline, "payemu serve did not start"
                 time.sleep(0.05)
         headers = {"X-Api-Key": KEY, "Content-Type": "application/json"}
         with httpx.Client(base_url=base_url, headers=headers, timeout=30) as client:

@@ -38,12 +38,18 @@ def test_example_requirements_install_into_a_fresh_venv(tmp_path: Path) -> None:
     env.pop("VIRTUAL_ENV", None)
     installed = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "-r", str(PROJECT / "requirements.txt")],
-        cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600,
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert installed.returncode == 0, installed.stderr[-3000:]
     plugin = subprocess.run(
         [str(python), "-c", ENTRY_POINTS],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert "emulator.testing" in plugin.stdout
     cli = subprocess.run([str(target / "bin" / "payemu"), "--version"], capture_output=True, text=True, timeout=60)

@@ -23,20 +23,46 @@ def tenant() -> Tenant:
     return Tenant(KeySpec("k", "merchant", 1, True), Settings(), 3)
 
 
-def add(who: Tenant, operation: str, amount: float = 100.0, code: str = "Success", gateway: str = "Stripe",
-        parent: ledger.Transaction | None = None, currency: str = "USD", **extra: Any) -> ledger.Transaction:
+def add(
+    who: Tenant,
+    operation: str,
+    amount: float = 100.0,
+    code: str = "Success",
+    gateway: str = "Stripe",
+    parent: ledger.Transaction | None = None,
+    currency: str = "USD",
+    **extra: Any,
+) -> ledger.Transaction:
     result = OperationResult(
-        Operation(operation), ResultCode(code), Money.of(amount, currency), None, gateway_name=gateway,
+        Operation(operation),
+        ResultCode(code),
+        Money.of(amount, currency),
+        None,
+        gateway_name=gateway,
         gateway_reference=f"ref{next(_counter)}",
         reject_reason=RejectReason.CARD_DECLINED if code == "Rejected" else None,
         authorization_code="A1B2C3" if code == "Success" else None,
     )
-    return ledger.record(who, result, account="main", card_number=CARD, my_ref=extra.pop("my_ref", "order-1"),
-                         authorization_days=7, parent=parent, **extra)
+    return ledger.record(
+        who,
+        result,
+        account="main",
+        card_number=CARD,
+        my_ref=extra.pop("my_ref", "order-1"),
+        authorization_days=7,
+        parent=parent,
+        **extra,
+    )
 
 
-def check(who: Tenant, tx: ledger.Transaction, operation: str, amount: float = 10.0, gateway: str = "Stripe",
-          currency: str | None = "USD") -> str | None:
+def check(
+    who: Tenant,
+    tx: ledger.Transaction,
+    operation: str,
+    amount: float = 10.0,
+    gateway: str = "Stripe",
+    currency: str | None = "USD",
+) -> str | None:
     refusal = rules.check(tx, Operation(operation), gateway, currency, Decimal(str(amount)), who.now())
     return refusal.reason if refusal else None
 
@@ -51,7 +77,8 @@ def test_capture_rules() -> None:
     assert check(who, add(who, "Charge"), "Capture") == "OperationNotAllowed"
     assert check(who, add(who, "PreAuth", code="Rejected"), "Capture") == "OperationNotAllowed"
     add(who, "Capture", 90, parent=auth)
-    assert auth.captured_by and auth.captured_amount == 90
+    assert auth.captured_by
+    assert auth.captured_amount == 90
     assert check(who, auth, "Capture") == "AlreadyCaptured"
     voided = add(who, "PreAuth")
     add(who, "Void", parent=voided)
@@ -62,7 +89,8 @@ def test_authorization_expires_on_the_tenant_clock() -> None:
     who = tenant()
     auth = add(who, "PreAuth")
     who.clock.advance(timedelta(days=7))
-    assert check(who, auth, "Capture") is None and auth.state(who.now()) == "Authorized"
+    assert check(who, auth, "Capture") is None
+    assert auth.state(who.now()) == "Authorized"
     who.clock.advance(timedelta(seconds=1))
     assert check(who, auth, "Capture") == "AuthorizationExpired"
     assert auth.state(who.now()) == "Expired"
@@ -93,7 +121,8 @@ def test_refunds_are_partial_and_repeated_never_above_the_original() -> None:
     for _ in range(3):
         assert check(who, charge, "Refund", 30) is None
         add(who, "Refund", 30, parent=charge)
-    assert charge.state(who.now()) == "PartiallyRefunded" and charge.refunded_amount == 90
+    assert charge.state(who.now()) == "PartiallyRefunded"
+    assert charge.refunded_amount == 90
     assert check(who, charge, "Refund", 10.01) == "AmountExceeded"
     add(who, "Refund", 10, parent=charge)
     assert charge.state(who.now()) == "Refunded"
@@ -132,7 +161,8 @@ def test_accepted_settles_after_its_time() -> None:
     assert (pending.result_code, pending.reject_reason) == ("Rejected", "CardDeclined")
     ok = add(who, "PreAuth", code="Accepted", settles_to="Success", settle_after_seconds=1)
     who.clock.advance(timedelta(seconds=1))
-    assert check(who, ok, "Capture") is None and ok.state(who.now()) == "Authorized"
+    assert check(who, ok, "Capture") is None
+    assert ok.state(who.now()) == "Authorized"
     forever = add(who, "Charge", code="Accepted")
     who.clock.advance(timedelta(days=30))
     assert forever.state(who.now()) == "Pending", "no settlesTo: pending until the rule says otherwise"
@@ -151,8 +181,14 @@ def test_reservation_refuses_a_second_operation() -> None:
 
 @pytest.mark.parametrize(
     ("operation", "code", "state"),
-    [("Charge", "Success", "Charged"), ("PreAuth", "Success", "Authorized"), ("Charge", "Rejected", "Declined"),
-     ("Charge", "TemporaryFailure", "Failed"), ("Charge", "Accepted", "Pending"), ("Tokenize", "Success", "Tokenized")],
+    [
+        ("Charge", "Success", "Charged"),
+        ("PreAuth", "Success", "Authorized"),
+        ("Charge", "Rejected", "Declined"),
+        ("Charge", "TemporaryFailure", "Failed"),
+        ("Charge", "Accepted", "Pending"),
+        ("Tokenize", "Success", "Tokenized"),
+    ],
 )
 def test_states(operation: str, code: str, state: str) -> None:
     who = tenant()
@@ -164,12 +200,28 @@ def test_to_json_is_masked_and_follows_the_clock() -> None:
     auth = add(who, "PreAuth", 50, my_ref="order-9")
     add(who, "Capture", 50, parent=auth)
     data = auth.to_json()
-    assert data["cardMasked"] == "411111******1111" and CARD not in json.dumps(data)
-    assert data["state"] == "Captured" and data["capturedAmount"] == 50 and data["myRef"] == "order-9"
+    assert data["cardMasked"] == "411111******1111"
+    assert CARD not in json.dumps(data)
+    assert data["state"] == "Captured"
+    assert data["capturedAmount"] == 50
+    assert data["myRef"] == "order-9"
     assert [o["operation"] for o in data["operations"]] == ["Capture"]
     assert set(data) >= {
-        "reference", "operation", "gateway", "account", "amount", "currency", "state", "resultCode", "createdAt",
-        "myRef", "cardMasked", "capturedAmount", "refundedAmount", "operations", "attempts",
+        "reference",
+        "operation",
+        "gateway",
+        "account",
+        "amount",
+        "currency",
+        "state",
+        "resultCode",
+        "createdAt",
+        "myRef",
+        "cardMasked",
+        "capturedAmount",
+        "refundedAmount",
+        "operations",
+        "attempts",
     }
     late = add(who, "PreAuth")
     who.clock.advance(timedelta(days=8))
@@ -184,7 +236,8 @@ def test_find_by_reference_or_latest_my_ref() -> None:
     add(who, "Capture", parent=second, my_ref="same")
     assert who.ledger.find(first.reference) is first
     assert who.ledger.find(None, "same") is second, "the latest charge or authorization"
-    assert who.ledger.find("nope") is None and who.ledger.find(None, "other") is None
+    assert who.ledger.find("nope") is None
+    assert who.ledger.find(None, "other") is None
     assert who.ledger.find("nope", "same") is None, "refTransId wins over myRef"
 
 
@@ -193,4 +246,5 @@ def test_gateway_tokens_keep_the_card_out_of_repr() -> None:
     ledger.remember_token(who, "tok_1", "Stripe", "main", CARD)
     token = who.ledger.token("tok_1")
     assert token is not None
-    assert token.card_number == CARD and CARD not in repr(token)
+    assert token.card_number == CARD
+    assert CARD not in repr(token)

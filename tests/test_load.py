@@ -17,8 +17,12 @@ import pytest
 from emulator.config import Settings
 from emulator.testing import Payemu, PayemuServer
 
-CARD = {"cardHolderName": "Load Tester", "cardNumber": "4111111111111111", "expirationMonth": 12,
-        "expirationYear": 2031}
+CARD = {
+    "cardHolderName": "Load Tester",
+    "cardNumber": "4111111111111111",
+    "expirationMonth": 12,
+    "expirationYear": 2031,
+}
 STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_load"}]}
 NULL_SUCCESS: dict[str, Any] = {"paymentGatewayName": "NULLSuccess", "credentials": []}
 TLS = ssl.create_default_context()  # unused on plain HTTP, but httpx builds one per client unless given
@@ -75,10 +79,17 @@ def test_100_concurrent_partial_refunds_never_exceed_the_charge(
 ) -> None:
     _store_account(tenant, "main", STRIPE)
     if delay_ms:
-        tenant.add_scenario({"name": "slow-refund", "when": {"operation": "Refund"},
-                             "then": {"operationResultCode": "Success", "delayMs": delay_ms}})
-    charge = tenant.client.post("/PaymentGateway/charge", json={
-        "amount": 50.0, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "main"})
+        tenant.add_scenario(
+            {
+                "name": "slow-refund",
+                "when": {"operation": "Refund"},
+                "then": {"operationResultCode": "Success", "delayMs": delay_ms},
+            }
+        )
+    charge = tenant.client.post(
+        "/PaymentGateway/charge",
+        json={"amount": 50.0, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "main"},
+    )
     assert charge.status_code == 200, charge.text
     reference = charge.json()["gatewayReference"]
     rng = random.Random(delay_ms)
@@ -91,7 +102,8 @@ def test_100_concurrent_partial_refunds_never_exceed_the_charge(
     statuses = Counter(a.status_code for a in answers)
     assert set(statuses) <= {200, 409}, statuses
     refunded = [a.json()["amount"] for a in answers if a.status_code == 200]
-    assert refunded and round(sum(refunded), 2) <= 50.0, sum(refunded)
+    assert refunded, sum(refunded)
+    assert round(sum(refunded), 2) <= 50.0, sum(refunded)
     reasons = Counter(a.json()["rejectReasonCode"] for a in answers if a.status_code == 409)
     assert set(reasons) <= {"OperationInProgress", "AmountExceeded", "AlreadyRefunded"}, reasons
     if delay_ms:
@@ -102,7 +114,8 @@ def test_100_concurrent_partial_refunds_never_exceed_the_charge(
     [original] = [t for t in tenant.transactions() if t["reference"] == reference]
     refunds = [t for t in tenant.transactions() if t["operation"] == "Refund"]
     assert original["refundedAmount"] == pytest.approx(sum(refunded))
-    assert len(refunds) == len(refunded) and all(t["parent"] == reference for t in refunds)
+    assert len(refunds) == len(refunded)
+    assert all(t["parent"] == reference for t in refunds)
     assert sorted(t["amount"] for t in refunds) == sorted(refunded)
     if round(sum(refunded), 2) == 50.0:
         assert original["state"] == "Refunded"
@@ -126,8 +139,13 @@ def test_1000_charges_over_10_tenants_each_in_its_own_ledger(server: PayemuServe
         for index in range(1000):
             tenant = tenants[index % 10]
             my_ref = f"load-{index % 10}-{index // 10}"
-            body = {"amount": 1 + index % 97, "currency": "EUR", "card": CARD, "myRef": my_ref,
-                    "paymentGatewayAccountName": "shop"}
+            body = {
+                "amount": 1 + index % 97,
+                "currency": "EUR",
+                "card": CARD,
+                "myRef": my_ref,
+                "paymentGatewayAccountName": "shop",
+            }
             calls.append((tenant.api_key, "POST", "/PaymentGateway/charge", body))
             owners.append(index % 10)
         answers = fire(server, calls)
@@ -136,7 +154,8 @@ def test_1000_charges_over_10_tenants_each_in_its_own_ledger(server: PayemuServe
         sent: dict[int, dict[str, tuple[str, float]]] = {n: {} for n in range(10)}
         for (_, _, _, body), owner, answer in zip(calls, owners, answers, strict=True):
             result = answer.json()
-            assert result["operationResultCode"] == "Success" and result["amount"] == body["amount"]
+            assert result["operationResultCode"] == "Success"
+            assert result["amount"] == body["amount"]
             assert result["gatewayName"] == ("Stripe" if owner % 2 else "NULLSuccess")
             sent[owner][result["gatewayReference"]] = (body["myRef"], body["amount"])
 
@@ -147,7 +166,8 @@ def test_1000_charges_over_10_tenants_each_in_its_own_ledger(server: PayemuServe
             assert {t["operation"] for t in ledger} == {"Charge"}
             assert all(t["state"] == "Charged" and t["cardMasked"] == "411111******1111" for t in ledger)
             journal = tenant.requests(path="/PaymentGateway/charge")
-            assert len(journal) == 100 and {e["status"] for e in journal} == {200}
+            assert len(journal) == 100
+            assert {e["status"] for e in journal} == {200}
         references = [ref for n in range(10) for ref in sent[n]]
         assert len(set(references)) == 1000
     finally:
@@ -195,15 +215,18 @@ def test_concurrent_token_writes_and_deletes_never_tear_a_token(server: PayemuSe
         else:
             assert answer.status_code == 200, answer.text
             read = answer.json()
-            assert read["token"] == token and read["createTime"]
+            assert read["token"] == token
+            assert read["createTime"]
             if not path.endswith("/meta"):
                 assert read["clearPayload"] == payloads[token]  # whole, and its own
     assert all(deletes[t] == 1 for t in doomed), deletes  # each delete took effect once
-    assert len(set(fresh)) == 100 and not set(fresh) & set(tokens)
+    assert len(set(fresh)) == 100
+    assert not set(fresh) & set(tokens)
 
     final = fire(server, [(key, "GET", f"/StringTokens/{t}", None) for t in tokens + fresh])
     for token, answer in zip(tokens + fresh, final, strict=True):
         if token in doomed:
             assert answer.status_code == 404, answer.text
         else:
-            assert answer.status_code == 200 and answer.json()["clearPayload"] == payloads[token]
+            assert answer.status_code == 200
+            assert answer.json()["clearPayload"] == payloads[token]

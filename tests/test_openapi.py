@@ -50,9 +50,7 @@ def test_every_field_of_each_table(openapi: OpenApi, heading: str) -> None:
 
 def test_string_token_fields(openapi: OpenApi) -> None:
     schemas = _schemas(openapi)
-    assert set(_fields("### String token")) == set(
-        schemas["PayTools_Api.Models.StringTokenOutputModel"]["properties"]
-    )
+    assert set(_fields("### String token")) == set(schemas["PayTools_Api.Models.StringTokenOutputModel"]["properties"])
     assert set(schemas["PayTools_Api.Models.StringTokenMetaDataOutputModel"]["properties"]) == {
         "token",
         "createTime",
@@ -115,9 +113,7 @@ def test_limits(openapi: OpenApi) -> None:
     assert auth["currency"]["minLength"] == limits["paymentCurrency"]["minLength"]
     session = schemas["eWallet.Models.StartEWalletsSessionRequest"]["properties"]
     assert session["storedCards"]["maxItems"] == limits["sessionStoredCards"]["maxItems"]
-    params = {
-        (op.path, p.name): p for op in openapi.operations.values() for p in op.parameters
-    }
+    params = {(op.path, p.name): p for op in openapi.operations.values() for p in op.parameters}
     name = openapi.find("GET", "/PaymentGatewayAccounts/{name}")
     assert name is not None
     raw = name.raw["parameters"][0]["schema"]["pattern"]
@@ -143,9 +139,7 @@ def test_document_is_valid_openapi(openapi: OpenApi) -> None:
 
 def test_conversion_of_nullable_forms() -> None:
     assert to_json_schema({"type": "string", "nullable": True}) == {"type": ["string", "null"]}
-    assert to_json_schema({"$ref": "#/components/schemas/X", "description": "d"}) == {
-        "$ref": "#/definitions/X"
-    }
+    assert to_json_schema({"$ref": "#/components/schemas/X", "description": "d"}) == {"$ref": "#/definitions/X"}
     converted = to_json_schema({"allOf": [{"$ref": "#/components/schemas/X"}], "nullable": True})
     assert converted == {"anyOf": [{"type": "null"}, {"allOf": [{"$ref": "#/definitions/X"}]}]}
     assert to_json_schema({"nullable": True}) == {}

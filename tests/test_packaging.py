@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_wheel_ships_data_pages_and_scripts(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
-        check=True, capture_output=True, timeout=300,
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     [wheel] = tmp_path.glob("payemu-*.whl")
     with zipfile.ZipFile(wheel) as archive:

@@ -12,8 +12,13 @@ from emulator.http.pages import format as pagefmt
 from emulator.payments.tenants import Tenant
 from tests.conftest import setup_ewallet_tenant
 
-BODY = {"operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 1234.5,
-        "paymentGatewayAccountId": "backup"}
+BODY = {
+    "operation": "CHARGE",
+    "mode": "TEST",
+    "currencyCode": "USD",
+    "amount": 1234.5,
+    "paymentGatewayAccountId": "backup",
+}
 
 
 @pytest.fixture

@@ -34,8 +34,13 @@ ROUTES = {
     "status": ("POST", "/PaymentGateway/status"),
 }
 STRIPE = {"paymentGatewayAccountName": "stripeMain"}
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12,
-        "expirationYear": 2030, "cvv": "123"}
+CARD = {
+    "cardHolderName": "Jane Smith",
+    "cardNumber": "4111111111111111",
+    "expirationMonth": 12,
+    "expirationYear": 2030,
+    "cvv": "123",
+}
 
 
 def substituted(value: Any, saved: dict[str, Any]) -> Any:
@@ -117,8 +122,7 @@ def stripe(client: TestClient) -> TestClient:
 
 
 def charge_body(**changes: Any) -> dict[str, Any]:
-    return {"amount": 25.0, "currency": "USD", "card": dict(CARD), "paymentGatewayAccountName": "stripeMain",
-            **changes}
+    return {"amount": 25.0, "currency": "USD", "card": dict(CARD), "paymentGatewayAccountName": "stripeMain", **changes}
 
 
 def test_lost_response_charge_is_found_by_a_later_status(stripe: TestClient) -> None:
@@ -128,13 +132,22 @@ def test_lost_response_charge_is_found_by_a_later_status(stripe: TestClient) -> 
     assert found.status_code == 200, found.text
     body = found.json()
     assert (body["operationType"], body["operationResultCode"], body["amount"]) == ("Status", "Success", 9031.0)
-    refund = stripe.put("/PaymentGateway/refund", json={"refTransId": body["gatewayReference"], "amount": 31.0,
-                                                        "currency": "USD", "paymentGatewayAccountName": "stripeMain",
-                                                        "card": CARD})
+    refund = stripe.put(
+        "/PaymentGateway/refund",
+        json={
+            "refTransId": body["gatewayReference"],
+            "amount": 31.0,
+            "currency": "USD",
+            "paymentGatewayAccountName": "stripeMain",
+            "card": CARD,
+        },
+    )
     assert refund.status_code == 200, "the lost charge is a real one"
     journal = list(stripe.app.state.runtime.tenants.get("sandbox-api-key").journal)  # type: ignore[attr-defined]
     lost = next(entry for entry in journal if entry.get("fault"))
-    assert lost["fault"] == "lostResponse" and lost["status"] is None and len(lost["attempts"]) == 1
+    assert lost["fault"] == "lostResponse"
+    assert lost["status"] is None
+    assert len(lost["attempts"]) == 1
 
 
 def test_reset_records_nothing(stripe: TestClient) -> None:
@@ -143,7 +156,8 @@ def test_reset_records_nothing(stripe: TestClient) -> None:
         stripe.post("/PaymentGateway/charge", json=charge_body(amount=9032.0, myRef="order-reset"))
     assert tenant.ledger == {}
     missing = stripe.post("/PaymentGateway/status", json={"myRef": "order-reset", **STRIPE})
-    assert missing.status_code == 409 and missing.json()["rejectReasonCode"] == "TransactionNotFound"
+    assert missing.status_code == 409
+    assert missing.json()["rejectReasonCode"] == "TransactionNotFound"
 
 
 def test_attempts_go_to_the_journal_masked(stripe: TestClient) -> None:
@@ -151,12 +165,16 @@ def test_attempts_go_to_the_journal_masked(stripe: TestClient) -> None:
     assert response.status_code == 200
     tenant = stripe.app.state.runtime.tenants.get("sandbox-api-key")  # type: ignore[attr-defined]
     entry = list(tenant.journal)[-1]
-    assert entry["operationId"] == "GatewayCharge" and len(entry["attempts"]) == 1
+    assert entry["operationId"] == "GatewayCharge"
+    assert len(entry["attempts"]) == 1
     attempt = entry["attempts"][0]
-    assert attempt["attemptNumber"] == 1 and attempt["gatewayName"] == "Stripe" and attempt["isFallback"] is False
+    assert attempt["attemptNumber"] == 1
+    assert attempt["gatewayName"] == "Stripe"
+    assert attempt["isFallback"] is False
     assert attempt["paymentGatewayAccountName"] == "stripeMain"
     assert attempt["result"]["gatewayReference"] == response.json()["gatewayReference"]
-    assert "4111111111111111" not in json.dumps(entry) and "sk_test_main" not in json.dumps(entry)
+    assert "4111111111111111" not in json.dumps(entry)
+    assert "sk_test_main" not in json.dumps(entry)
 
 
 def test_transactions_belong_to_their_key(app: Starlette) -> None:
@@ -164,10 +182,16 @@ def test_transactions_belong_to_their_key(app: Starlette) -> None:
         store_accounts(sandbox)
         store_accounts(live)
         reference = sandbox.post("/PaymentGateway/authorize", json=charge_body()).json()["gatewayReference"]
-        body = {"refTransId": reference, "amount": 25.0, "currency": "USD", "paymentGatewayAccountName": "stripeMain",
-                "card": CARD}
+        body = {
+            "refTransId": reference,
+            "amount": 25.0,
+            "currency": "USD",
+            "paymentGatewayAccountName": "stripeMain",
+            "card": CARD,
+        }
         stolen = live.put("/PaymentGateway/capture", json=body)
-        assert stolen.status_code == 409 and stolen.json()["rejectReasonCode"] == "TransactionNotFound"
+        assert stolen.status_code == 409
+        assert stolen.json()["rejectReasonCode"] == "TransactionNotFound"
         assert sandbox.put("/PaymentGateway/capture", json=body).status_code == 200
 
 
@@ -201,5 +225,6 @@ def test_status_reports_a_capture_time_expiry_without_moving_state(stripe: TestC
     reference = stripe.post("/PaymentGateway/authorize", json=charge_body()).json()["gatewayReference"]
     tenant.clock.advance(timedelta(days=8))
     status = stripe.post("/PaymentGateway/status", json={"refTransId": reference, **STRIPE})
-    assert status.status_code == 200 and status.json()["operationResultDescription"] == "Transaction found: Expired."
+    assert status.status_code == 200
+    assert status.json()["operationResultDescription"] == "Transaction found: Expired."
     assert tenant.ledger[reference].to_json()["state"] == "Expired"

@@ -36,7 +36,8 @@ def tenant(server: PayemuServer) -> Iterator[Payemu]:
 
 def test_the_protocol_takes_its_limits_from_the_settings() -> None:
     protocol = http_protocol(Settings(max_head_bytes=1000, head_timeout_seconds=2.5))
-    assert isinstance(protocol, type) and issubclass(protocol, HttpToolsProtocol)
+    assert isinstance(protocol, type)
+    assert issubclass(protocol, HttpToolsProtocol)
     assert protocol.__name__ == "GuardedHttpToolsProtocol"
 
 
@@ -45,7 +46,8 @@ def test_a_refusal_is_a_whole_json_answer_that_closes() -> None:
     head, _, body = raw.partition(b"\r\n\r\n")
     lines = head.decode().split("\r\n")
     assert lines[0] == "HTTP/1.1 431 Request Header Fields Too Large"
-    assert "content-type: application/json" in lines and "connection: close" in lines
+    assert "content-type: application/json" in lines
+    assert "connection: close" in lines
     assert f"content-length: {len(body)}" in lines
     assert json.loads(body) == [{"fieldName": "headers", "errors": ["Too big."]}]
 
@@ -79,24 +81,43 @@ def test_a_slow_body_is_not_cut_by_the_head_deadline(server: PayemuServer, tenan
         time.sleep(HEAD_TIMEOUT * 2)
         sock.sendall(body)
         status, answer = _read_answer(sock)
-    assert status == 201 and len(json.loads(answer)["token"]) == 32
+    assert status == 201
+    assert len(json.loads(answer)["token"]) == 32
 
 
 def test_a_slow_answer_and_kept_alive_requests_are_not_cut(server: PayemuServer, tenant: Payemu) -> None:
-    tenant.add_scenario({"name": "slow", "when": {"operation": "Charge"},
-                         "then": {"operationResultCode": "Success", "delayMs": int(HEAD_TIMEOUT * 2000)}})
+    tenant.add_scenario(
+        {
+            "name": "slow",
+            "when": {"operation": "Charge"},
+            "then": {"operationResultCode": "Success", "delayMs": int(HEAD_TIMEOUT * 2000)},
+        }
+    )
     account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk"}]}
     assert tenant.client.put("/PaymentGatewayAccounts/main", json=account).status_code == 200
-    body = json.dumps({"paymentGatewayAccountName": "main", "amount": 5, "currency": "USD", "card": {
-        "cardHolderName": "A B", "cardNumber": "4111111111111111", "expirationMonth": 1, "expirationYear": 2031}})
+    body = json.dumps(
+        {
+            "paymentGatewayAccountName": "main",
+            "amount": 5,
+            "currency": "USD",
+            "card": {
+                "cardHolderName": "A B",
+                "cardNumber": "4111111111111111",
+                "expirationMonth": 1,
+                "expirationYear": 2031,
+            },
+        }
+    )
     with _connect(server) as sock:
         began = time.monotonic()
         sock.sendall(_head(tenant, "POST", "/PaymentGateway/charge", len(body)) + body.encode())
         status, answer = _read_answer(sock)
-        assert status == 200 and json.loads(answer)["operationResultCode"] == "Success"
+        assert status == 200
+        assert json.loads(answer)["operationResultCode"] == "Success"
         assert time.monotonic() - began >= HEAD_TIMEOUT * 2
         for _ in range(3):  # the same connection, each request well inside the deadline
             time.sleep(HEAD_TIMEOUT / 2)
             sock.sendall(_head(tenant, "GET", "/Utils/apiKey"))
             status, answer = _read_answer(sock)
-            assert status == 200 and json.loads(answer)["status"] == "OK"
+            assert status == 200
+            assert json.loads(answer)["status"] == "OK"

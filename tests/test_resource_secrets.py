@@ -15,13 +15,18 @@ CARD_JSON = '{"cardNumber": "5555555555554444", "cvv": "737"}'
 
 def test_no_payload_or_credential_in_logs_or_journal(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    put = client.put("/PaymentGatewayAccounts/stripe1", json={
-        "paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": CREDENTIAL}]})
+    put = client.put(
+        "/PaymentGatewayAccounts/stripe1",
+        json={"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": CREDENTIAL}]},
+    )
     assert put.status_code == 200
     assert client.get("/PaymentGatewayAccounts/stripe1").json()["credentials"][0]["value"] == CREDENTIAL
-    bad = client.put("/PaymentGatewayAccounts/stripe2", json={
-        "paymentGatewayName": "Stripe", "credentials": [{"key": "Nope", "value": CREDENTIAL}]})
-    assert bad.status_code == 400 and CREDENTIAL not in bad.text
+    bad = client.put(
+        "/PaymentGatewayAccounts/stripe2",
+        json={"paymentGatewayName": "Stripe", "credentials": [{"key": "Nope", "value": CREDENTIAL}]},
+    )
+    assert bad.status_code == 400
+    assert CREDENTIAL not in bad.text
     tokens = []
     for payload in (PAYLOAD, CARD_JSON):
         created = client.post("/StringTokens", json={"payload": payload})

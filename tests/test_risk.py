@@ -37,11 +37,22 @@ def test_descriptions_name_the_countries() -> None:
 @pytest.mark.parametrize(
     ("address", "country", "proxy"),
     [
-        ("203.0.113.7", "US", False), ("203.0.113.130", "CA", False), ("203.0.113.200", "MX", False),
-        ("198.51.100.1", "GB", False), ("198.51.100.129", "DE", False), ("198.51.100.250", "FR", False),
-        ("192.0.2.1", "BR", False), ("192.0.2.129", "JP", False), ("192.0.2.200", None, True),
-        ("2001:db8::1", "US", False), ("2001:db8:1::5", "GB", False), ("2001:DB8:FFFF::1", None, True),
-        ("10.0.0.1", None, False), ("127.0.0.1", None, False), ("8.8.8.8", None, False), ("::1", None, False),
+        ("203.0.113.7", "US", False),
+        ("203.0.113.130", "CA", False),
+        ("203.0.113.200", "MX", False),
+        ("198.51.100.1", "GB", False),
+        ("198.51.100.129", "DE", False),
+        ("198.51.100.250", "FR", False),
+        ("192.0.2.1", "BR", False),
+        ("192.0.2.129", "JP", False),
+        ("192.0.2.200", None, True),
+        ("2001:db8::1", "US", False),
+        ("2001:db8:1::5", "GB", False),
+        ("2001:DB8:FFFF::1", None, True),
+        ("10.0.0.1", None, False),
+        ("127.0.0.1", None, False),
+        ("8.8.8.8", None, False),
+        ("::1", None, False),
         (" 203.0.113.7 ", "US", False),
     ],
 )
@@ -70,4 +81,5 @@ def test_a_malformed_ip_table_is_refused(tmp_path: Path, text: str, fragment: st
     path.write_text(text)
     with pytest.raises(IpTableError) as caught:
         load_ip_table(path)
-    assert str(path) in str(caught.value) and fragment in str(caught.value)
+    assert str(path) in str(caught.value)
+    assert fragment in str(caught.value)

@@ -14,8 +14,13 @@ from emulator.payments.tenants import Tenant, TenantRegistry
 from emulator.scenarios import REJECT_REASONS, RESULT_CODES, Attempt, Outcome, ScenarioBook, ScenarioError, parse_rules
 
 BASE = Attempt(
-    card_number="4111111111111111", amount=25.0, currency="USD", operation="Charge",
-    gateway="Stripe", account="stripeMain", attempt=1,
+    card_number="4111111111111111",
+    amount=25.0,
+    currency="USD",
+    operation="Charge",
+    gateway="Stripe",
+    account="stripeMain",
+    attempt=1,
 )
 
 
@@ -46,10 +51,13 @@ def result(book: ScenarioBook, tenant: Tenant, mock: bool = False, **changes: ob
 
 
 def test_card_number_digits_only_list_and_no_card(tmp_path: Path, tenant: Tenant) -> None:
-    book = book_of(tmp_path, """
+    book = book_of(
+        tmp_path,
+        """
 - {name: one, when: {cardNumber: "4000 0000 0000 0002"}, then: {operationResultCode: Rejected}}
 - {name: many, when: {cardNumber: ["5555555555554444", 378282246310005]}, then: {operationResultCode: Rejected}}
-""")
+""",
+    )
     assert result(book, tenant, card_number="4000000000000002") == "one"
     assert result(book, tenant, card_number="4000-0000-0000-0002") == "one"
     assert result(book, tenant, card_number="378282246310005") == "many"
@@ -59,12 +67,15 @@ def test_card_number_digits_only_list_and_no_card(tmp_path: Path, tenant: Tenant
 
 
 def test_amount_exact_with_tolerance_and_inclusive_ranges(tmp_path: Path, tenant: Tenant) -> None:
-    book = book_of(tmp_path, """
+    book = book_of(
+        tmp_path,
+        """
 - {name: exact, when: {amount: 20.01}, then: {operationResultCode: Rejected}}
 - {name: band, when: {amount: {min: 100, max: 199.99}}, then: {operationResultCode: Rejected}}
 - {name: floor, when: {amount: {min: 5000}}, then: {operationResultCode: Rejected}}
 - {name: ceiling, when: {amount: {max: 1}}, then: {operationResultCode: Rejected}}
-""")
+""",
+    )
     assert result(book, tenant, amount=20.01) == "exact"
     assert result(book, tenant, amount=0.1 + 19.91) == "exact"  # 20.009999999999998
     assert result(book, tenant, amount=20.02) is None
@@ -79,7 +90,9 @@ def test_amount_exact_with_tolerance_and_inclusive_ranges(tmp_path: Path, tenant
 
 
 def test_currency_operation_gateway_account_attempt(tmp_path: Path, tenant: Tenant) -> None:
-    book = book_of(tmp_path, """
+    book = book_of(
+        tmp_path,
+        """
 - {name: cur, when: {currency: eur}, then: {operationResultCode: Rejected}}
 - {name: ops, when: {operation: [Refund, capture]}, then: {operationResultCode: Rejected}}
 - {name: op, when: {operation: void}, then: {operationResultCode: Rejected}}
@@ -87,7 +100,8 @@ def test_currency_operation_gateway_account_attempt(tmp_path: Path, tenant: Tena
 - {name: acct, when: {account: backupAcct}, then: {operationResultCode: Rejected}}
 - {name: second, when: {attempt: 2}, then: {operationResultCode: Rejected}}
 - {name: later, when: {attempt: [3, 4]}, then: {operationResultCode: Rejected}}
-""")
+""",
+    )
     assert result(book, tenant) is None
     assert result(book, tenant, currency="EUR") == "cur"
     assert result(book, tenant, currency="eur") == "cur"
@@ -103,20 +117,32 @@ def test_currency_operation_gateway_account_attempt(tmp_path: Path, tenant: Tena
 
 
 def test_every_key_of_when_must_match(tmp_path: Path, tenant: Tenant) -> None:
-    book = book_of(tmp_path, """
+    book = book_of(
+        tmp_path,
+        """
 - name: all
   when: {cardNumber: "4111111111111111", amount: 25, currency: USD, operation: Charge,
          gateway: Stripe, account: stripeMain, attempt: 1}
   then: {operationResultCode: Rejected}
-""")
+""",
+    )
     assert result(book, tenant) == "all"
-    for change in ({"card_number": "4242424242424242"}, {"amount": 26.0}, {"currency": "GBP"},
-                   {"operation": "PreAuth"}, {"gateway": "Adyen"}, {"account": "other"}, {"attempt": 2}):
+    for change in (
+        {"card_number": "4242424242424242"},
+        {"amount": 26.0},
+        {"currency": "GBP"},
+        {"operation": "PreAuth"},
+        {"gateway": "Adyen"},
+        {"account": "other"},
+        {"attempt": 2},
+    ):
         assert result(book, tenant, **change) is None, change
 
 
 def test_every_then_key_reaches_the_outcome(tmp_path: Path, tenant: Tenant) -> None:
-    book = book_of(tmp_path, """
+    book = book_of(
+        tmp_path,
+        """
 - name: declined
   when: {amount: 1}
   then: {operationResultCode: Rejected, rejectReasonCode: DoNotHonor, gatewayResultCode: "05",
@@ -124,7 +150,8 @@ def test_every_then_key_reaches_the_outcome(tmp_path: Path, tenant: Tenant) -> N
 - name: pending
   when: {amount: 2}
   then: {operationResultCode: Accepted, settlesTo: FatalFailure, settleAfterSeconds: 30, fault: lostResponse}
-""")
+""",
+    )
     assert book.decide(tenant, replace(BASE, amount=1.0)) == Outcome(
         "Rejected", "DoNotHonor", "05", "Do not honour", 250, "reset", None, None, "declined"
     )
@@ -142,8 +169,9 @@ def test_runtime_rules_then_user_files_then_built_in_cards(tmp_path: Path, tenan
     declined = replace(BASE, card_number="4000000000009995")
     assert result(book, tenant, card_number="4000000000009995") == "insufficient-funds-card"
     assert result(book, tenant, card_number="4000000000000002") == "mine"  # user file beats default
-    tenant.rules.add([parse_rules("{name: rt, when: {amount: 25}, then: {operationResultCode: FatalFailure}}",
-                                    "runtime")[0]])
+    tenant.rules.add(
+        [parse_rules("{name: rt, when: {amount: 25}, then: {operationResultCode: FatalFailure}}", "runtime")[0]]
+    )
     assert book.decide(tenant, declined) == Outcome("FatalFailure", rule="rt")
     assert [r.name for r in book.rules(tenant)][:3] == ["rt", "mine", "success-amount"]
     assert [r.location for r in book.rules(tenant)][:2] == ["runtime", f"{tmp_path / 'rules.yaml'}:1"]
@@ -151,20 +179,27 @@ def test_runtime_rules_then_user_files_then_built_in_cards(tmp_path: Path, tenan
 
 
 def test_first_matching_rule_wins(tmp_path: Path, tenant: Tenant) -> None:
-    book = book_of(tmp_path, """
+    book = book_of(
+        tmp_path,
+        """
 - {name: narrow, when: {amount: 25, currency: USD}, then: {operationResultCode: Rejected}}
 - {name: wide, when: {amount: 25}, then: {operationResultCode: Success}}
-""")
+""",
+    )
     assert result(book, tenant) == "narrow"
     assert result(book, tenant, currency="EUR") == "wide"
 
 
 def test_mock_gateways_only_heed_rules_naming_a_gateway_or_account(tmp_path: Path, tenant: Tenant) -> None:
-    book = book_of(tmp_path, """
+    book = book_of(
+        tmp_path,
+        """
 - {name: by-card, when: {cardNumber: "4111111111111111"}, then: {operationResultCode: Rejected}}
 - {name: by-account, when: {account: nullAcct, amount: 7}, then: {operationResultCode: TemporaryFailure}}
 - {name: by-gateway, when: {gateway: NULLSuccess}, then: {operationResultCode: FatalFailure}}
-""", builtin=True)
+""",
+        builtin=True,
+    )
     mock = {"gateway": "NULLFailure", "account": "nullAcct"}
     assert result(book, tenant, **mock) == "by-card"
     assert result(book, tenant, mock=True, **mock) is None
@@ -209,7 +244,9 @@ def test_sequences_count_per_card_and_per_tenant(tmp_path: Path, tenants: Tenant
     assert other is not None
     assert codes(book, other, 1) == ["TemporaryFailure"]
     assert tenant.rules.sequences == {
-        ("flaky", "4111111111111111"): 2, ("flaky", "4242424242424242"): 2, ("flaky", "*"): 1,
+        ("flaky", "4111111111111111"): 2,
+        ("flaky", "4242424242424242"): 2,
+        ("flaky", "*"): 1,
     }
 
 
@@ -241,7 +278,8 @@ def test_reload_keeps_state_and_picks_up_changes(tmp_path: Path, tenant: Tenant)
     assert codes(book, tenant, 1) == ["TemporaryFailure"]
     runtime = "{name: rt, when: {amount: 99}, then: {operationResultCode: Success}}"
     tenant.rules.add([parse_rules(runtime, "runtime")[0]])
-    assert not book.changed() and not book.reload_if_changed()
+    assert not book.changed()
+    assert not book.reload_if_changed()
     path.write_text(SEQUENCE + "- {name: added, when: {amount: 31}, then: {operationResultCode: FatalFailure}}\n")
     os.utime(path, ns=(1, 1))  # a different modification time even on coarse clocks
     assert book.changed()
@@ -319,20 +357,23 @@ def test_test_cards_are_luhn_valid_and_unique_and_amounts_are_in_their_band(buil
         cards += numbers if isinstance(numbers, list) else [numbers]
         if "amount" in when:
             assert 9000 <= when["amount"] <= 9099.99, rule.name
-    assert cards and all(luhn_valid(c) for c in cards), [c for c in cards if not luhn_valid(c)]
+    assert cards, [c for c in cards if not luhn_valid(c)]
+    assert all(luhn_valid(c) for c in cards), [c for c in cards if not luhn_valid(c)]
     assert len(cards) == len(set(cards))
 
 
-@pytest.mark.parametrize("card", ["4111111111111111", "4242424242424242", "5555555555554444", "378282246310005",
-                                  "6011111111111117"])
+@pytest.mark.parametrize(
+    "card", ["4111111111111111", "4242424242424242", "5555555555554444", "378282246310005", "6011111111111117"]
+)
 @pytest.mark.parametrize("amount", [10, 25.0, 49.99, 100, 1000, 0.5, 8999.99, 9100])
 @pytest.mark.parametrize("operation", ["Charge", "PreAuth", "Capture", "Refund", "Void", "Tokenize"])
 def test_ordinary_cards_and_amounts_succeed(
     builtin: ScenarioBook, tenant: Tenant, card: str, amount: float, operation: str
 ) -> None:
     outcome = builtin.decide(tenant, replace(BASE, card_number=card, amount=float(amount), operation=operation))
-    assert outcome is None or (outcome.operation_result_code == "Success" and outcome.delay_ms == 0
-                               and outcome.fault == "none")
+    assert outcome is None or (
+        outcome.operation_result_code == "Success" and outcome.delay_ms == 0 and outcome.fault == "none"
+    )
 
 
 def test_special_built_in_cards(builtin: ScenarioBook, tenant: Tenant) -> None:
@@ -343,14 +384,22 @@ def test_special_built_in_cards(builtin: ScenarioBook, tenant: Tenant) -> None:
     assert decide("4000009020000009").operation_result_code == "TemporaryFailure"  # type: ignore[union-attr]
     assert decide("4000009020000009", attempt=2) is None  # the fallback succeeds
     settles = decide("4000009001000002")
-    assert settles and (settles.operation_result_code, settles.settles_to, settles.settle_after_seconds) == (
-        "Accepted", "Success", 5.0)
+    assert settles
+    assert (settles.operation_result_code, settles.settles_to, settles.settle_after_seconds) == (
+        "Accepted",
+        "Success",
+        5.0,
+    )
     assert decide("4000009002000001").settles_to == "Rejected"  # type: ignore[union-attr]
     assert decide("4000009030000007").delay_ms == 1500  # type: ignore[union-attr]
     assert decide("4000009031000006").fault == "lostResponse"  # type: ignore[union-attr]
     assert decide("4000009032000005").fault == "reset"  # type: ignore[union-attr]
     assert [decide("4000009021000008").operation_result_code for _ in range(4)] == [  # type: ignore[union-attr]
-        "TemporaryFailure", "TemporaryFailure", "Success", "Success"]
+        "TemporaryFailure",
+        "TemporaryFailure",
+        "Success",
+        "Success",
+    ]
 
 
 def test_a_test_amount_beats_a_test_card(builtin: ScenarioBook, tenant: Tenant) -> None:

@@ -38,7 +38,8 @@ def test_three_file_forms_and_json() -> None:
     ]
     for text in forms:
         (parsed,) = parse_rules(text, "x.yaml")
-        assert parsed.name == "r" and parsed.match.amount == 5.0
+        assert parsed.name == "r"
+        assert parsed.match.amount == 5.0
     assert parse_rules("", "empty.yaml") == []
     assert parse_rules("scenarios:\n", "empty.yaml") == []
 
@@ -97,16 +98,19 @@ def test_outcome_defaults() -> None:
 """
     decline, now, later = parse_rules(text, "d.yaml")
     assert decline.outcomes[0] == Outcome("Rejected", "CardDeclined", rule="plain-decline")
-    assert decline.outcomes[0].delay_ms == 0 and decline.outcomes[0].fault == "none"
+    assert decline.outcomes[0].delay_ms == 0
+    assert decline.outcomes[0].fault == "none"
     assert (now.outcomes[0].settles_to, now.outcomes[0].settle_after_seconds) == ("Success", 0.0)
     assert (later.outcomes[0].settles_to, later.outcomes[0].settle_after_seconds) == ("Rejected", 2.5)
-    assert later.description == "for the table" and later.to_json()["description"] == "for the table"
+    assert later.description == "for the table"
+    assert later.to_json()["description"] == "for the table"
     assert [r.line for r in (decline, now, later)] == [2, 4, 6]
 
 
 def test_runtime_rules_say_runtime_as_their_source() -> None:
     (rule,) = parse_rules('{"name": "rt", "then": {"operationResultCode": "Success"}}', "runtime")
-    assert rule.location == "runtime" and rule.to_json()["source"] == "runtime"
+    assert rule.location == "runtime"
+    assert rule.to_json()["source"] == "runtime"
 
 
 def test_a_name_may_not_be_reused_in_a_later_file(tmp_path: Path) -> None:

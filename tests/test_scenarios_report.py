@@ -36,8 +36,13 @@ def test_check_exit_codes_and_messages(tmp_path: Path, capsys: pytest.CaptureFix
 def test_check_as_a_command(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(BAD + "- {name: bad, then: {operationResultCode: Success}}\n")
-    run = subprocess.run([sys.executable, "-m", "emulator", "scenarios", "check", str(bad)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    run = subprocess.run(
+        [sys.executable, "-m", "emulator", "scenarios", "check", str(bad)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert run.returncode == 1
     assert run.stderr.splitlines() == [
         f"{bad}:2: rule 'bad': then.fault: 'crash' is not one of none, reset, lostResponse",
@@ -80,7 +85,8 @@ def builtin_rules_names() -> list[str]:
 
 
 def test_describe_spells_out_every_kind_of_rule() -> None:
-    rules = parse_rules("""
+    rules = parse_rules(
+        """
 - name: seq
   when: {cardNumber: ["4111111111111111", "4242424242424242"], attempt: [1, 2]}
   sequence: [{operationResultCode: TemporaryFailure}, {operationResultCode: Success, delayMs: 20}]
@@ -89,7 +95,9 @@ def test_describe_spells_out_every_kind_of_rule() -> None:
   then: {operationResultCode: Accepted, settlesTo: Success, settleAfterSeconds: 5, gatewayResultCode: "P1"}
 - name: anything
   then: {operationResultCode: Success, fault: lostResponse}
-""", "runtime")
+""",
+        "runtime",
+    )
     from emulator.scenarios.report import describe_rules
 
     assert describe_rules(rules).splitlines() == [
@@ -110,12 +118,15 @@ def test_describe_of_settings_ends_with_the_built_in_cards(tmp_path: Path) -> No
 
 
 def test_markdown_table_groups_cards_amounts_and_others() -> None:
-    rules = parse_rules("""
+    rules = parse_rules(
+        """
 - {name: c, when: {cardNumber: "4111111111111111", currency: usd}, then: {operationResultCode: Rejected}}
 - {name: a, description: "pipes | escaped", when: {amount: {min: 1, max: 2}},
    then: {operationResultCode: Success, delayMs: 5}}
 - {name: o, when: {gateway: NULLSuccess}, then: {operationResultCode: FatalFailure}}
-""", "t.yaml")
+""",
+        "t.yaml",
+    )
     assert markdown_table(rules) == (
         "**Test cards**\n\n"
         "| card number | operations | outcome | reject reason | notes | rule |\n"
@@ -142,7 +153,7 @@ def test_readme_table_is_the_generated_one() -> None:
 
 def test_readme_example_rules_are_valid() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Test cards and amounts"):]
+    section = readme[readme.index("## Test cards and amounts") :]
     example = re.search(r"```yaml\n(scenarios:.*?)```", section, re.S)
     assert example is not None
     assert [r.name for r in parse_rules(example.group(1), "README.md")] == ["big-amounts-decline", "flaky-then-fine"]

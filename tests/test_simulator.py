@@ -66,13 +66,20 @@ def item(operation: str = "Charge", **overrides: Any) -> AttemptInput:
     """An attempt; ``amount``, ``currency`` and ``card_number`` may be overridden too."""
     money = Money.of(overrides.pop("amount", 10.5), overrides.pop("currency", "USD"))
     card = Card(number=overrides.pop("card_number", CARD))
-    base = AttemptInput(operation=Operation(operation), money=money, card=card, my_ref="order-123456",
-                        order_desc="Books", client_ip="203.0.113.7")
+    base = AttemptInput(
+        operation=Operation(operation),
+        money=money,
+        card=card,
+        my_ref="order-123456",
+        order_desc="Books",
+        client_ip="203.0.113.7",
+    )
     return replace(base, **overrides)
 
 
-def run(gateway: str, operation: str = "Charge", outcome: Outcome | None = None, who: Tenant | None = None,
-        **overrides: Any) -> tuple[dict[str, Any], FakeBook]:
+def run(
+    gateway: str, operation: str = "Charge", outcome: Outcome | None = None, who: Tenant | None = None, **overrides: Any
+) -> tuple[dict[str, Any], FakeBook]:
     book = FakeBook(outcome)
     runtime = SimpleNamespace(scenarios=book)
     done = asyncio.run(attempt(runtime, who or tenant(), account(gateway), item(operation, **overrides)))  # type: ignore[arg-type]
@@ -80,8 +87,9 @@ def run(gateway: str, operation: str = "Charge", outcome: Outcome | None = None,
 
 
 def test_operation_result_has_all_fifteen_keys() -> None:
-    result = OperationResult(Operation.CHARGE, ResultCode.SUCCESS, Money.of(1.0, "USD"), "ok",
-                             gateway_name="Stripe").to_json()
+    result = OperationResult(
+        Operation.CHARGE, ResultCode.SUCCESS, Money.of(1.0, "USD"), "ok", gateway_name="Stripe"
+    ).to_json()
     assert len(result) == 15
     assert result["gatewayName"] == "Stripe"
     assert result["rejectReasonCode"] is None
@@ -90,10 +98,23 @@ def test_operation_result_has_all_fifteen_keys() -> None:
 
 def test_render_keeps_types_and_fills_text() -> None:
     values = {"amount": 10.5, "approved": True, "code": None, "reference": "ch_1", "last4": "1111"}
-    template = {"a": "{amount}", "b": "{approved}", "c": "id {reference}/{code}/{approved}", "d": ["{last4}"],
-                "e": "{unknown}", "f": 3, "g": "plain"}
+    template = {
+        "a": "{amount}",
+        "b": "{approved}",
+        "c": "id {reference}/{code}/{approved}",
+        "d": ["{last4}"],
+        "e": "{unknown}",
+        "f": 3,
+        "g": "plain",
+    }
     assert render(template, values) == {
-        "a": 10.5, "b": True, "c": "id ch_1//true", "d": ["1111"], "e": "{unknown}", "f": 3, "g": "plain",
+        "a": 10.5,
+        "b": True,
+        "c": "id ch_1//true",
+        "d": ["1111"],
+        "e": "{unknown}",
+        "f": 3,
+        "g": "plain",
     }
 
 
@@ -117,12 +138,16 @@ def test_minor_units(amount: float, currency: str, minor: int) -> None:
         ("AMEX", "PreAuth", {"my_ref": None}, "FatalFailure", "myRef of at least 6"),
     ],
 )
-def test_requirements_refuse_before_the_scenario(gateway: str, operation: str, changes: dict[str, Any], code: str,
-                                                 fragment: str) -> None:
+def test_requirements_refuse_before_the_scenario(
+    gateway: str, operation: str, changes: dict[str, Any], code: str, fragment: str
+) -> None:
     refused = requirement_failure(account(gateway), item(operation, **changes))
-    assert refused is not None and refused[0] == code and fragment in refused[2]
+    assert refused is not None
+    assert refused[0] == code
+    assert fragment in refused[2]
     result, book = run(gateway, operation, Outcome("Success"), **changes)
-    assert result["operationResultCode"] == code and fragment in result["operationResultDescription"]
+    assert result["operationResultCode"] == code
+    assert fragment in result["operationResultDescription"]
     assert result["gatewayName"] == CATALOG.get(gateway).name  # type: ignore[union-attr]
     assert result["gatewayReference"], "every attempt at a gateway has a reference"
     assert book.calls == []
@@ -141,11 +166,14 @@ def test_missing_credential_fails_authentication_naming_the_key_not_values() -> 
     assert refused is not None
     code, key, text = refused
     assert (code, key) == ("FatalFailure", "AuthenticationFailed")
-    assert "MerchantAccount" in text and "main" in text and "very-secret-value" not in text
+    assert "MerchantAccount" in text
+    assert "main" in text
+    assert "very-secret-value" not in text
     book = FakeBook()
     result = asyncio.run(attempt(SimpleNamespace(scenarios=book), tenant(), stripe, item())).result.to_json()  # type: ignore[arg-type]
     assert result["gatewayResultCode"] == "401"  # Adyen's AuthenticationFailed code
-    assert result["rejectReasonCode"] is None and result["authorizationCode"] is None
+    assert result["rejectReasonCode"] is None
+    assert result["authorizationCode"] is None
 
 
 def test_certificate_is_named_by_the_field_of_its_attempt() -> None:
@@ -163,22 +191,27 @@ def test_success_speaks_the_gateways_vocabulary(gateway: str) -> None:
     fmt = spec.reference
     prefix = fmt.prefix_for(operation)
     assert result["gatewayReference"].startswith(prefix)
-    tail = result["gatewayReference"][len(prefix):]
-    assert len(tail) == fmt.length and set(tail) <= set(fmt.alphabet)
+    tail = result["gatewayReference"][len(prefix) :]
+    assert len(tail) == fmt.length
+    assert set(tail) <= set(fmt.alphabet)
     assert result["gatewayResultCode"] == spec.codes["Success"].code
     code_format = spec.authorization_code
     assert len(result["authorizationCode"]) == code_format.length
     assert set(result["authorizationCode"]) <= set(code_format.alphabet)
     assert not PLACEHOLDER.search(json.dumps(result)), "every placeholder is filled"
     assert result["operationResultCode"] == "Success"
-    assert result["rejectReasonCode"] is None and result["gatewayToken"] is None
-    assert book.calls[0][1] is False and book.calls[0][0].gateway == spec.name
+    assert result["rejectReasonCode"] is None
+    assert result["gatewayToken"] is None
+    assert book.calls[0][1] is False
+    assert book.calls[0][0].gateway == spec.name
 
 
 def test_custom_response_is_shaped_like_the_gateway_payload() -> None:
     result, _ = run("Stripe", amount=10.23)
     payload = result["customGatewayResponse"]
-    assert payload["id"] == result["gatewayReference"] and payload["amount"] == 1023 and payload["paid"] is True
+    assert payload["id"] == result["gatewayReference"]
+    assert payload["amount"] == 1023
+    assert payload["paid"] is True
     assert payload["currency"] == "usd"
     assert payload["payment_method_details"]["card"] == {"brand": "Visa", "last4": "1111"}
     first_data, _ = run("FirstDataIPG")
@@ -188,15 +221,20 @@ def test_custom_response_is_shaped_like_the_gateway_payload() -> None:
 
 @pytest.mark.parametrize(
     ("gateway", "reason", "native"),
-    [("Stripe", "InsufficientFunds", "insufficient_funds"), ("Worldpay", "ExpiredCard", "54"),
-     ("AuthorizeNet", "SomethingNew", "2"), ("Adyen", None, "Refused")],
+    [
+        ("Stripe", "InsufficientFunds", "insufficient_funds"),
+        ("Worldpay", "ExpiredCard", "54"),
+        ("AuthorizeNet", "SomethingNew", "2"),
+        ("Adyen", None, "Refused"),
+    ],
 )
 def test_declines_use_native_codes(gateway: str, reason: str | None, native: str) -> None:
     result, _ = run(gateway, outcome=Outcome("Rejected", reject_reason_code=reason))
     assert result["operationResultCode"] == "Rejected"
     assert result["rejectReasonCode"] == (reason or "CardDeclined")
     assert result["gatewayResultCode"] == native
-    assert result["authorizationCode"] is None and result["gatewayReference"]
+    assert result["authorizationCode"] is None
+    assert result["gatewayReference"]
     assert result["customGatewayResponse"] is not None
 
 
@@ -211,7 +249,8 @@ def test_scenario_codes_and_descriptions_override_the_vocabulary() -> None:
 def test_other_results(code: str) -> None:
     spec = CATALOG.get("Elavon")
     result, _ = run("Elavon", outcome=Outcome(code))
-    assert result["operationResultCode"] == code and result["rejectReasonCode"] is None
+    assert result["operationResultCode"] == code
+    assert result["rejectReasonCode"] is None
     assert result["gatewayResultCode"] == spec.codes[code].code  # type: ignore[union-attr]
     assert result["authorizationCode"] is None  # only an approved (Success) answer carries one
 
@@ -221,14 +260,16 @@ def test_mock_gateways_ask_only_with_the_mock_flag() -> None:
     assert (result["operationResultCode"], result["rejectReasonCode"]) == ("Rejected", "CardDeclined")
     assert book.calls[0][1] is True
     result, book = run("NULLSuccess")
-    assert result["operationResultCode"] == "Success" and book.calls[0][1] is True
+    assert result["operationResultCode"] == "Success"
+    assert book.calls[0][1] is True
     result, _ = run("NULLFailure", outcome=Outcome("Success"))
     assert result["operationResultCode"] == "Success"
 
 
 def test_tokens_on_tokenize_and_generate_token() -> None:
     result, _ = run("Stripe", "Tokenize", amount=0.0)
-    assert re.fullmatch(r"pm_[A-Za-z0-9]{24}", result["gatewayToken"]) and result["operationType"] == "Tokenize"
+    assert re.fullmatch(r"pm_[A-Za-z0-9]{24}", result["gatewayToken"])
+    assert result["operationType"] == "Tokenize"
     result, _ = run("Adyen", "Charge", generate_token=True)
     assert re.fullmatch(r"\d{16}", result["gatewayToken"])
     result, _ = run("Adyen", "Charge", outcome=Outcome("Rejected"), generate_token=True)
@@ -240,21 +281,24 @@ def test_tokens_on_tokenize_and_generate_token() -> None:
 def test_unknown_user_token_is_declined_by_the_gateway() -> None:
     result, book = run("Stripe", token_problem="Stripe does not know the userToken 'x'.")
     assert (result["operationResultCode"], result["rejectReasonCode"]) == ("Rejected", "InvalidCardNumber")
-    assert result["gatewayResultCode"] == "incorrect_number" and book.calls == []
+    assert result["gatewayResultCode"] == "incorrect_number"
+    assert book.calls == []
 
 
 def test_the_attempt_is_what_scenarios_match_on() -> None:
     _, book = run("Stripe", "PreAuth", amount=20.01, currency="EUR", number=3)
     seen = book.calls[0][0]
-    assert seen == Attempt(card_number=CARD, amount=20.01, currency="EUR", operation="PreAuth", gateway="Stripe",
-                           account="main", attempt=3)
+    assert seen == Attempt(
+        card_number=CARD, amount=20.01, currency="EUR", operation="PreAuth", gateway="Stripe", account="main", attempt=3
+    )
 
 
 def test_seeded_attempts_are_identical() -> None:
     first, _ = run("Worldpay", who=tenant(5))
     again, _ = run("Worldpay", who=tenant(5))
     other, _ = run("Worldpay", who=tenant(6))
-    assert first == again and first["gatewayReference"] != other["gatewayReference"]
+    assert first == again
+    assert first["gatewayReference"] != other["gatewayReference"]
 
 
 def test_references_are_unique_per_attempt() -> None:
@@ -264,7 +308,8 @@ def test_references_are_unique_per_attempt() -> None:
         result, _ = run("NULLSuccess", who=who)
         seen.add(result["gatewayReference"])
         who.ledger.add(SimpleNamespace(reference=result["gatewayReference"]))  # type: ignore[arg-type]
-    assert len(seen) == 50 and all(set(r[5:]) <= set(ALPHABETS["upper"]) for r in seen)
+    assert len(seen) == 50
+    assert all(set(r[5:]) <= set(ALPHABETS["upper"]) for r in seen)
 
 
 def test_delay_is_awaited() -> None:

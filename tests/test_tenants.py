@@ -13,7 +13,9 @@ from emulator.payments.tenants import TenantRegistry
 def test_default_keys_are_separate_tenants() -> None:
     registry = TenantRegistry(Settings())
     sandbox, live = registry.get("sandbox-api-key"), registry.get("live-api-key")
-    assert sandbox is not None and live is not None and sandbox is not live
+    assert sandbox is not None
+    assert live is not None
+    assert sandbox is not live
     assert (sandbox.is_sandbox, live.is_sandbox) == (True, False)
     entry = vault.store(sandbox, "secret")
     assert entry.token not in live.vault
@@ -77,7 +79,9 @@ def test_config_file(tmp_path: Path) -> None:
     assert (settings.seed, settings.failover, settings.journal_size) == (11, "recoverable-only", 50)
     assert settings.scenario_paths == [str(tmp_path / "rules.yaml")]
     tenant = TenantRegistry(settings).get("team-a")
-    assert tenant is not None and tenant.certificates.names() == ["certA"] and tenant.user_name == "alice"
+    assert tenant is not None
+    assert tenant.certificates.names() == ["certA"]
+    assert tenant.user_name == "alice"
 
 
 @pytest.mark.parametrize(
@@ -96,4 +100,5 @@ def test_config_errors_name_the_problem(tmp_path: Path, text: str, fragment: str
     config.write_text(text)
     with pytest.raises(ConfigError) as caught:
         load_config_file(config)
-    assert str(config) in str(caught.value) and fragment in str(caught.value)
+    assert str(config) in str(caught.value)
+    assert fragment in str(caught.value)

@@ -25,13 +25,20 @@ from tests.live_server import LiveServer
 
 RULES = load_files([], BUILTIN)
 STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_123"}]}
-BACKUP = {"paymentGatewayName": "Adyen", "credentials": [{"key": "ApiKey", "value": "a"},
-                                                         {"key": "MerchantAccount", "value": "m"}]}
+BACKUP = {
+    "paymentGatewayName": "Adyen",
+    "credentials": [{"key": "ApiKey", "value": "a"}, {"key": "MerchantAccount", "value": "m"}],
+}
 ORDINARY_CARD = "4111111111111111"
 ORDINARY_AMOUNT = 25.0
 ORIGINAL_AMOUNT = 9500.0  # not a test amount: the charge or authorization a capture or refund refers to
-PATHS = {"Charge": ("POST", "charge"), "PreAuth": ("POST", "authorize"), "Tokenize": ("POST", "tokenize"),
-         "Capture": ("PUT", "capture"), "Refund": ("PUT", "refund")}
+PATHS = {
+    "Charge": ("POST", "charge"),
+    "PreAuth": ("POST", "authorize"),
+    "Tokenize": ("POST", "tokenize"),
+    "Capture": ("PUT", "capture"),
+    "Refund": ("PUT", "refund"),
+}
 DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.ConnectError)
 
 
@@ -62,8 +69,9 @@ def server() -> Iterator[LiveServer]:
 class Walk:
     """One row and operation, in its own API key."""
 
-    def __init__(self, server: LiveServer, client: httpx.AsyncClient, key: str, rule: Rule, operation: str,
-                 value: str | float) -> None:
+    def __init__(
+        self, server: LiveServer, client: httpx.AsyncClient, key: str, rule: Rule, operation: str, value: str | float
+    ) -> None:
         self.server, self.client, self.key, self.rule, self.operation = server, client, key, rule, operation
         self.card = value if isinstance(value, str) else ORDINARY_CARD
         self.amount = value if isinstance(value, float) else ORDINARY_AMOUNT
@@ -74,22 +82,46 @@ class Walk:
 
     def card_json(self) -> dict[str, Any]:
         amex = self.card.startswith(("34", "37"))  # the gateways check the CVV length per brand
-        return {"cardHolderName": "Jane Doe", "cardNumber": self.card, "expirationMonth": 12, "expirationYear": 2030,
-                "cvv": "1234" if amex else "123"}
+        return {
+            "cardHolderName": "Jane Doe",
+            "cardNumber": self.card,
+            "expirationMonth": 12,
+            "expirationYear": 2030,
+            "cvv": "1234" if amex else "123",
+        }
 
     async def body(self, **extra: Any) -> dict[str, Any]:
         if self.operation == "Tokenize":
             return {"card": self.card_json(), "paymentGatewayAccount": STRIPE}
         if self.operation in ("Capture", "Refund"):
             first = "authorize" if self.operation == "Capture" else "charge"
-            original = await self.send("POST", first, {"amount": ORIGINAL_AMOUNT, "currency": "USD",
-                                                       "card": self.card_json(), "myRef": self.my_ref,
-                                                       "paymentGatewayAccount": STRIPE})
+            original = await self.send(
+                "POST",
+                first,
+                {
+                    "amount": ORIGINAL_AMOUNT,
+                    "currency": "USD",
+                    "card": self.card_json(),
+                    "myRef": self.my_ref,
+                    "paymentGatewayAccount": STRIPE,
+                },
+            )
             assert original.status_code == 200, original.text
-            return {"refTransId": original.json()["gatewayReference"], "amount": self.amount, "currency": "USD",
-                    "card": self.card_json(), "paymentGatewayAccount": STRIPE}
-        return {"amount": self.amount, "currency": "USD", "card": self.card_json(), "myRef": self.my_ref,
-                "paymentGatewayAccount": STRIPE, **extra}
+            return {
+                "refTransId": original.json()["gatewayReference"],
+                "amount": self.amount,
+                "currency": "USD",
+                "card": self.card_json(),
+                "paymentGatewayAccount": STRIPE,
+            }
+        return {
+            "amount": self.amount,
+            "currency": "USD",
+            "card": self.card_json(),
+            "myRef": self.my_ref,
+            "paymentGatewayAccount": STRIPE,
+            **extra,
+        }
 
     def expect(self, response: httpx.Response, outcome: Outcome) -> dict[str, Any]:
         code = outcome.operation_result_code
@@ -97,7 +129,8 @@ class Walk:
         assert response.status_code == HTTP_STATUS[code], f"{where}: {response.text}"
         result = response.json()
         assert result["operationResultCode"] == code, where
-        assert result["operationType"] == self.operation and result["gatewayName"] == "Stripe", where
+        assert result["operationType"] == self.operation, where
+        assert result["gatewayName"] == "Stripe", where
         assert result["rejectReasonCode"] == outcome.reject_reason_code, where
         assert result["gatewayReference"], where
         if code == "TemporaryFailure":
@@ -131,7 +164,8 @@ class Walk:
         assert stored.status_code == 200
         body = await self.body(fallbackUpgs=[{"paymentGatewayAccountName": "backup"}])
         response = await self.send(*PATHS[self.operation], body)
-        assert response.status_code == 200 and response.json()["gatewayName"] == "Adyen", response.text
+        assert response.status_code == 200, response.text
+        assert response.json()["gatewayName"] == "Adyen", response.text
 
     async def fault(self, outcome: Outcome) -> None:
         body = await self.body()
@@ -141,19 +175,26 @@ class Walk:
             return
         found = await self.status()
         if outcome.fault == "reset" and self.operation in ("Charge", "PreAuth"):
-            assert found.status_code == 409 and found.json()["rejectReasonCode"] == "TransactionNotFound"
+            assert found.status_code == 409
+            assert found.json()["rejectReasonCode"] == "TransactionNotFound"
             return
         assert found.status_code == 200, found.text
         state = found.json()["operationResultDescription"]
-        expected = {("lostResponse", "Charge"): "Charged", ("lostResponse", "PreAuth"): "Authorized",
-                    ("lostResponse", "Capture"): "Captured", ("lostResponse", "Refund"): "PartiallyRefunded",
-                    ("reset", "Capture"): "Authorized", ("reset", "Refund"): "Charged"}
+        expected = {
+            ("lostResponse", "Charge"): "Charged",
+            ("lostResponse", "PreAuth"): "Authorized",
+            ("lostResponse", "Capture"): "Captured",
+            ("lostResponse", "Refund"): "PartiallyRefunded",
+            ("reset", "Capture"): "Authorized",
+            ("reset", "Refund"): "Charged",
+        }
         assert state.endswith(f" {expected[outcome.fault, self.operation]}."), f"{self.rule.name}: {state}"
 
     async def settle(self, outcome: Outcome) -> None:
         self.expect(await self.send(*PATHS[self.operation], await self.body()), outcome)
         pending = await self.status()
-        assert pending.status_code == 200 and pending.json()["operationResultCode"] == "Accepted"
+        assert pending.status_code == 200
+        assert pending.json()["operationResultCode"] == "Accepted"
         tenant = self.server.app.state.runtime.tenants.get(self.key)
         tenant.clock.advance(timedelta(seconds=outcome.settle_after_seconds or 0))
         final = await self.status()
@@ -166,8 +207,10 @@ def test_every_row_and_operation_through_a_real_server(server: LiveServer) -> No
     async def main() -> None:
         limits = httpx.Limits(max_connections=len(CASES), max_keepalive_connections=0)
         async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=30) as client:
-            walks = [Walk(server, client, f"cards-{index}", rule, operation, value)
-                     for index, (_, rule, operation, value) in enumerate(CASES)]
+            walks = [
+                Walk(server, client, f"cards-{index}", rule, operation, value)
+                for index, (_, rule, operation, value) in enumerate(CASES)
+            ]
             results = await asyncio.gather(*(walk.run() for walk in walks), return_exceptions=True)
         failures = [f"{CASES[i][0]}: {r!r}" for i, r in enumerate(results) if isinstance(r, BaseException)]
         assert not failures, "\n".join(failures)
@@ -180,7 +223,17 @@ def test_the_walk_covers_every_result_code_and_reason() -> None:
     codes = {o.operation_result_code for o in outcomes}
     assert codes == set(HTTP_STATUS)
     reasons = {o.reject_reason_code for o in outcomes} - {None}
-    assert reasons >= {"CardDeclined", "InsufficientFunds", "ExpiredCard", "InvalidCardNumber", "InvalidCvv",
-                       "LostOrStolenCard", "SuspectedFraud", "DoNotHonor", "LimitExceeded", "AuthenticationRequired"}
+    assert reasons >= {
+        "CardDeclined",
+        "InsufficientFunds",
+        "ExpiredCard",
+        "InvalidCardNumber",
+        "InvalidCvv",
+        "LostOrStolenCard",
+        "SuspectedFraud",
+        "DoNotHonor",
+        "LimitExceeded",
+        "AuthenticationRequired",
+    }
     assert {o.fault for o in outcomes} == {"none", "reset", "lostResponse"}
     assert len(CASES) > 100

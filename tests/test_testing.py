@@ -22,8 +22,7 @@ CARD = "4111111111111111"
 def test_the_fixture_is_a_fresh_tenant(payemu: Payemu, payemu_server: PayemuServer) -> None:
     assert payemu.base_url == payemu_server.base_url
     status = payemu.client.get("/Utils/apiKey").json()
-    assert status == {"status": "OK", "userName": payemu.user_name, "accountId": payemu.account_id,
-                      "isSandbox": True}
+    assert status == {"status": "OK", "userName": payemu.user_name, "accountId": payemu.account_id, "isSandbox": True}
     assert payemu.api_key not in ("sandbox-api-key", "live-api-key")
     [entry] = payemu.requests()
     assert (entry["path"], entry["status"], entry["id"]) == ("/Utils/apiKey", 200, 1)
@@ -43,13 +42,20 @@ def test_clock_helpers(payemu: Payemu) -> None:
     assert payemu.advance_clock(60)["offset"] == 8 * 86400 + 60
     with pytest.raises(ControlError, match="400") as caught:
         payemu.advance_clock("soon")
-    assert caught.value.status == 400 and "advance" in caught.value.body
+    assert caught.value.status == 400
+    assert "advance" in caught.value.body
 
 
 def test_scenario_helpers(payemu: Payemu) -> None:
-    added = payemu.add_scenario({"name": "broke", "when": {"cardNumber": CARD},
-                                 "then": {"operationResultCode": "Rejected", "rejectReasonCode": "DoNotHonor"}})
-    assert added[0]["name"] == "broke" and added[0]["source"] == "runtime"
+    added = payemu.add_scenario(
+        {
+            "name": "broke",
+            "when": {"cardNumber": CARD},
+            "then": {"operationResultCode": "Rejected", "rejectReasonCode": "DoNotHonor"},
+        }
+    )
+    assert added[0]["name"] == "broke"
+    assert added[0]["source"] == "runtime"
     payemu.add_scenario("- name: slow\n  when: {amount: 5}\n  then: {operationResultCode: Success, delayMs: 10}\n")
     assert [r["name"] for r in payemu.scenarios()[:2]] == ["slow", "broke"]
     assert payemu.remove_scenario("slow") == ["slow"]
@@ -64,7 +70,8 @@ def test_certificates_transactions_and_reset(payemu: Payemu) -> None:
     payemu.client.get("/Utils/apiKey")
     payemu.advance_clock("1h")
     payemu.reset()
-    assert payemu.requests() == [] and payemu.clock()["offset"] == 0
+    assert payemu.requests() == []
+    assert payemu.clock()["offset"] == 0
     assert payemu.client.get("/_emulator/certificates").json() == {"certificates": []}
 
 
@@ -111,8 +118,14 @@ def test_in_process_start_up_is_fast() -> None:
         "server.stop(); print(f'{total:.3f} {server.startup_seconds:.3f}')\n"
     )
     best = min(
-        tuple(map(float, subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                                        check=True).stdout.split()))
+        tuple(
+            map(
+                float,
+                subprocess.run(
+                    [sys.executable, "-c", script], capture_output=True, text=True, check=True
+                ).stdout.split(),
+            )
+        )
         for _ in range(2)
     )
     print(f"in-process server start-up: {best[0]:.3f} s with imports, {best[1]:.3f} s without")
@@ -131,7 +144,9 @@ def test_connect_to_a_running_server() -> None:
     running = PayemuServer.start(Settings(seed=1))
     try:
         remote = PayemuServer.connect(running.base_url + "/")
-        assert remote.base_url == running.base_url and remote.seeded is True and remote.app is None
+        assert remote.base_url == running.base_url
+        assert remote.seeded is True
+        assert remote.app is None
         tenant = remote.tenant()
         assert tenant.client.get("/Utils/apiKey").status_code == 200
         tenant.close()
@@ -158,10 +173,14 @@ def test_a_suite_that_does_not_use_it_is_untouched(tmp_path: Path) -> None:
     began = time.perf_counter()
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plain.py"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 passed" in result.stdout and "payemu:" not in result.stdout
+    assert "1 passed" in result.stdout
+    assert "payemu:" not in result.stdout
     assert time.perf_counter() - began < 30
 
 

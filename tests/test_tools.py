@@ -15,8 +15,15 @@ def _fields(response: Any) -> list[str]:
 # -- GET /Tools/country --------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("iin", "country"),
-    [("411111", "US"), ("42424242", "US"), ("40000082600", "GB"), ("353011", "JP"), ("378282", "US"),
-     ("636297", "BR"), ("355555", "JP")],
+    [
+        ("411111", "US"),
+        ("42424242", "US"),
+        ("40000082600", "GB"),
+        ("353011", "JP"),
+        ("378282", "US"),
+        ("636297", "BR"),
+        ("355555", "JP"),
+    ],
 )
 def test_country(client: TestClient, iin: str, country: str) -> None:
     response = client.get("/Tools/country", params={"iin": iin})
@@ -52,10 +59,14 @@ def test_iin_parameter_edges_that_pass(client: TestClient, path: str, iin: str) 
 @pytest.mark.parametrize(
     ("iin", "brand", "logo"),
     [
-        ("411111", "Visa", "visa.svg"), ("491761", "Electron", "visa-electron.svg"),
-        ("222300", "MasterCard", "mastercard.svg"), ("371449", "AMEX", "amex.svg"),
-        ("601111", "Discover", "discover.svg"), ("362272", "DinersClub", "diners.svg"),
-        ("620000", "UnionPay", "unionpay.svg"), ("675964", "Maestro", "maestro.svg"),
+        ("411111", "Visa", "visa.svg"),
+        ("491761", "Electron", "visa-electron.svg"),
+        ("222300", "MasterCard", "mastercard.svg"),
+        ("371449", "AMEX", "amex.svg"),
+        ("601111", "Discover", "discover.svg"),
+        ("362272", "DinersClub", "diners.svg"),
+        ("620000", "UnionPay", "unionpay.svg"),
+        ("675964", "Maestro", "maestro.svg"),
     ],
 )
 def test_brand(client: TestClient, iin: str, brand: str, logo: str) -> None:
@@ -72,12 +83,18 @@ def test_iin(client: TestClient) -> None:
     response = client.get("/Tools/iin", params={"iin": "40000082"})
     assert response.status_code == 200
     assert response.json() == {
-        "bin": "40000082", "cardBrand": "Visa", "cardType": "DEBIT", "category": "CLASSIC",
-        "issuingOrganization": "Payemu Test Bank UK", "countryCode": "GB",
+        "bin": "40000082",
+        "cardBrand": "Visa",
+        "cardType": "DEBIT",
+        "category": "CLASSIC",
+        "issuingOrganization": "Payemu Test Bank UK",
+        "countryCode": "GB",
         "brandLogoUrl": "https://payemu.invalid/logos/visa.svg",
     }
     unknown = client.get("/Tools/iin", params={"iin": "455555"}).json()
-    assert unknown["cardBrand"] == "Visa" and unknown["countryCode"] is None and unknown["issuingOrganization"] is None
+    assert unknown["cardBrand"] == "Visa"
+    assert unknown["countryCode"] is None
+    assert unknown["issuingOrganization"] is None
 
 
 # -- GET /Tools/luhn -----------------------------------------------------------------------
@@ -92,8 +109,10 @@ def test_luhn(client: TestClient) -> None:
 
 def test_luhn_with_metadata(client: TestClient) -> None:
     body = client.get("/Tools/luhn", params={"number": "5105105105105100", "metaData": "TRUE"}).json()
-    assert body["luhnValid"] is True and body["error"] is None
-    assert body["iinData"]["bin"] == "510510" and body["iinData"]["category"] == "PREPAID"
+    assert body["luhnValid"] is True
+    assert body["error"] is None
+    assert body["iinData"]["bin"] == "510510"
+    assert body["iinData"]["category"] == "PREPAID"
     assert body["iinData"]["countryCode"] == "US"
 
 
@@ -110,14 +129,17 @@ def test_luhn_length_edges_that_pass(client: TestClient, number: str) -> None:
 @pytest.mark.parametrize(
     ("params", "fields"),
     [
-        ({"number": "1234567"}, ["number"]), ({"number": "4" * 20}, ["number"]),
-        ({"number": "4111-1111-1111"}, ["number"]), ({}, ["number"]),
+        ({"number": "1234567"}, ["number"]),
+        ({"number": "4" * 20}, ["number"]),
+        ({"number": "4111-1111-1111"}, ["number"]),
+        ({}, ["number"]),
         ({"number": "4111111111111111", "metaData": "yes"}, ["metaData"]),
     ],
 )
 def test_luhn_bad_input(client: TestClient, params: dict[str, str], fields: list[str]) -> None:
     response = client.get("/Tools/luhn", params=params)
-    assert response.status_code == 400 and _fields(response) == fields
+    assert response.status_code == 400
+    assert _fields(response) == fields
 
 
 def test_luhn_number_is_masked_in_the_journal(client: TestClient) -> None:
@@ -140,25 +162,36 @@ def test_luhn_number_is_masked_in_the_journal(client: TestClient) -> None:
         ("455555", "203.0.113.7", "US", None, "US", False),
     ],
 )
-def test_validate(client: TestClient, iin: str, ip: str, billing: str, level: str | None, by_ip: str | None,
-                  proxy: bool) -> None:
+def test_validate(
+    client: TestClient, iin: str, ip: str, billing: str, level: str | None, by_ip: str | None, proxy: bool
+) -> None:
     response = client.post("/Tools/validate", params={"iin": iin}, json={"clientIPAddress": ip, "countryCode": billing})
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["riskLevel"] == level
-    assert body["countryByIP"] == by_ip and body["anonymousProxyUsed"] is proxy
+    assert body["countryByIP"] == by_ip
+    assert body["anonymousProxyUsed"] is proxy
     assert body["countryFromBillingAddress"] == billing
     assert body["description"]
 
 
 def test_validate_reports_the_card(client: TestClient) -> None:
-    body = client.post("/Tools/validate", params={"iin": "378734"},
-                       json={"clientIPAddress": "203.0.113.7", "countryCode": "US", "city": "Boston"}).json()
+    body = client.post(
+        "/Tools/validate",
+        params={"iin": "378734"},
+        json={"clientIPAddress": "203.0.113.7", "countryCode": "US", "city": "Boston"},
+    ).json()
     assert body == {
-        "description": "The card, the IP address and the billing address are all from US.", "riskLevel": "VeryLow",
-        "cardBrand": "AMEX", "cardType": "CREDIT", "cardCategory": "CORPORATE",
-        "issuerName": "American Express Test Issuer", "issuerCountry": "US", "countryByIP": "US",
-        "countryFromBillingAddress": "US", "anonymousProxyUsed": False,
+        "description": "The card, the IP address and the billing address are all from US.",
+        "riskLevel": "VeryLow",
+        "cardBrand": "AMEX",
+        "cardType": "CREDIT",
+        "cardCategory": "CORPORATE",
+        "issuerName": "American Express Test Issuer",
+        "issuerCountry": "US",
+        "countryByIP": "US",
+        "countryFromBillingAddress": "US",
+        "anonymousProxyUsed": False,
     }
 
 
@@ -186,11 +219,17 @@ def test_validate_bad_input(
 
 def test_validate_needs_a_body(client: TestClient) -> None:
     response = client.post("/Tools/validate", params={"iin": "411111"})
-    assert response.status_code == 400 and _fields(response) == ["body"]
+    assert response.status_code == 400
+    assert _fields(response) == ["body"]
 
 
 def test_tools_need_a_key(anon: TestClient) -> None:
-    for path in ("/Tools/country?iin=411111", "/Tools/brand?iin=411111", "/Tools/iin?iin=411111",
-                 "/Tools/luhn?number=4111111111111111"):
+    for path in (
+        "/Tools/country?iin=411111",
+        "/Tools/brand?iin=411111",
+        "/Tools/iin?iin=411111",
+        "/Tools/luhn?number=4111111111111111",
+    ):
         response = anon.get(path)
-        assert response.status_code == 401 and _fields(response) == ["X-Api-Key"]
+        assert response.status_code == 401
+        assert _fields(response) == ["X-Api-Key"]

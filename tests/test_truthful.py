@@ -17,8 +17,13 @@ from emulator.gateways.checks import luhn_valid
 from tests.casedata import patched
 
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "leniency.yaml").read_text(encoding="utf-8"))
-CARD = {"cardHolderName": "Jane Doe", "cardNumber": "4242424242424242", "expirationMonth": 12,
-        "expirationYear": 2030, "cvv": "123"}
+CARD = {
+    "cardHolderName": "Jane Doe",
+    "cardNumber": "4242424242424242",
+    "expirationMonth": 12,
+    "expirationYear": 2030,
+    "cvv": "123",
+}
 STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_1"}]}
 
 
@@ -79,8 +84,11 @@ def test_control_api_stays_strict(client: TestClient) -> None:
 def test_settings_are_per_tenant_and_reset(client: TestClient) -> None:
     client.post("/_emulator/settings", json={"successStatus": "always-202", "failover": "recoverable-only"})
     assert client.get("/_emulator/settings").json() == {
-        "strict": False, "successStatus": "always-202", "failover": "recoverable-only",
-        "overridden": ["failover", "successStatus"]}
+        "strict": False,
+        "successStatus": "always-202",
+        "failover": "recoverable-only",
+        "overridden": ["failover", "successStatus"],
+    }
     live = client.get("/_emulator/settings", headers={"X-Api-Key": "live-api-key"}).json()
     assert live["successStatus"] == "by-result"
     client.post("/_emulator/settings", json={"failover": None})
@@ -105,33 +113,45 @@ def test_success_status_switch(client: TestClient, mode: str, expected: dict[str
     seen["success"] = authorized.status_code
     seen["accepted"] = client.post("/PaymentGateway/charge", json={**pay, "amount": 9001}).status_code
     reference = authorized.json()["gatewayReference"]
-    seen["capture"] = client.put("/PaymentGateway/capture", json={
-        "refTransId": reference, "amount": 10, **pay}).status_code
+    seen["capture"] = client.put(
+        "/PaymentGateway/capture", json={"refTransId": reference, "amount": 10, **pay}
+    ).status_code
     tokenized = client.post("/PaymentGateway/tokenize", json={"card": CARD, "paymentGatewayAccount": STRIPE})
     seen["tokenize"] = tokenized.status_code
-    seen["status"] = client.post("/PaymentGateway/status", json={"refTransId": reference,
-                                                                "paymentGatewayAccount": STRIPE}).status_code
+    seen["status"] = client.post(
+        "/PaymentGateway/status", json={"refTransId": reference, "paymentGatewayAccount": STRIPE}
+    ).status_code
     assert seen == expected
     assert authorized.json()["operationResultCode"] == "Success"
 
 
 def test_success_status_from_the_config(make_app: Any) -> None:
     with TestClient(make_app(success_status="always-202"), headers={"X-Api-Key": "sandbox-api-key"}) as client:
-        response = client.post("/PaymentGateway/charge", json={
-            "amount": 10, "currency": "USD", "card": CARD, "paymentGatewayAccount": STRIPE})
+        response = client.post(
+            "/PaymentGateway/charge",
+            json={"amount": 10, "currency": "USD", "card": CARD, "paymentGatewayAccount": STRIPE},
+        )
         assert response.status_code == 202
 
 
 def test_failover_mode_per_tenant(client: TestClient) -> None:
     client.put("/PaymentGatewayAccounts/backup", json=STRIPE)
-    body = {"amount": 10, "currency": "USD", "card": {**CARD, "cardNumber": "4000000000009995"},
-            "paymentGatewayAccount": STRIPE, "fallbackUpgs": [{"paymentGatewayAccountName": "backup"}]}
+    body = {
+        "amount": 10,
+        "currency": "USD",
+        "card": {**CARD, "cardNumber": "4000000000009995"},
+        "paymentGatewayAccount": STRIPE,
+        "fallbackUpgs": [{"paymentGatewayAccountName": "backup"}],
+    }
     client.post("/_emulator/settings", json={"failover": "recoverable-only"})
     client.post("/PaymentGateway/charge", json=body)
     client.post("/_emulator/settings", json={"failover": "all"})
     client.post("/PaymentGateway/charge", json=body)
-    attempts = [len(e["attempts"]) for e in client.get("/_emulator/requests").json()["requests"]
-                if e["path"] == "/PaymentGateway/charge"]
+    attempts = [
+        len(e["attempts"])
+        for e in client.get("/_emulator/requests").json()["requests"]
+        if e["path"] == "/PaymentGateway/charge"
+    ]
     assert attempts == [1, 2]
 
 
@@ -140,22 +160,39 @@ _DIGIT_RUN = re.compile(r"(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)")
 
 
 def test_journal_of_a_full_run_masks_cards_and_keeps_references(client: TestClient) -> None:
-    adyen = {"paymentGatewayName": "Adyen", "credentials": [{"key": "ApiKey", "value": "k"},
-                                                            {"key": "MerchantAccount", "value": "m"}]}
+    adyen = {
+        "paymentGatewayName": "Adyen",
+        "credentials": [{"key": "ApiKey", "value": "k"}, {"key": "MerchantAccount", "value": "m"}],
+    }
     references: list[str] = []
     cards = ["4242424242424242", "4000000000000002", "4242424242424241", "378282246310005", "5555555555554444"]
     for index in range(40):
         card = {**CARD, "cardNumber": cards[index % len(cards)]}
         if card["cardNumber"].startswith("37"):
             card["cvv"] = "1234"
-        answer = client.post("/PaymentGateway/authorize", json={
-            "amount": 10 + index, "currency": "USD", "card": card, "paymentGatewayAccount": adyen,
-            "generateToken": True, "myRef": f"order {card['cardNumber']}"}).json()
+        answer = client.post(
+            "/PaymentGateway/authorize",
+            json={
+                "amount": 10 + index,
+                "currency": "USD",
+                "card": card,
+                "paymentGatewayAccount": adyen,
+                "generateToken": True,
+                "myRef": f"order {card['cardNumber']}",
+            },
+        ).json()
         references.append(answer["gatewayReference"])
         if answer["operationResultCode"] == "Success":
-            captured = client.put("/PaymentGateway/capture", json={
-                "refTransId": answer["gatewayReference"], "amount": 10 + index, "currency": "USD", "card": card,
-                "paymentGatewayAccount": adyen}).json()
+            captured = client.put(
+                "/PaymentGateway/capture",
+                json={
+                    "refTransId": answer["gatewayReference"],
+                    "amount": 10 + index,
+                    "currency": "USD",
+                    "card": card,
+                    "paymentGatewayAccount": adyen,
+                },
+            ).json()
             references.append(captured["gatewayReference"])
             if answer["gatewayToken"]:
                 references.append(answer["gatewayToken"])
@@ -171,14 +208,18 @@ def test_journal_of_a_full_run_masks_cards_and_keeps_references(client: TestClie
     assert sorted(set(pans) - set(references)) == []
     queries = [e["query"] for e in journal if e["path"] == "/Tools/luhn"]
     assert queries == ["number=411111%2A%2A%2A%2A%2A%2A1111", "number=411111%2A%2A%2A%2A%2A%2A1112"] or queries == [
-        "number=411111******1111", "number=411111******1112"]
+        "number=411111******1111",
+        "number=411111******1112",
+    ]
     assert "/StringTokens/411111******1111" in [e["path"] for e in journal]
 
 
 def test_card_fields_are_masked_whatever_they_hold(client: TestClient) -> None:
     wide = "４０００００００００００００２"  # the decline card in full-width digits
-    client.post("/PaymentGateway/charge", json={
-        "amount": 10, "currency": "USD", "paymentGatewayAccount": STRIPE, "card": {**CARD, "cardNumber": wide}})
+    client.post(
+        "/PaymentGateway/charge",
+        json={"amount": 10, "currency": "USD", "paymentGatewayAccount": STRIPE, "card": {**CARD, "cardNumber": wide}},
+    )
     [entry] = client.get("/_emulator/requests").json()["requests"]
     assert entry["request"]["card"]["cardNumber"] == wide[:6] + "*" * (len(wide) - 10) + wide[-4:]
     assert "cvv" not in entry["request"]["card"]

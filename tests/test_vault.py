@@ -18,14 +18,20 @@ from tests.conftest import LIVE, SANDBOX
 CARD = {"cardHolderName": "Jane Doe", "expirationMonth": 12, "expirationYear": 2030}
 
 
-
 def resolve_card(tenant: Tenant, card: dict[str, Any]) -> dict[str, Any]:
     """``vault.resolve_card`` on a request's card JSON, back as the JSON fields it filled."""
     resolved = vault.resolve_card(tenant, Card.from_json(card))
-    fields = {"cardNumber": resolved.number, "cardHolderName": resolved.holder,
-              "expirationMonth": resolved.expiration_month, "expirationYear": resolved.expiration_year,
-              "cvv": resolved.cvv, "cardType": resolved.brand, "ownerID": resolved.owner_id}
+    fields = {
+        "cardNumber": resolved.number,
+        "cardHolderName": resolved.holder,
+        "expirationMonth": resolved.expiration_month,
+        "expirationYear": resolved.expiration_year,
+        "cvv": resolved.cvv,
+        "cardType": resolved.brand,
+        "ownerID": resolved.owner_id,
+    }
     return {key: value for key, value in fields.items() if value is not None}
+
 
 def _tenant(key: str = "k1", seed: int | None = 7) -> Tenant:
     return Tenant(KeySpec(key, "user", 1, True), Settings(), seed)
@@ -39,7 +45,9 @@ def _error(caught: pytest.ExceptionInfo[ApiError]) -> tuple[int, list[dict[str, 
 def test_store_get_delete() -> None:
     tenant = _tenant()
     entry = vault.store(tenant, "secret")
-    assert len(entry.token) == 32 and entry.token.isalnum() and entry.token.isascii()
+    assert len(entry.token) == 32
+    assert entry.token.isalnum()
+    assert entry.token.isascii()
     assert entry.create_time == tenant.now()
     assert tenant.vault.get(entry.token) is entry
     assert tenant.vault.delete(entry.token) is True
@@ -77,7 +85,8 @@ def test_store_refuses_payloads_outside_the_limits() -> None:
 
 def test_repr_hides_the_payload() -> None:
     entry = vault.store(_tenant(), "4111111111111111")
-    assert "4111" not in repr(entry) and "16 characters" in repr(entry)
+    assert "4111" not in repr(entry)
+    assert "16 characters" in repr(entry)
 
 
 # -- resolve_card --------------------------------------------------------------------------
@@ -99,23 +108,34 @@ def test_a_digits_token_may_be_spaced() -> None:
 def test_a_json_token_fills_the_card() -> None:
     tenant = _tenant()
     payload = json.dumps(
-        {"CARDNUMBER": "5555555555554444", "cardholdername": "Token Holder", "ExpirationMonth": "07",
-         "expirationyear": 2031, "CVV": 987, "colour": "red"}
+        {
+            "CARDNUMBER": "5555555555554444",
+            "cardholdername": "Token Holder",
+            "ExpirationMonth": "07",
+            "expirationyear": 2031,
+            "CVV": 987,
+            "colour": "red",
+        }
     )
     token = vault.store(tenant, payload).token
     resolved = resolve_card(tenant, {"cardNumber": f"@{token}", "cardHolderName": "Request Holder"})
     assert resolved == {
-        "cardNumber": "5555555555554444", "cardHolderName": "Request Holder", "expirationMonth": 7,
-        "expirationYear": 2031, "cvv": "987",
+        "cardNumber": "5555555555554444",
+        "cardHolderName": "Request Holder",
+        "expirationMonth": 7,
+        "expirationYear": 2031,
+        "cvv": "987",
     }
 
 
 def test_explicit_fields_win_over_the_json_token() -> None:
     tenant = _tenant()
-    token = vault.store(tenant, json.dumps({"cardNumber": "4111111111111111", "cvv": "111",
-                                            "expirationYear": 2040})).token
+    token = vault.store(
+        tenant, json.dumps({"cardNumber": "4111111111111111", "cvv": "111", "expirationYear": 2040})
+    ).token
     resolved = resolve_card(tenant, {**CARD, "cardNumber": f"@{token}", "cvv": "222"})
-    assert resolved["cvv"] == "222" and resolved["expirationYear"] == 2030
+    assert resolved["cvv"] == "222"
+    assert resolved["expirationYear"] == 2030
     assert resolved["cardNumber"] == "4111111111111111"
 
 
@@ -124,7 +144,8 @@ def test_a_cvv_token() -> None:
     number = vault.store(tenant, "4111111111111111").token
     cvv = vault.store(tenant, "1234").token
     resolved = resolve_card(tenant, {**CARD, "cardNumber": f"@{number}", "cvv": f"@{cvv}"})
-    assert resolved["cvv"] == "1234" and resolved["cardNumber"] == "4111111111111111"
+    assert resolved["cvv"] == "1234"
+    assert resolved["cardNumber"] == "4111111111111111"
     json_cvv = vault.store(tenant, '{"Cvv": "321"}').token
     assert resolve_card(tenant, {**CARD, "cardNumber": "4111111111111111", "cvv": f"@{json_cvv}"})["cvv"] == "321"
 
@@ -166,7 +187,8 @@ def test_unknown_deleted_and_foreign_tokens_are_refused() -> None:
         with pytest.raises(ApiError) as caught:
             resolve_card(tenant, {**CARD, "cardNumber": f"@{token}"})
         status, body = _error(caught)
-        assert status == 400 and body[0]["fieldName"] == "card.cardNumber"
+        assert status == 400
+        assert body[0]["fieldName"] == "card.cardNumber"
         assert token in body[0]["errors"][0]
     with pytest.raises(ApiError) as caught:
         resolve_card(tenant, {**CARD, "cardNumber": "4111111111111111", "cvv": f"@{deleted}"})
@@ -182,14 +204,17 @@ def test_post_get_meta_delete(client: TestClient) -> None:
     assert created.status_code == 201, created.text
     meta = created.json()
     token = meta["token"]
-    assert set(meta) == {"token", "createTime"} and len(token) == 32 and token.isalnum()
+    assert set(meta) == {"token", "createTime"}
+    assert len(token) == 32
+    assert token.isalnum()
     assert created.headers["location"] == f"http://testserver/StringTokens/{token}"
     full = client.get(f"/StringTokens/{token}")
     assert full.status_code == 200
     assert full.json() == {"clearPayload": "4111111111111111", "token": token, "createTime": meta["createTime"]}
     assert client.get(f"/StringTokens/{token}/meta").json() == meta
     deleted = client.delete(f"/StringTokens/{token}")
-    assert deleted.status_code == 200 and deleted.content == b""
+    assert deleted.status_code == 200
+    assert deleted.content == b""
     for method, path in (("GET", token), ("GET", f"{token}/meta"), ("DELETE", token)):
         gone = client.request(method, f"/StringTokens/{path}")
         assert gone.status_code == 404, path
@@ -231,14 +256,16 @@ def test_token_id_limits_that_fail(client: TestClient, token: str, suffix: str) 
 def test_well_formed_unknown_token_is_404(client: TestClient) -> None:
     for method, suffix in (("GET", ""), ("GET", "/meta"), ("DELETE", "")):
         response = client.request(method, f"/StringTokens/{'A' * 32}{suffix}")
-        assert response.status_code == 404 and response.json()[0]["fieldName"] == "token"
+        assert response.status_code == 404
+        assert response.json()[0]["fieldName"] == "token"
 
 
 def test_tokens_are_per_key(client: TestClient) -> None:
     token = client.post("/StringTokens", json={"payload": "mine"}).json()["token"]
     for method, suffix in (("GET", ""), ("GET", "/meta"), ("DELETE", "")):
         response = client.request(method, f"/StringTokens/{token}{suffix}", headers=LIVE)
-        assert response.status_code == 404 and response.json()[0]["fieldName"] == "token"
+        assert response.status_code == 404
+        assert response.json()[0]["fieldName"] == "token"
     assert client.get(f"/StringTokens/{token}").json()["clearPayload"] == "mine"
 
 
@@ -253,14 +280,19 @@ def test_seeded_tokens_replay(make_app) -> None:  # type: ignore[no-untyped-def]
 def test_payments_read_tokens_of_their_own_key_only(client: TestClient) -> None:
     payload = json.dumps({"cardNumber": "4242424242424242", "cvv": "123"})
     token = client.post("/StringTokens", json={"payload": payload}).json()["token"]
-    charge = {"amount": 10, "currency": "USD",
-              "paymentGatewayAccount": {"paymentGatewayName": "NULLSuccess", "credentials": []},
-              "card": {**CARD, "cardNumber": f"@{token}"}}
+    charge = {
+        "amount": 10,
+        "currency": "USD",
+        "paymentGatewayAccount": {"paymentGatewayName": "NULLSuccess", "credentials": []},
+        "card": {**CARD, "cardNumber": f"@{token}"},
+    }
     assert client.post("/PaymentGateway/charge", json=charge).status_code == 200
     foreign = client.post("/PaymentGateway/charge", json=charge, headers=LIVE)
-    assert foreign.status_code == 400 and foreign.json()[0]["fieldName"] == "card.cardNumber"
+    assert foreign.status_code == 400
+    assert foreign.json()[0]["fieldName"] == "card.cardNumber"
     client.delete(f"/StringTokens/{token}")
     gone = client.post("/PaymentGateway/charge", json=charge)
     assert gone.status_code == 400
-    assert gone.json() == [{"fieldName": "card.cardNumber",
-                            "errors": [f"The string token {token} does not exist for this API key."]}]
+    assert gone.json() == [
+        {"fieldName": "card.cardNumber", "errors": [f"The string token {token} does not exist for this API key."]}
+    ]

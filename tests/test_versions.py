@@ -61,8 +61,9 @@ def test_a_bad_document_is_one_line_and_status_2(
 
 def test_the_command_exits_2_without_a_traceback(tmp_path: Path) -> None:
     path = _write(CASES[0], tmp_path)
-    done = subprocess.run([sys.executable, "-m", "emulator", "serve", "--openapi", str(path)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "emulator", "serve", "--openapi", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f"payemu: --openapi: {path}: not an OpenAPI 3.0 document: it has no 'openapi' field (a Swagger 2.0 document)"
@@ -81,12 +82,15 @@ def older_app(make_app: Callable[..., Starlette]) -> Starlette:
 
 @pytest.mark.parametrize(
     ("amount", "status", "result"),
-    [(10.0, 200, "Success"), (9001.0, 202, "Accepted"), (9010.0, 409, "Rejected"),
-     (9006.0, 500, "FatalFailure"), (9005.0, 503, "TemporaryFailure")],
+    [
+        (10.0, 200, "Success"),
+        (9001.0, 202, "Accepted"),
+        (9010.0, 409, "Rejected"),
+        (9006.0, 500, "FatalFailure"),
+        (9005.0, 503, "TemporaryFailure"),
+    ],
 )
-def test_every_outcome_with_the_older_document(
-    older_app: Starlette, amount: float, status: int, result: str
-) -> None:
+def test_every_outcome_with_the_older_document(older_app: Starlette, amount: float, status: int, result: str) -> None:
     older = older_app.state.runtime.api
     with TestClient(older_app, headers=SANDBOX) as client:
         assert client.put("/PaymentGatewayAccounts/acct1", json=ACCOUNT).status_code == 200
@@ -115,8 +119,9 @@ def test_the_400_takes_the_shape_that_document_declares(older_app: Starlette) ->
 
 def test_an_undeclared_error_status_takes_the_400_shape(older_app: Starlette) -> None:
     with TestClient(older_app, headers=SANDBOX) as client:
-        answer = client.post("/StringTokens", content=b"payload=x",
-                             headers={"Content-Type": "application/x-www-form-urlencoded"})
+        answer = client.post(
+            "/StringTokens", content=b"payload=x", headers={"Content-Type": "application/x-www-form-urlencoded"}
+        )
     assert answer.status_code == 415
     assert answer.json()["fieldName"] == "Content-Type"
 
@@ -136,8 +141,12 @@ def test_a_tenant_chooses_the_older_version(make_app: Callable[..., Starlette]) 
     with TestClient(app, headers=SANDBOX) as old, TestClient(app, headers=LIVE) as new:
         chosen = old.put("/_emulator/interface", json=json.loads(OLDER.read_text()))
         assert chosen.status_code == 200
-        assert chosen.json() == {"interfaceVersion": "1.0.9.36", "source": "PUT /_emulator/interface",
-                                 "operations": 19, "serverDefault": False}
+        assert chosen.json() == {
+            "interfaceVersion": "1.0.9.36",
+            "source": "PUT /_emulator/interface",
+            "operations": 19,
+            "serverDefault": False,
+        }
         for client in (old, new):
             client.put("/PaymentGatewayAccounts/acct1", json=ACCOUNT)
         assert "rejectReasonCode" not in _pay(old, 10.0).json()
@@ -159,6 +168,12 @@ def test_a_tenant_cannot_choose_a_bad_document(client: TestClient) -> None:
     del broken["paths"]["/PaymentGateway/void"]
     answer = client.put("/_emulator/interface", json=broken)
     assert answer.status_code == 400
-    assert answer.json() == [{"fieldName": "body", "errors": [
-        "The document cannot be served: operations payemu needs are missing: DELETE /PaymentGateway/void."]}]
+    assert answer.json() == [
+        {
+            "fieldName": "body",
+            "errors": [
+                "The document cannot be served: operations payemu needs are missing: DELETE /PaymentGateway/void."
+            ],
+        }
+    ]
     assert client.get("/_emulator/interface").json()["serverDefault"] is True

@@ -83,8 +83,16 @@ _SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "additionalProperties": False,
                 "required": [
-                    "name", "displayName", "paymentGatewayUrl", "description", "credentialsNames",
-                    "supportsNetworkToken", "tokenizes", "authorizationDays", "reference", "codes",
+                    "name",
+                    "displayName",
+                    "paymentGatewayUrl",
+                    "description",
+                    "credentialsNames",
+                    "supportsNetworkToken",
+                    "tokenizes",
+                    "authorizationDays",
+                    "reference",
+                    "codes",
                 ],
                 "properties": {
                     "name": {"type": "string", "pattern": "^[A-Za-z0-9]+$"},
@@ -122,7 +130,7 @@ _SCHEMA: dict[str, Any] = {
                     "cardChecks": CARD_CHECKS,
                 },
             },
-        }
+        },
     },
 }
 

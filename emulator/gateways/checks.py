@@ -161,9 +161,15 @@ def for_attempt(gateway: GatewaySpec, item: _Attempt, now: datetime) -> CheckFai
     number = card.number if card else None
     brand = (card.brand if card else None) or _brand_of(number)
     return card_problem(
-        gateway, item.operation, number,
-        card.expiration_month if card else None, card.expiration_year if card else None,
-        card.cvv if card else None, brand, item.money.amount, now,
+        gateway,
+        item.operation,
+        number,
+        card.expiration_month if card else None,
+        card.expiration_year if card else None,
+        card.cvv if card else None,
+        brand,
+        item.money.amount,
+        now,
     )
 
 

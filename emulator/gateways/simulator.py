@@ -123,8 +123,11 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused 
     operation = item.operation
     unimplemented = ResultCode.NOT_IMPLEMENTED
     if operation in spec.unsupported or (operation == Operation.TOKENIZE and not spec.tokenizes):
-        hint = (" Use PreAuth then Capture." if operation == Operation.CHARGE
-                and Operation.PRE_AUTH not in spec.unsupported else "")
+        hint = (
+            " Use PreAuth then Capture."
+            if operation == Operation.CHARGE and Operation.PRE_AUTH not in spec.unsupported
+            else ""
+        )
         return unimplemented, unimplemented, f"{spec.name} does not support {operation}.{hint}"
     if item.network_token_brand and not spec.supports_network_token:
         return unimplemented, unimplemented, f"{spec.name} does not support network tokens."
@@ -148,8 +151,11 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused 
     if spec.requires_order_desc and operation in NEEDS_ORDER_DESC and not item.order_desc:
         return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs orderDesc."
     if spec.min_my_ref and operation in NEEDS_MY_REF and len(item.my_ref or "") < spec.min_my_ref:
-        return (ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE,
-                f"{spec.name} needs myRef of at least {spec.min_my_ref} characters.")
+        return (
+            ResultCode.FATAL_FAILURE,
+            ResultCode.FATAL_FAILURE,
+            f"{spec.name} needs myRef of at least {spec.min_my_ref} characters.",
+        )
     return None
 
 
@@ -253,9 +259,13 @@ def _render(
     reference = new_reference(tenant, spec, operation)
     approval = mint(tenant, spec.authorization_code, operation) if approved else None
     approval = approval if code == ResultCode.SUCCESS else None  # nothing is authorized yet while Accepted
-    if code == ResultCode.SUCCESS and spec.tokenizes and (
-        operation == Operation.TOKENIZE
-        or (item.generate_token and operation in (Operation.CHARGE, Operation.PRE_AUTH))
+    if (
+        code == ResultCode.SUCCESS
+        and spec.tokenizes
+        and (
+            operation == Operation.TOKENIZE
+            or (item.generate_token and operation in (Operation.CHARGE, Operation.PRE_AUTH))
+        )
     ):
         token = mint(tenant, spec.token, Operation.TOKENIZE)
     return speak(

@@ -50,10 +50,12 @@ def exposure_warning(settings: Settings) -> str | None:
     if settings.admin_key is not None or is_loopback(settings.host):
         return None
     line = "!" * 78
-    return "\n".join([
-        line,
-        f"!! WARNING: listening on {settings.host}, reachable from other machines, WITHOUT an admin key.",
-        "!! Anyone who reaches this port can create tenants, reload scenarios and open the dashboard.",
-        "!! Start with --admin-key <secret> (or adminKey in the config file) to protect them.",
-        line,
-    ])
+    return "\n".join(
+        [
+            line,
+            f"!! WARNING: listening on {settings.host}, reachable from other machines, WITHOUT an admin key.",
+            "!! Anyone who reaches this port can create tenants, reload scenarios and open the dashboard.",
+            "!! Start with --admin-key <secret> (or adminKey in the config file) to protect them.",
+            line,
+        ]
+    )

@@ -101,9 +101,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         allowed = (exc.headers or {}).get("Allow", "").split(", ")
         return error_response(errors.method_not_allowed(request.method, [a for a in allowed if a]))
     if exc.status_code == 404:
-        return error_response(
-            errors.not_found("path", f"No resource at {request.method} {request.url.path}.")
-        )
+        return error_response(errors.not_found("path", f"No resource at {request.method} {request.url.path}."))
     return error_response(errors.ApiError(exc.status_code, [(None, [str(exc.detail)])]))
 
 

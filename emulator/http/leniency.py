@@ -90,8 +90,9 @@ class _Reader:
                 if value.get(new) is None:
                     out[new] = self.read(props[new], item, [*path, new])
                 continue
-            self.found.append(("unknown-property", where, f"Unknown property '{key}'. Allowed properties: "
-                               f"{', '.join(props)}."))
+            self.found.append(
+                ("unknown-property", where, f"Unknown property '{key}'. Allowed properties: {', '.join(props)}.")
+            )
         return out
 
 

@@ -57,7 +57,7 @@ def to_json_schema(node: Any) -> Any:
         ref = node["$ref"]
         prefix = "#/components/schemas/"
         if ref.startswith(prefix):
-            ref = "#/definitions/" + ref[len(prefix):]
+            ref = "#/definitions/" + ref[len(prefix) :]
         return {"$ref": ref}
     out: dict[str, Any] = {}
     for key, value in node.items():
@@ -132,8 +132,7 @@ class OpenApi:
         self.version = str(document.get("info", {}).get("version", ""))
         self.description = str(document.get("info", {}).get("description", ""))
         definitions = {
-            name: to_json_schema(schema)
-            for name, schema in document.get("components", {}).get("schemas", {}).items()
+            name: to_json_schema(schema) for name, schema in document.get("components", {}).get("schemas", {}).items()
         }
         self.compiler = SchemaCompiler(definitions)
         global_security = document.get("security", [])
@@ -184,9 +183,7 @@ class OpenApi:
             if not str(code).isdigit():
                 continue
             schema = _json_content_schema(response)
-            responses[int(code)] = (
-                self.compiler.compile(to_json_schema(schema)) if schema is not None else None
-            )
+            responses[int(code)] = self.compiler.compile(to_json_schema(schema)) if schema is not None else None
         security = spec.get("security", global_security)
         operation_id = spec.get("operationId") or f"{method.upper()} {path}"
         return Operation(

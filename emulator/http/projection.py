@@ -60,7 +60,7 @@ class Projector:
         """``schema`` with references followed (a component that is itself a reference too)."""
         while isinstance(schema, dict) and "$ref" in schema and depth < 20:
             ref = str(schema["$ref"])
-            schema = self.schemas.get(ref[len(_COMPONENTS):]) if ref.startswith(_COMPONENTS) else None
+            schema = self.schemas.get(ref[len(_COMPONENTS) :]) if ref.startswith(_COMPONENTS) else None
             depth += 1
         return schema
 
@@ -119,7 +119,7 @@ class Projector:
             return _identity
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            return self._ref(ref[len(_COMPONENTS):]) if ref.startswith(_COMPONENTS) else _identity
+            return self._ref(ref[len(_COMPONENTS) :]) if ref.startswith(_COMPONENTS) else _identity
         if isinstance(schema.get("allOf"), list) and len(schema["allOf"]) == 1:
             return self._build(schema["allOf"][0])
         for key in ("anyOf", "oneOf"):
@@ -155,9 +155,7 @@ class Projector:
         extra = schema.get("additionalProperties")
         keep_extra = not self.strict or extra is True or isinstance(extra, dict)
         children = {name: self._build(sub) for name, sub in properties.items()}
-        no_null = {
-            name for name, sub in properties.items() if name not in required and not self.admits_null(sub)
-        }
+        no_null = {name for name, sub in properties.items() if name not in required and not self.admits_null(sub)}
 
         def shape(value: Any) -> Any:
             if not isinstance(value, dict):

@@ -149,8 +149,8 @@ class SchemaCompiler:
 
     def _object_normalizer(self, props: dict[str, Any]) -> Normalizer:
         by_lower = {name.lower(): name for name in props}
-        children = {name: self.normalizer(sub) for name, sub in props.items()}
-        children = {name: fn for name, fn in children.items() if fn is not None}
+        made = {name: self.normalizer(sub) for name, sub in props.items()}
+        children: dict[str, Normalizer] = {name: fn for name, fn in made.items() if fn is not None}
 
         def normalize(value: Any) -> Any:
             if not isinstance(value, dict):
@@ -207,8 +207,8 @@ def _label(parts: list[Any], root: str | None) -> str:
 
 def _explain(error: ValidationError, root: str | None) -> Iterator[FieldErrors]:
     path = list(error.absolute_path)
-    keyword = error.validator
-    value = error.validator_value
+    keyword = str(error.validator)
+    value: Any = error.validator_value
     instance = error.instance
     if keyword in ("anyOf", "oneOf") and error.context:
         if instance is None:
@@ -217,9 +217,7 @@ def _explain(error: ValidationError, root: str | None) -> Iterator[FieldErrors]:
         branches: dict[Any, list[ValidationError]] = {}
         for sub in error.context:
             branches.setdefault(sub.relative_schema_path[0], []).append(sub)
-        useful = [
-            errs for errs in branches.values() if not all(_is_null_branch(e) for e in errs)
-        ]
+        useful = [errs for errs in branches.values() if not all(_is_null_branch(e) for e in errs)]
         if useful:
             best = max(useful, key=lambda errs: max(len(e.absolute_path) for e in errs))
             for sub in best:
@@ -245,9 +243,8 @@ def _explain(error: ValidationError, root: str | None) -> Iterator[FieldErrors]:
 
 
 def _is_null_branch(error: ValidationError) -> bool:
-    return (error.validator == "type" and error.validator_value == "null") or (
-        error.validator == "enum" and error.validator_value == [None]
-    )
+    keyword, value = str(error.validator), error.validator_value
+    return (keyword == "type" and value == "null") or (keyword == "enum" and value == [None])
 
 
 def _message(keyword: str, value: Any, instance: Any, label: str) -> str:
@@ -255,7 +252,7 @@ def _message(keyword: str, value: Any, instance: Any, label: str) -> str:
         kinds = value if isinstance(value, list) else [value]
         if instance is None:
             return f"The field {label} must not be null."
-        words = " or ".join(_TYPE_WORDS.get(k, k) for k in kinds if k != "null")
+        words = " or ".join(str(_TYPE_WORDS.get(k, k)) for k in kinds if k != "null")
         return f"The field {label} must be {words}."
     if keyword == "enum":
         options = [v for v in value if v is not None]

@@ -84,7 +84,7 @@ def _references(node: Any) -> Iterator[str]:
         if isinstance(item, dict):
             ref = item.get("$ref")
             if isinstance(ref, str) and ref.startswith(_COMPONENTS):
-                yield ref[len(_COMPONENTS):]
+                yield ref[len(_COMPONENTS) :]
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
@@ -199,4 +199,3 @@ def describe(runtime: Runtime, tenant: Tenant) -> dict[str, Any]:
         "operations": len(api.operations),
         "serverDefault": api is runtime.api,
     }
-

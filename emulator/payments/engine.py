@@ -63,8 +63,9 @@ def answer(result: OperationResult, attempts: list[AttemptRecord] | None = None,
     return Outcome(result, status or HTTP_STATUS[code], headers, attempts or [])
 
 
-async def process(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
-                  call_attempts: list[AttemptRecord]) -> Outcome:
+async def process(
+    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+) -> Outcome:
     """Run one payment operation for ``tenant``. ``call_attempts`` receives each attempt
     as it is made (so the journal has them even when a fault closes the connection)."""
     operation = request.operation
@@ -125,8 +126,9 @@ def refused(operation: Operation, money: Money, refusal: rules.Refusal) -> Outco
 
 
 # -- charge, authorize, tokenize ------------------------------------------------------------
-async def _pay(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
-               call_attempts: list[AttemptRecord]) -> Outcome:
+async def _pay(
+    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+) -> Outcome:
     operation = request.operation
     chain = [primary_account(runtime, tenant, request), *fallback_accounts(runtime, tenant, request)]
     money = Money.none() if operation == Operation.TOKENIZE else money_of(runtime, request)
@@ -193,8 +195,9 @@ async def _attempt(
 
 
 # -- capture, void, refund ------------------------------------------------------------------
-async def _follow_up(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
-                     call_attempts: list[AttemptRecord]) -> Outcome:
+async def _follow_up(
+    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+) -> Outcome:
     operation = request.operation
     account = primary_account(runtime, tenant, request)
     money = money_of(runtime, request)
@@ -233,24 +236,32 @@ def _not_found(reference: str) -> rules.Refusal:
 
 
 # -- status -------------------------------------------------------------------------------
-async def _status(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
-                  call_attempts: list[AttemptRecord]) -> Outcome:
+async def _status(
+    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+) -> Outcome:
     account = primary_account(runtime, tenant, request)
     reference, my_ref = request.ref_trans_id, request.my_ref
     if not reference and not my_ref:
         raise errors.invalid("refTransId", "Give refTransId (the gatewayReference) or myRef.")
     tx = tenant.ledger.find(reference, my_ref)
     if tx is None:
-        missing = _not_found(reference) if reference else rules.Refusal(
-            RejectReason.TRANSACTION_NOT_FOUND, f"No charge or authorization with myRef '{my_ref}'."
+        missing = (
+            _not_found(reference)
+            if reference
+            else rules.Refusal(RejectReason.TRANSACTION_NOT_FOUND, f"No charge or authorization with myRef '{my_ref}'.")
         )
         return refused(Operation.STATUS, Money.none(), missing)
     now = tenant.now()
     refusal = rules.check(tx, Operation.STATUS, account.gateway.name, None, tx.amount, now)
     if refusal is not None:
         return refused(Operation.STATUS, tx.money, refusal)
-    item = AttemptInput(operation=Operation.STATUS, money=tx.money, card=Card(number=tx.card_number),
-                        my_ref=tx.my_ref, network_token_brand=request.network_token_brand)
+    item = AttemptInput(
+        operation=Operation.STATUS,
+        money=tx.money,
+        card=Card(number=tx.card_number),
+        my_ref=tx.my_ref,
+        network_token_brand=request.network_token_brand,
+    )
     failed = await _status_lookup(runtime, tenant, account, item)
     if failed is not None:
         call_attempts.append(attempt_record(tenant, account, 1, failed))
@@ -259,9 +270,15 @@ async def _status(runtime: Runtime, tenant: Tenant, request: PaymentRequest,
     state = tx.state(now)
     code, reason = tx.result_code, tx.reject_reason
     result = simulator.speak(
-        tenant, account, item, code, payloads.status_key(account.gateway, state, reason or code), reason,
+        tenant,
+        account,
+        item,
+        code,
+        payloads.status_key(account.gateway, state, reason or code),
+        reason,
         f"Transaction found: {state}.",
-        reference=tx.reference, approval=tx.authorization_code,
+        reference=tx.reference,
+        approval=tx.authorization_code,
     )
     call_attempts.append(attempt_record(tenant, account, 1, result))
     return answer(result, status=200 if code in SUCCESSFUL else 409)
@@ -288,6 +305,6 @@ async def _status_lookup(
         refused_at = (code, reason or code, f"The status lookup at {account.gateway.name} failed ({code}).")
     code, key, description = refused_at
     reference = simulator.new_reference(tenant, account.gateway, Operation.STATUS)
-    return simulator.speak(tenant, account, item, code, key, key if code == ResultCode.REJECTED else None,
-                           description, reference=reference)
-
+    return simulator.speak(
+        tenant, account, item, code, key, key if code == ResultCode.REJECTED else None, description, reference=reference
+    )

@@ -59,9 +59,9 @@ def fallback_accounts(runtime: Runtime, tenant: Tenant, request: PaymentRequest)
         try:
             if entry.certificate:
                 certificates.require_certificate(tenant, entry.certificate, f"{where}.paymentGatewayCertName")
-            found.append(stored_account(
-                runtime, tenant, entry.name, f"{where}.paymentGatewayAccountName", entry.certificate
-            ))
+            found.append(
+                stored_account(runtime, tenant, entry.name, f"{where}.paymentGatewayAccountName", entry.certificate)
+            )
         except errors.ApiError as exc:
             problems.extend(exc.entries)
     if problems:

@@ -86,7 +86,8 @@ class Journal:
         """Entries oldest first; ``path`` matches a prefix, ``since``/``until`` compare the
         ISO times; ``limit`` keeps the newest."""
         found = [
-            e for e in self._masked()
+            e
+            for e in self._masked()
             if (path is None or e["path"].startswith(path))
             and (since is None or e["time"] >= since)
             and (until is None or e["time"] <= until)

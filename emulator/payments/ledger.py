@@ -46,8 +46,14 @@ _ORIGINALS: dict[Operation, tuple[Operation, ...]] = {
     Operation.STATUS: (Operation.CHARGE, Operation.PRE_AUTH),
 }
 _FAILED_STATE = {ResultCode.REJECTED: "Declined", ResultCode.ACCEPTED: "Pending"}
-_DONE_STATE = {Operation.CHARGE: "Charged", Operation.PRE_AUTH: "Authorized", Operation.CAPTURE: "Captured",
-               Operation.VOID: "Voided", Operation.REFUND: "Refunded", Operation.TOKENIZE: "Tokenized"}
+_DONE_STATE = {
+    Operation.CHARGE: "Charged",
+    Operation.PRE_AUTH: "Authorized",
+    Operation.CAPTURE: "Captured",
+    Operation.VOID: "Voided",
+    Operation.REFUND: "Refunded",
+    Operation.TOKENIZE: "Tokenized",
+}
 
 
 @dataclass(frozen=True)
@@ -61,8 +67,13 @@ class OperationEntry:
     time: datetime
 
     def to_json(self) -> JsonObject:
-        return {"operation": self.operation.value, "reference": self.reference, "amount": float(self.amount),
-                "resultCode": self.result_code.value, "time": isoformat(self.time)}
+        return {
+            "operation": self.operation.value,
+            "reference": self.reference,
+            "amount": float(self.amount),
+            "resultCode": self.result_code.value,
+            "time": isoformat(self.time),
+        }
 
 
 @dataclass
@@ -98,8 +109,12 @@ class Transaction:
 
     def settle(self, now: datetime) -> None:
         """An Accepted operation takes its scenario's final result once its time has come."""
-        if (self.result_code == ResultCode.ACCEPTED and self.settles_to and self.settle_at is not None
-                and now >= self.settle_at):
+        if (
+            self.result_code == ResultCode.ACCEPTED
+            and self.settles_to
+            and self.settle_at is not None
+            and now >= self.settle_at
+        ):
             self.result_code = ResultCode(self.settles_to)
             self.reject_reason = RejectReason.CARD_DECLINED if self.settles_to == ResultCode.REJECTED else None
             self.settles_to = None

@@ -74,7 +74,8 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        name: {"type": "number", "exclusiveMinimum": 0} if name == "tenantIdleSeconds"
+        name: {"type": "number", "exclusiveMinimum": 0}
+        if name == "tenantIdleSeconds"
         else {"type": "integer", "minimum": 1}
         for name in CONFIG_KEYS
     },
@@ -190,8 +191,10 @@ def usage(runtime: Runtime) -> dict[str, dict[str, float]]:
         "transactionsPerTenant": (max((len(t.ledger) for t in tenants), default=0), limits.transactions),
         "journalBytesPerTenant": (max((t.journal.bytes for t in tenants), default=0), limits.journal_bytes),
         "sessionsPerTenant": (max(sessions, default=0), limits.sessions),
-        "namedItemsPerTenant": (max((max(len(t.accounts), len(t.certificates)) for t in tenants), default=0),
-                                limits.named),
+        "namedItemsPerTenant": (
+            max((max(len(t.accounts), len(t.certificates)) for t in tenants), default=0),
+            limits.named,
+        ),
         "sequencesPerTenant": (max((t.rules.sequence_count for t in tenants), default=0), limits.sequences),
     }
     return {name: {"used": used, "limit": limit} for name, (used, limit) in report.items()}

@@ -31,8 +31,25 @@ NO_CURRENCY = "USD"  # tokenize and an unknown status carry no amount; the schem
 # Currencies whose minor unit is not a hundredth (ISO 4217 exponents).
 EXPONENTS: dict[str, int] = {
     **dict.fromkeys(
-        ("BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV",
-         "XAF", "XOF", "XPF"),
+        (
+            "BIF",
+            "CLP",
+            "DJF",
+            "GNF",
+            "ISK",
+            "JPY",
+            "KMF",
+            "KRW",
+            "PYG",
+            "RWF",
+            "UGX",
+            "UYI",
+            "VND",
+            "VUV",
+            "XAF",
+            "XOF",
+            "XPF",
+        ),
         0,
     ),
     **dict.fromkeys(("BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"), 3),
@@ -174,7 +191,8 @@ class PaymentRequest:
             operation=operation,
             account_name=body.get("paymentGatewayAccountName"),
             inline_account=InlineAccount(inline.get("paymentGatewayName"), tuple(inline.get("credentials") or ()))
-            if inline is not None else None,
+            if inline is not None
+            else None,
             certificate=body.get("certificateName"),
             fallbacks=tuple(
                 AccountRef(entry["paymentGatewayAccountName"], entry.get("paymentGatewayCertName"))

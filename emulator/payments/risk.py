@@ -99,20 +99,31 @@ def assess(issuer: str | None, by_ip: str | None, billing: str, anonymous_proxy:
         return Assessment(None, "The card's issuing country is not known, so the risk cannot be assessed.")
     if by_ip is None:
         if issuer == billing:
-            return Assessment("Low", "The card and the billing address are from the same country; "
-                                     "the IP address has no known country.")
-        return Assessment("High", f"The card was issued in {issuer} but the billing address is in {billing}; "
-                                  "the IP address has no known country.")
+            return Assessment(
+                "Low",
+                "The card and the billing address are from the same country; the IP address has no known country.",
+            )
+        return Assessment(
+            "High",
+            f"The card was issued in {issuer} but the billing address is in {billing}; "
+            "the IP address has no known country.",
+        )
     if issuer == by_ip == billing:
         return Assessment("VeryLow", f"The card, the IP address and the billing address are all from {issuer}.")
     if len({issuer, by_ip, billing}) == 3:
-        return Assessment("VeryHigh", f"The card ({issuer}), the IP address ({by_ip}) and the billing address "
-                                      f"({billing}) are from three different countries.")
+        return Assessment(
+            "VeryHigh",
+            f"The card ({issuer}), the IP address ({by_ip}) and the billing address "
+            f"({billing}) are from three different countries.",
+        )
     if issuer == billing:
-        return Assessment("Low", f"The IP address is in {by_ip}, while the card and the billing address "
-                                 f"are from {issuer}.")
+        return Assessment(
+            "Low", f"The IP address is in {by_ip}, while the card and the billing address are from {issuer}."
+        )
     if issuer == by_ip:
-        return Assessment("Low", f"The billing address is in {billing}, while the card and the IP address "
-                                 f"are from {issuer}.")
-    return Assessment("High", f"The card was issued in {issuer}, while the payer's IP address and billing "
-                              f"address are in {billing}.")
+        return Assessment(
+            "Low", f"The billing address is in {billing}, while the card and the IP address are from {issuer}."
+        )
+    return Assessment(
+        "High", f"The card was issued in {issuer}, while the payer's IP address and billing address are in {billing}."
+    )

@@ -20,13 +20,13 @@ from emulator.vocabulary import Operation, RejectReason, ResultCode
 # up to 15 %, as card schemes tolerate for tips and fuel; refunds never exceed the original.
 CAPTURE_TOLERANCE = Decimal("1.15")
 
+
 @dataclass(frozen=True)
 class Refusal:
     """Why the ledger refuses an operation: a ``rejectReasonCode`` and a sentence."""
 
     reason: RejectReason
     description: str
-
 
 
 # -- the rules ---------------------------------------------------------------------------
@@ -119,8 +119,14 @@ def _refund(tx: Transaction, amount: Decimal, now: datetime) -> Refusal | None:
 
 
 _RULES = {Operation.CAPTURE: _capture, Operation.VOID: _void, Operation.REFUND: _refund}
-_NOUN = {Operation.CHARGE: "a charge", Operation.PRE_AUTH: "an authorization", Operation.CAPTURE: "a capture",
-         Operation.VOID: "a void", Operation.REFUND: "a refund", Operation.TOKENIZE: "a tokenization"}
+_NOUN = {
+    Operation.CHARGE: "a charge",
+    Operation.PRE_AUTH: "an authorization",
+    Operation.CAPTURE: "a capture",
+    Operation.VOID: "a void",
+    Operation.REFUND: "a refund",
+    Operation.TOKENIZE: "a tokenization",
+}
 
 
 def reserve(tx: Transaction, operation: Operation) -> None:

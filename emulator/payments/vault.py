@@ -31,8 +31,7 @@ _CVV = re.compile(r"\d{3,4}")
 _SEPARATORS = re.compile(r"[ \-]")
 # Card fields a JSON payload may fill, by lower-case name.
 _CARD_FIELDS = {
-    name.lower(): name
-    for name in ("cardNumber", "cardHolderName", "expirationMonth", "expirationYear", "cvv")
+    name.lower(): name for name in ("cardNumber", "cardHolderName", "expirationMonth", "expirationYear", "cvv")
 }
 
 

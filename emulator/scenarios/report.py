@@ -115,8 +115,10 @@ def _cards(value: str | list[str]) -> str:
 
 def _amount(value: float | dict[str, float]) -> str:
     if isinstance(value, dict):
-        return f"`{amount_text(value.get('min', 0))}`–`{amount_text(value['max'])}`" if "max" in value else (
-            f"≥ `{amount_text(value['min'])}`"
+        return (
+            f"`{amount_text(value.get('min', 0))}`–`{amount_text(value['max'])}`"
+            if "max" in value
+            else (f"≥ `{amount_text(value['min'])}`")
         )
     return f"`{amount_text(value)}`"
 

@@ -44,9 +44,7 @@ def test_failover_is_visible_in_the_journal(payemu):
     add_account(payemu, "primary", "Stripe", SecretKey="sk_test_primary")
     add_account(payemu, "backup", "Adyen", ApiKey="adyen_test", MerchantAccount="ShopECOM")
     payemu.add_scenario(
-        "- name: primary-down\n"
-        "  when: {account: primary}\n"
-        "  then: {operationResultCode: TemporaryFailure}\n"
+        "- name: primary-down\n  when: {account: primary}\n  then: {operationResultCode: TemporaryFailure}\n"
     )
 
     paid = pay(payemu, "charge", 25.0, "primary", fallbackUpgs=[{"paymentGatewayAccountName": "backup"}])
@@ -68,8 +66,13 @@ def test_an_authorization_expires_on_the_virtual_clock(payemu):
 
     payemu.advance_clock("8d")  # Stripe keeps an authorization for 7 days
 
-    capture = {"refTransId": reference, "amount": 30.0, "currency": "USD", "paymentGatewayAccountName": "shop",
-               "card": CARD}
+    capture = {
+        "refTransId": reference,
+        "amount": 30.0,
+        "currency": "USD",
+        "paymentGatewayAccountName": "shop",
+        "card": CARD,
+    }
     refused = payemu.client.put("/PaymentGateway/capture", json=capture)
     assert refused.status_code == 409
     assert refused.json()["rejectReasonCode"] == "AuthorizationExpired"

@@ -3,8 +3,13 @@ parallel workers' requests overlap, and must see only its own outcome and reques
 
 import pytest
 
-CARD = {"cardHolderName": "Grace Hopper", "cardNumber": "5555555555554444", "expirationMonth": 1,
-        "expirationYear": 2031, "cvv": "4321"}
+CARD = {
+    "cardHolderName": "Grace Hopper",
+    "cardNumber": "5555555555554444",
+    "expirationMonth": 1,
+    "expirationYear": 2031,
+    "cvv": "4321",
+}
 REASONS = ["CardDeclined", "InsufficientFunds", "ExpiredCard", "DoNotHonor", "LimitExceeded", "SuspectedFraud"]
 
 
@@ -18,10 +23,16 @@ def test_only_my_rule_and_my_requests(payemu, case):
             "then": {"operationResultCode": "Rejected", "rejectReasonCode": reason, "delayMs": 25},
         }
     )
-    body = {"amount": 10.0 + case, "currency": "USD", "card": CARD,
-            "paymentGatewayAccount": {"paymentGatewayName": "Stripe",
-                                      "credentials": [{"key": "SecretKey", "value": "sk_test_case"}]},
-            "myRef": f"case-{case}"}
+    body = {
+        "amount": 10.0 + case,
+        "currency": "USD",
+        "card": CARD,
+        "paymentGatewayAccount": {
+            "paymentGatewayName": "Stripe",
+            "credentials": [{"key": "SecretKey", "value": "sk_test_case"}],
+        },
+        "myRef": f"case-{case}",
+    }
     for _ in range(2):
         response = payemu.client.post("/PaymentGateway/charge", json=body)
         assert response.status_code == 409

@@ -8,11 +8,21 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 RESULT = {
-    "authorizationCode": "123456", "currency": "USD", "amount": 10.5, "operationType": "Charge",
-    "operationResultCode": "Success", "operationResultDescription": "Approved", "customGatewayResponse": None,
-    "gatewayName": "NULLSuccess", "gatewayReference": "NULL-ABCDEFGHIJKLMNOPQRST", "gatewayResultCode": "0",
-    "gatewayResultDescription": "Approved", "gatewayResultSubCode": None, "gatewayResultSubDescription": None,
-    "gatewayToken": None, "rejectReasonCode": None,
+    "authorizationCode": "123456",
+    "currency": "USD",
+    "amount": 10.5,
+    "operationType": "Charge",
+    "operationResultCode": "Success",
+    "operationResultDescription": "Approved",
+    "customGatewayResponse": None,
+    "gatewayName": "NULLSuccess",
+    "gatewayReference": "NULL-ABCDEFGHIJKLMNOPQRST",
+    "gatewayResultCode": "0",
+    "gatewayResultDescription": "Approved",
+    "gatewayResultSubCode": None,
+    "gatewayResultSubDescription": None,
+    "gatewayToken": None,
+    "rejectReasonCode": None,
 }
 TOKEN = {"token": "A" * 32, "createTime": "2030-01-01T00:00:00.000Z"}
 

@@ -46,8 +46,16 @@ async def fill(count: int) -> tuple[int, float]:
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     grown, seconds = asyncio.run(fill(count))
-    print(json.dumps({"transactions": count, "seconds": round(seconds, 1), "rssGrowthBytes": grown,
-                      "bytesPerTransaction": round(grown / count, 1)}))
+    print(
+        json.dumps(
+            {
+                "transactions": count,
+                "seconds": round(seconds, 1),
+                "rssGrowthBytes": grown,
+                "bytesPerTransaction": round(grown / count, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -58,8 +58,14 @@ def _journal(client: httpx.Client, n: int) -> httpx.Response:
 
 
 def _sessions(client: httpx.Client, n: int) -> httpx.Response:
-    body = {"operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 3.0,
-            "paymentGatewayAccountId": "primary", "paymentNote": "n" * 2000}
+    body = {
+        "operation": "CHARGE",
+        "mode": "TEST",
+        "currencyCode": "USD",
+        "amount": 3.0,
+        "paymentGatewayAccountId": "primary",
+        "paymentNote": "n" * 2000,
+    }
     return client.post("/EWalletOperations", json=body)
 
 
@@ -68,8 +74,13 @@ def _deep_yaml(client: httpx.Client, n: int) -> httpx.Response:
 
 
 FLOODS: dict[str, Sender] = {
-    "tenants": _tenants, "any-key": _any_key, "tokens": _tokens, "charges": _charges,
-    "journal": _journal, "sessions": _sessions, "deep-yaml": _deep_yaml,
+    "tenants": _tenants,
+    "any-key": _any_key,
+    "tokens": _tokens,
+    "charges": _charges,
+    "journal": _journal,
+    "sessions": _sessions,
+    "deep-yaml": _deep_yaml,
 }
 
 
@@ -91,7 +102,9 @@ def _start() -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--any-key", "--log-level", "error"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):
@@ -133,8 +146,13 @@ def flood(name: str, seconds: float, workers: int) -> dict[str, Any]:
     finally:
         process.terminate()
         process.wait(timeout=30)
-    return {"flood": name, "before": before, "after": after, "statuses": dict(sorted(statuses.items())),
-            "alive": health["status"] == "ok"}
+    return {
+        "flood": name,
+        "before": before,
+        "after": after,
+        "statuses": dict(sorted(statuses.items())),
+        "alive": health["status"] == "ok",
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,8 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         found = flood(name, args.seconds, args.workers)
         statuses = ", ".join(f"{status}: {count}" for status, count in found["statuses"].items())
-        print(f"{name:<10} {found['before']:>8.1f} MiB {found['after']:>7.1f} MiB  {statuses}"
-              f"{'' if found['alive'] else '  (SERVER DOWN)'}", flush=True)
+        print(
+            f"{name:<10} {found['before']:>8.1f} MiB {found['after']:>7.1f} MiB  {statuses}"
+            f"{'' if found['alive'] else '  (SERVER DOWN)'}",
+            flush=True,
+        )
     return 0
 
 

@@ -171,8 +171,19 @@ def main() -> int:
     if not shutil.which("wrk"):
         print("wrk is missing: apt-get install wrk", file=sys.stderr)
         return 2
-    uvicorn = [sys.executable, "-m", "uvicorn", "tests.benchmarks.bare_app:app", "--loop", "uvloop",
-               "--http", "httptools", "--no-access-log", "--log-level", "warning"]
+    uvicorn = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "tests.benchmarks.bare_app:app",
+        "--loop",
+        "uvloop",
+        "--http",
+        "httptools",
+        "--no-access-log",
+        "--log-level",
+        "warning",
+    ]
     payemu = [sys.executable, "-m", "emulator", "serve", "--log-level", "warning"]
     bare = measure(uvicorn, "/Utils/apiKey", args.paths, args.duration, args.connections)
     ours = measure(payemu, "/Utils/apiKey", args.paths, args.duration, args.connections)

@@ -23,8 +23,7 @@ def page_url(base_url: str, token: str) -> str:
 async def start_session(call: Call) -> Reply:
     session = sessions.create(call.tenant, call.body, call.runtime)
     url = page_url(call.base_url, session.token)
-    log.info("eWallet %s session for %s %s: payment page %s",
-             session.operation, session.amount, session.currency, url)
+    log.info("eWallet %s session for %s %s: payment page %s", session.operation, session.amount, session.currency, url)
     return Reply(200, {"token": session.token}, {PAGE_HEADER: url})
 
 

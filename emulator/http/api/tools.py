@@ -43,18 +43,21 @@ async def card_validate(call: Call) -> Reply:
     row = info.row
     billing = body["countryCode"]
     result = assess(info.country, ip.country, billing, ip.anonymous_proxy)
-    return Reply(200, {
-        "description": result.description,
-        "riskLevel": result.level,
-        "cardBrand": info.brand.name if info.brand else None,
-        "cardType": row.card_type if row else None,
-        "cardCategory": row.category if row else None,
-        "issuerName": row.issuer if row else None,
-        "issuerCountry": info.country,
-        "countryByIP": ip.country,
-        "countryFromBillingAddress": billing,
-        "anonymousProxyUsed": ip.anonymous_proxy,
-    })
+    return Reply(
+        200,
+        {
+            "description": result.description,
+            "riskLevel": result.level,
+            "cardBrand": info.brand.name if info.brand else None,
+            "cardType": row.card_type if row else None,
+            "cardCategory": row.category if row else None,
+            "issuerName": row.issuer if row else None,
+            "issuerCountry": info.country,
+            "countryByIP": ip.country,
+            "countryFromBillingAddress": billing,
+            "anonymousProxyUsed": ip.anonymous_proxy,
+        },
+    )
 
 
 HANDLERS: dict[str, Handler] = {

@@ -40,8 +40,10 @@ async def requests(call: Call) -> Reply:
     size = query.get("pageSize") or PAGE_SIZE
     page = found[:size]
     cursor = page[-1]["id"] if len(found) > size else None
-    return Reply(200, {"requests": page, "dropped": journal.dropped, "size": journal.size, "bytes": journal.bytes,
-                       "next": cursor})
+    return Reply(
+        200,
+        {"requests": page, "dropped": journal.dropped, "size": journal.size, "bytes": journal.bytes, "next": cursor},
+    )
 
 
 HANDLERS: dict[str, Handler] = {"ControlJournal": requests}

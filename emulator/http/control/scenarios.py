@@ -20,8 +20,15 @@ from emulator.http.pipeline import Call, Handler, Reply
 from emulator.scenarios import Problem, ScenarioError, parse_rules
 from emulator.scenarios.model import RUNTIME_SOURCE
 
-ACCEPTED_MEDIA = ("application/json", "text/json", "application/yaml", "application/x-yaml", "text/yaml",
-                  "text/x-yaml", "text/plain")
+ACCEPTED_MEDIA = (
+    "application/json",
+    "text/json",
+    "application/yaml",
+    "application/x-yaml",
+    "text/yaml",
+    "text/x-yaml",
+    "text/plain",
+)
 # "rule 'name': then.operationResultCode: reason" (the path is optional)
 _RULE_PROBLEM = re.compile(
     r"^rule (?P<quote>['\"])(?P<name>.*?)(?P=quote): (?:(?P<path>[A-Za-z_]\w*(?:\[\d+\]|\.[A-Za-z_]\w*)*): )?"

@@ -26,8 +26,19 @@ JOURNAL_SHOWN = 50
 ROWS_SHOWN = 200
 # Columns shown first when a transaction has them; other plain fields follow.
 _LEADING_COLUMNS = (
-    "reference", "gatewayReference", "operation", "operationType", "state", "amount", "currency",
-    "gateway", "gatewayName", "account", "resultCode", "operationResultCode", "createdAt",
+    "reference",
+    "gatewayReference",
+    "operation",
+    "operationType",
+    "state",
+    "amount",
+    "currency",
+    "gateway",
+    "gatewayName",
+    "account",
+    "resultCode",
+    "operationResultCode",
+    "createdAt",
 )
 
 
@@ -64,8 +75,7 @@ def view(runtime: Runtime, tenant: Tenant, base_url: str) -> dict[str, Any]:
         "transaction_columns": _columns(transactions),
         "sessions": [session_row(s, now, base_url) for s in list(sessions.iter_sessions(tenant))[:ROWS_SHOWN]],
         "tokens": [
-            {"token": t.token, "createTime": _moment(t.create_time)}
-            for t in reversed(list(tenant.vault.values()))
+            {"token": t.token, "createTime": _moment(t.create_time)} for t in reversed(list(tenant.vault.values()))
         ][:ROWS_SHOWN],
         "accounts": [
             {
@@ -146,10 +156,12 @@ def scenario_rows(runtime: Runtime, tenant: Tenant) -> list[dict[str, Any]]:
     rows = []
     for rule in runtime.scenarios.rules(tenant):
         data = mask(rule.to_json())
-        rows.append({
-            "name": data.get("name"),
-            "source": data.get("source"),
-            "when": json.dumps(data.get("when") or {}, ensure_ascii=False),
-            "then": json.dumps(data.get("then") if "then" in data else data.get("sequence"), ensure_ascii=False),
-        })
+        rows.append(
+            {
+                "name": data.get("name"),
+                "source": data.get("source"),
+                "when": json.dumps(data.get("when") or {}, ensure_ascii=False),
+                "then": json.dumps(data.get("then") if "then" in data else data.get("sequence"), ensure_ascii=False),
+            }
+        )
     return rows

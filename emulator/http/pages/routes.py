@@ -180,21 +180,30 @@ async def _pay(runtime: Runtime, request: Request, tenant: Tenant, session: sess
     return json_response(status, answer, PAGE_HEADERS)
 
 
-def _journal(tenant: Tenant, request: Request, body: Any, status: int, answer: Any,
-             attempts: list[dict[str, Any]], started: float) -> None:
+def _journal(
+    tenant: Tenant,
+    request: Request,
+    body: Any,
+    status: int,
+    answer: Any,
+    attempts: list[dict[str, Any]],
+    started: float,
+) -> None:
     """The page's payment goes into the tenant's journal like an API call (masked)."""
-    tenant.journal.record({
-        "time": isoformat(tenant.now()),
-        "method": request.method,
-        "path": request.url.path,
-        "query": request.url.query,
-        "operationId": "HostedPagePay",
-        "status": status,
-        "latencyMs": round((time.perf_counter() - started) * 1000, 3),
-        "request": mask(body),
-        "response": mask(answer),
-        "attempts": mask(attempts),
-    })
+    tenant.journal.record(
+        {
+            "time": isoformat(tenant.now()),
+            "method": request.method,
+            "path": request.url.path,
+            "query": request.url.query,
+            "operationId": "HostedPagePay",
+            "status": status,
+            "latencyMs": round((time.perf_counter() - started) * 1000, 3),
+            "request": mask(body),
+            "response": mask(answer),
+            "attempts": mask(attempts),
+        }
+    )
 
 
 # -- the dashboard -------------------------------------------------------------------------
@@ -204,8 +213,18 @@ def _dashboard(runtime: Runtime) -> Any:
         if not admin.allowed(runtime.settings, given):
             return _problem(
                 request,
-                errors.ApiError(401, [(admin.HEADER, ["This payemu is protected by an admin key: send X-Admin-Key "
-                                                      "or open /_emulator/?admin=<admin key>."])]),
+                errors.ApiError(
+                    401,
+                    [
+                        (
+                            admin.HEADER,
+                            [
+                                "This payemu is protected by an admin key: send X-Admin-Key "
+                                "or open /_emulator/?admin=<admin key>."
+                            ],
+                        )
+                    ],
+                ),
                 "Admin key needed",
             )
         key = request.query_params.get("key") or dashboard.default_key(runtime)

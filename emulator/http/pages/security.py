@@ -21,10 +21,18 @@ from urllib.parse import urlsplit
 
 from emulator.http.admin import is_loopback
 
-LOOPBACK_SOURCES = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*",
-                    "https://localhost:*", "https://127.0.0.1:*", "https://[::1]:*")
-NOT_ALLOWED = ("The returnUrl given is not an http(s) URL of an allowed origin (loopback or --return-origin); "
-               "the result is only posted to the opening window.")
+LOOPBACK_SOURCES = (
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+)
+NOT_ALLOWED = (
+    "The returnUrl given is not an http(s) URL of an allowed origin (loopback or --return-origin); "
+    "the result is only posted to the opening window."
+)
 
 
 def origin_of(url: str) -> str | None:
@@ -69,9 +77,11 @@ def message_origin(asked: str | None, redirect: str, configured: tuple[str, ...]
 def headers(embeddable: bool, configured: tuple[str, ...] = ()) -> dict[str, str]:
     """The security headers of a page; ``embeddable`` for the payment page."""
     ancestors = " ".join(("'self'", *LOOPBACK_SOURCES, *configured)) if embeddable else "'none'"
-    policy = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-              "connect-src 'self'; form-action 'self'; base-uri 'none'; object-src 'none'; "
-              f"frame-ancestors {ancestors}")
+    policy = (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; form-action 'self'; base-uri 'none'; object-src 'none'; "
+        f"frame-ancestors {ancestors}"
+    )
     return {
         "Cache-Control": "no-store",
         "Content-Security-Policy": policy,

@@ -107,25 +107,46 @@ def card_of(tenant: Tenant, session: Session, choice: dict[str, Any]) -> tuple[C
     ``@token`` reference, resolved by the engine as any request's."""
     if "card" in choice:
         given = choice["card"]
-        card = Card(number=given["cardNumber"], holder=given["cardHolderName"],
-                    expiration_month=given["expirationMonth"], expiration_year=given["expirationYear"],
-                    cvv=given["cvv"])
+        card = Card(
+            number=given["cardNumber"],
+            holder=given["cardHolderName"],
+            expiration_month=given["expirationMonth"],
+            expiration_year=given["expirationYear"],
+            cvv=given["cvv"],
+        )
         number = given["cardNumber"]
         view = CardView(number, brand(number), card.holder, None, given["expirationMonth"], given["expirationYear"])
         return card, view
     stored = session.stored_cards[choice["storedCard"]]
-    card = Card(number="@" + stored["token"], expiration_month=stored["expirationMonth"],
-                expiration_year=stored["expirationYear"], cvv=choice["cvv"], owner_id=stored.get("ownerId") or None)
+    card = Card(
+        number="@" + stored["token"],
+        expiration_month=stored["expirationMonth"],
+        expiration_year=stored["expirationYear"],
+        cvv=choice["cvv"],
+        owner_id=stored.get("ownerId") or None,
+    )
     try:
         resolved = vault.resolve_card(tenant, card)  # only to read the holder and mask the number
     except errors.ApiError:
         raise errors.invalid("storedCard", "This stored card is no longer available.") from None
     holder = stored.get("nameOnCard") or resolved.holder or session.request.get("customerName")
-    card = Card(number=card.number, holder=(holder or "Card holder")[:100], expiration_month=card.expiration_month,
-                expiration_year=card.expiration_year, cvv=card.cvv, owner_id=card.owner_id)
+    card = Card(
+        number=card.number,
+        holder=(holder or "Card holder")[:100],
+        expiration_month=card.expiration_month,
+        expiration_year=card.expiration_year,
+        cvv=card.cvv,
+        owner_id=card.owner_id,
+    )
     number = resolved.number or ""
-    view = CardView(number, stored.get("brand") or brand(number), holder, stored.get("ownerId"),
-                    stored["expirationMonth"], stored["expirationYear"])
+    view = CardView(
+        number,
+        stored.get("brand") or brand(number),
+        holder,
+        stored.get("ownerId"),
+        stored["expirationMonth"],
+        stored["expirationYear"],
+    )
     return card, view
 
 
@@ -153,8 +174,14 @@ def engine_request(session: Session, card: Card, client_ip: str | None) -> Payme
     )
 
 
-async def pay(runtime: Runtime, tenant: Tenant, session: Session, body: Any,
-              client_ip: str | None, attempts_log: list[AttemptRecord]) -> Paid:
+async def pay(
+    runtime: Runtime,
+    tenant: Tenant,
+    session: Session,
+    body: Any,
+    client_ip: str | None,
+    attempts_log: list[AttemptRecord],
+) -> Paid:
     """Run the session's operation for the customer's choice; store and sign the result."""
     state = session.state(tenant.now())
     if state == "paid":
@@ -206,4 +233,3 @@ def summary(result: SessionResult) -> dict[str, Any]:
         "attempts": len(data["attempts"]),
         "maskedCard": data["tokenAndMaskedCardModel"]["bankCard"]["number"],
     }
-

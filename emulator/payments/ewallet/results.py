@@ -35,10 +35,21 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 PAYMENT_METHOD = "CardPay"
 _OPERATION_RESULT_KEYS = (
-    "authorizationCode", "currency", "amount", "operationType", "operationResultCode",
-    "operationResultDescription", "customGatewayResponse", "gatewayName", "gatewayReference",
-    "gatewayResultCode", "gatewayResultDescription", "gatewayResultSubCode",
-    "gatewayResultSubDescription", "gatewayToken", "rejectReasonCode",
+    "authorizationCode",
+    "currency",
+    "amount",
+    "operationType",
+    "operationResultCode",
+    "operationResultDescription",
+    "customGatewayResponse",
+    "gatewayName",
+    "gatewayReference",
+    "gatewayResultCode",
+    "gatewayResultDescription",
+    "gatewayResultSubCode",
+    "gatewayResultSubDescription",
+    "gatewayToken",
+    "rejectReasonCode",
 )
 
 
@@ -166,8 +177,9 @@ def _moment(value: Any, fallback: datetime) -> str:
     return value if isinstance(value, str) and value else isoformat(fallback)
 
 
-def build(session: Session, final: dict[str, Any], attempts: list[dict[str, Any]],
-          card: CardView, now: datetime) -> dict[str, Any]:
+def build(
+    session: Session, final: dict[str, Any], attempts: list[dict[str, Any]], card: CardView, now: datetime
+) -> dict[str, Any]:
     """The EWalletResultData of one payment: ``final`` is the engine's OperationResult,
     ``attempts`` the engine's attempt records (attemptNumber, paymentGatewayAccountName,
     isFallback, timestamp, result)."""
@@ -199,8 +211,7 @@ def build(session: Session, final: dict[str, Any], attempts: list[dict[str, Any]
             "tokenLocation": final.get("gatewayName") if tokenizing and token else None,
         },
         "failedUpgChargeResults": [
-            operation_result(a["result"]) for a in attempts
-            if a["result"].get("operationResultCode") not in SUCCESSFUL
+            operation_result(a["result"]) for a in attempts if a["result"].get("operationResultCode") not in SUCCESSFUL
         ],
         "selectedPaymentMethod": PAYMENT_METHOD,
         "transactionAmount": final["amount"],
