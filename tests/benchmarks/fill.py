@@ -14,8 +14,12 @@ import sys
 import time
 from pathlib import Path
 
+from emulator.config import Settings
 from emulator.http.app import create_app
 from emulator.payments import engine
+from emulator.payments.limits import Limits
+from emulator.payments.model import PaymentRequest
+from emulator.vocabulary import Operation
 from tests.benchmarks.run import CHARGE
 
 
@@ -27,16 +31,17 @@ def rss_bytes() -> int:
 
 
 async def fill(count: int) -> tuple[int, float]:
-    app = create_app()
+    # the ledger keeps every charge of this run: the limit is raised above the count
+    app = create_app(Settings(limits=Limits(transactions=count + 10)))
     runtime = app.state.runtime
     tenant = runtime.tenants.get("sandbox-api-key")
-    request = json.loads(json.dumps(CHARGE))
-    await engine.process(runtime, tenant, "Charge", dict(request), [])  # warm caches
+    request = PaymentRequest.from_body(Operation.CHARGE, json.loads(json.dumps(CHARGE)))
+    await engine.process(runtime, tenant, request, [])  # warm caches
     gc.collect()
     before = rss_bytes()
     began = time.perf_counter()
     for _ in range(count):
-        await engine.process(runtime, tenant, "Charge", dict(request), [])
+        await engine.process(runtime, tenant, request, [])
     seconds = time.perf_counter() - began
     gc.collect()
     assert len(tenant.ledger) >= count
