@@ -66,6 +66,7 @@ class Call:
 
 
 Handler = Callable[[Call], Awaitable[Reply]]
+TenantOf = Callable[[Request], "Tenant | None"]
 
 
 CLIENT_GONE = "client-disconnected"  # the journal's fault for a client that left mid-request
@@ -75,11 +76,21 @@ CLIENT_GONE = "client-disconnected"  # the journal's fault for a client that lef
 class Endpoint:
     """One documented operation bound to its handler."""
 
-    def __init__(self, runtime: Runtime, operation: Operation, handler: Handler, journal: bool = True) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        operation: Operation,
+        handler: Handler,
+        journal: bool = True,
+        tenant_of: TenantOf | None = None,
+    ) -> None:
         self.runtime = runtime
         self.operation = operation
         self.handler = handler
         self.journal = journal  # False for the control API: the journal records the public API
+        # how an operation without an API key finds its tenant (default: an X-Api-Key sent
+        # anyway); the payment page finds it by the session token in its URL
+        self.tenant_of = tenant_of
 
     async def __call__(self, request: Request) -> Response:
         started = time.perf_counter()
@@ -91,6 +102,8 @@ class Endpoint:
         try:
             if op.secured:
                 tenant = self.runtime.authenticate(request.headers.get("x-api-key"))
+            elif self.tenant_of is not None:
+                tenant = self.tenant_of(request)
             else:
                 tenant = self.runtime.tenants.get(request.headers.get("x-api-key"))
             path_values, query_values = self._parameters(request)
@@ -265,6 +278,7 @@ def build_routes(
     fallback: Handler,
     journal: bool = True,
     chooser: Chooser | None = None,
+    tenant_of: TenantOf | None = None,
 ) -> list[Route]:
     """One Starlette route per path, dispatching on the method, so a wrong method gets
     a 405 listing exactly the methods of that path. ``journal=False``: requests are not
@@ -273,7 +287,7 @@ def build_routes(
     by_path: dict[str, dict[str, Endpoint]] = {}
     for op in api.operations.values():
         handler = handlers.get(op.operation_id, fallback)
-        by_path.setdefault(op.path, {})[op.method] = Endpoint(runtime, op, handler, journal)
+        by_path.setdefault(op.path, {})[op.method] = Endpoint(runtime, op, handler, journal, tenant_of)
     return [_route(path, methods, chooser) for path, methods in by_path.items()]
 
 

@@ -13,7 +13,6 @@ asking for a page gets the same message as a small HTML page.
 
 from __future__ import annotations
 
-import time
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,13 +23,14 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from emulator.datafiles import data_path
 from emulator.http import admin, errors
+from emulator.http.openapi import OpenApi
 from emulator.http.pages import dashboard, security
 from emulator.http.pages import format as pagefmt
-from emulator.http.wire import error_response, json_response, parse_json, read_body
-from emulator.payments.clock import isoformat
+from emulator.http.pipeline import Call, Reply, build_routes
+from emulator.http.wire import error_response
 from emulator.payments.ewallet import payment, sessions
-from emulator.payments.masking import mask
 from emulator.payments.model import AttemptRecord
 
 if TYPE_CHECKING:
@@ -69,7 +69,8 @@ def routes(runtime: Runtime) -> list[BaseRoute]:
     """The dashboard, the hosted page and its static files, bound to ``runtime``."""
     return [
         Route(PREFIX + "/", _dashboard(runtime), methods=["GET"], name="payemu-dashboard"),
-        Route(PREFIX + "/pay/{token}", _page(runtime), methods=["GET", "POST"], name="payemu-pay"),
+        Route(PREFIX + "/pay/{token}", _page(runtime), methods=["GET"], name="payemu-pay"),
+        *_page_calls(runtime),
         Mount(STATIC, app=StaticFiles(directory=HERE / "static"), name="payemu-static"),
         Route("/favicon.ico", pagefmt.favicon, methods=["GET"], name="payemu-favicon"),
     ]
@@ -101,8 +102,6 @@ def _page(runtime: Runtime) -> Any:
                 request, errors.not_found("sessionToken", "No payment session has this token."), "Unknown session"
             )
         tenant, session = found
-        if request.method == "POST":
-            return await _pay(runtime, request, tenant, session)
         return _render_page(request, tenant, session, runtime.settings.return_origins)
 
     return endpoint
@@ -160,50 +159,34 @@ def _render_page(request: Request, tenant: Tenant, session: sessions.Session, or
     )
 
 
-async def _pay(runtime: Runtime, request: Request, tenant: Tenant, session: sessions.Session) -> Response:
-    started = time.perf_counter()
-    body: Any = None
-    attempts: list[AttemptRecord] = []
-    status = 200
-    answer: Any = None
-    try:
-        content_type = request.headers.get("content-type", "")
-        if "json" not in content_type.split(";", 1)[0].lower():
-            raise errors.unsupported_media_type(content_type)
-        body = parse_json(await read_body(request, runtime.settings.max_body_bytes))
-        client_ip = request.client.host if request.client else None
-        paid = await payment.pay(runtime, tenant, session, body, client_ip, attempts)
-        answer = paid.summary
-    except errors.ApiError as exc:
-        status, answer = exc.status, exc.body
-    _journal(tenant, request, body, status, answer, [attempt.to_json() for attempt in attempts], started)
-    return json_response(status, answer, PAGE_HEADERS)
+def _page_calls(runtime: Runtime) -> list[Route]:
+    """``POST /_emulator/pay/{token}``: the page's payment, through the same pipeline as every
+    documented operation (its small OpenAPI document is ``emulator/data/pages.json``):
+    size, media type and JSON checks, the answer checked against its schema, the journal."""
+    api = OpenApi.load(data_path("pages.json"))
+    api.own = True
 
+    def tenant_of(request: Request) -> Tenant | None:
+        found = sessions.find(runtime, request.path_params.get("token", ""))
+        return found[0] if found else None
 
-def _journal(
-    tenant: Tenant,
-    request: Request,
-    body: Any,
-    status: int,
-    answer: Any,
-    attempts: list[dict[str, Any]],
-    started: float,
-) -> None:
-    """The page's payment goes into the tenant's journal like an API call (masked)."""
-    tenant.journal.record(
-        {
-            "time": isoformat(tenant.now()),
-            "method": request.method,
-            "path": request.url.path,
-            "query": request.url.query,
-            "operationId": "HostedPagePay",
-            "status": status,
-            "latencyMs": round((time.perf_counter() - started) * 1000, 3),
-            "request": mask(body),
-            "response": mask(answer),
-            "attempts": mask(attempts),
-        }
-    )
+    async def pay(call: Call) -> Reply:
+        found = sessions.find(runtime, call.path["token"])
+        if found is None:
+            raise errors.not_found("sessionToken", "No payment session has this token.")
+        tenant, session = found
+        client_ip = call.request.client.host if call.request.client else None
+        attempts: list[AttemptRecord] = []
+        try:
+            paid = await payment.pay(runtime, tenant, session, call.body, client_ip, attempts)
+        finally:
+            call.attempts.extend(attempt.to_json() for attempt in attempts)
+        return Reply(200, paid.summary, dict(PAGE_HEADERS))
+
+    async def unhandled(call: Call) -> Reply:
+        raise errors.internal(f"payemu bug: no handler for {call.operation.operation_id}.")
+
+    return build_routes(runtime, api, {"HostedPagePay": pay}, unhandled, tenant_of=tenant_of)
 
 
 # -- the dashboard -------------------------------------------------------------------------
