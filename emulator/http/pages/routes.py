@@ -5,7 +5,8 @@
 * ``GET /_emulator/static/...`` – the page scripts, the stylesheet and
   ``payments-library.js`` (the stand-in for the client-side library);
 * ``GET /_emulator/?key=<API key>`` – the dashboard of that key's tenant
-  (``&partial=1``: only the part the page reloads).
+  (``&partial=1``: only the part the page reloads; ``&state=``, ``&gateway=``, ``&result=``
+  filter the transactions; ``&tx=<reference>``: that payment's detail view and timeline).
 
 Errors of anything a program calls are JSON bodies from :mod:`emulator.http.errors`; a browser
 asking for a page gets the same message as a small HTML page.
@@ -25,7 +26,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from emulator.http import admin, errors
-from emulator.http.pages import dashboard, security
+from emulator.http.pages import dashboard, security, story
 from emulator.http.pages import format as pagefmt
 from emulator.http.wire import error_response, json_response, parse_json, read_body
 from emulator.payments.clock import isoformat
@@ -180,21 +181,30 @@ async def _pay(runtime: Runtime, request: Request, tenant: Tenant, session: sess
     return json_response(status, answer, PAGE_HEADERS)
 
 
-def _journal(tenant: Tenant, request: Request, body: Any, status: int, answer: Any,
-             attempts: list[dict[str, Any]], started: float) -> None:
+def _journal(
+    tenant: Tenant,
+    request: Request,
+    body: Any,
+    status: int,
+    answer: Any,
+    attempts: list[dict[str, Any]],
+    started: float,
+) -> None:
     """The page's payment goes into the tenant's journal like an API call (masked)."""
-    tenant.journal.record({
-        "time": isoformat(tenant.now()),
-        "method": request.method,
-        "path": request.url.path,
-        "query": request.url.query,
-        "operationId": "HostedPagePay",
-        "status": status,
-        "latencyMs": round((time.perf_counter() - started) * 1000, 3),
-        "request": mask(body),
-        "response": mask(answer),
-        "attempts": mask(attempts),
-    })
+    tenant.journal.record(
+        {
+            "time": isoformat(tenant.now()),
+            "method": request.method,
+            "path": request.url.path,
+            "query": request.url.query,
+            "operationId": "HostedPagePay",
+            "status": status,
+            "latencyMs": round((time.perf_counter() - started) * 1000, 3),
+            "request": mask(body),
+            "response": mask(answer),
+            "attempts": mask(attempts),
+        }
+    )
 
 
 # -- the dashboard -------------------------------------------------------------------------
@@ -204,8 +214,18 @@ def _dashboard(runtime: Runtime) -> Any:
         if not admin.allowed(runtime.settings, given):
             return _problem(
                 request,
-                errors.ApiError(401, [(admin.HEADER, ["This payemu is protected by an admin key: send X-Admin-Key "
-                                                      "or open /_emulator/?admin=<admin key>."])]),
+                errors.ApiError(
+                    401,
+                    [
+                        (
+                            admin.HEADER,
+                            [
+                                "This payemu is protected by an admin key: send X-Admin-Key "
+                                "or open /_emulator/?admin=<admin key>."
+                            ],
+                        )
+                    ],
+                ),
                 "Admin key needed",
             )
         key = request.query_params.get("key") or dashboard.default_key(runtime)
@@ -217,12 +237,39 @@ def _dashboard(runtime: Runtime) -> Any:
                 "Unknown API key",
                 key_form=PREFIX + "/",
             )
+        keep = {"key": key, **({"admin": given} if runtime.settings.admin_key and given else {})}
+        reference = request.query_params.get("tx")
+        if reference:
+            told = story.timeline(tenant, reference)
+            if told is None:
+                return _problem(
+                    request,
+                    errors.not_found("tx", "No transaction of this tenant has this reference."),
+                    "Unknown transaction",
+                )
+            return render(
+                "transaction.html",
+                key=key,
+                dashboard=PREFIX + "/",
+                back=f"{PREFIX}/?{urlencode(keep)}",
+                tenant_name=tenant.user_name,
+                story=told,
+            )
+        filters = {name: request.query_params.get(name, "") for name in dashboard.FILTERS}
         base_url = str(request.base_url).rstrip("/")
-        context = dashboard.view(runtime, tenant, base_url)
+        context = dashboard.view(runtime, tenant, base_url, filters)
+        context["detail_url"] = f"{PREFIX}/?{urlencode(keep)}&tx="
         if request.query_params.get("partial"):
             return render("dashboard_live.html", **context)
-        query = {"key": key, "partial": "1", **({"admin": given} if runtime.settings.admin_key and given else {})}
-        partial_url = f"{PREFIX}/?{urlencode(query)}"
-        return render("dashboard.html", key=key, dashboard=PREFIX + "/", partial_url=partial_url, **context)
+        chosen = {name: value for name, value in filters.items() if value}
+        partial_url = f"{PREFIX}/?{urlencode({**keep, **chosen, 'partial': '1'})}"
+        return render(
+            "dashboard.html",
+            key=key,
+            admin=keep.get("admin"),
+            dashboard=PREFIX + "/",
+            partial_url=partial_url,
+            **context,
+        )
 
     return endpoint
