@@ -10,10 +10,12 @@ force and the virtual clock.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from emulator.http.pages import chart
+from emulator.http.pages import format as pagefmt
 from emulator.payments.clock import isoformat
 from emulator.payments.ewallet import sessions
 from emulator.payments.masking import mask, references
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from emulator.runtime import Runtime
 
 JOURNAL_SHOWN = 50
+FILTERS = {"state": "state", "gateway": "gateway", "result": "resultCode"}  # query parameter → field
 ROWS_SHOWN = 200
 # Columns shown first when a transaction has them; other plain fields follow.
 _LEADING_COLUMNS = (
@@ -57,9 +60,10 @@ def _moment(value: Any) -> Any:
     return isoformat(value) if isinstance(value, datetime) else value
 
 
-def view(runtime: Runtime, tenant: Tenant, base_url: str) -> dict[str, Any]:
+def view(runtime: Runtime, tenant: Tenant, base_url: str, filters: Mapping[str, str] | None = None) -> dict[str, Any]:
     now = tenant.now()
-    transactions = transaction_rows(tenant)
+    chosen = {name: value for name, value in (filters or {}).items() if name in FILTERS and value}
+    transactions = transaction_rows(tenant, chosen)
     return {
         "tenant": {
             "userName": tenant.user_name,
@@ -73,6 +77,9 @@ def view(runtime: Runtime, tenant: Tenant, base_url: str) -> dict[str, Any]:
         },
         "transactions": transactions,
         "transaction_columns": _columns(transactions),
+        "filters": chosen,
+        "filter_options": filter_options(tenant),
+        "chart": chart.outcomes(tenant.ledger.transactions()),
         "sessions": [session_row(s, now, base_url) for s in list(sessions.iter_sessions(tenant))[:ROWS_SHOWN]],
         "tokens": [
             {"token": t.token, "createTime": _moment(t.create_time)} for t in reversed(list(tenant.vault.values()))
@@ -94,14 +101,45 @@ def view(runtime: Runtime, tenant: Tenant, base_url: str) -> dict[str, Any]:
     }
 
 
-def transaction_rows(tenant: Tenant) -> list[dict[str, Any]]:
+def filter_options(tenant: Tenant) -> dict[str, list[str]]:
+    """The values each filter can take: those present in the tenant's transactions."""
+    found: dict[str, set[str]] = {name: set() for name in FILTERS}
+    for transaction in tenant.ledger.transactions():
+        data = transaction.to_json()
+        for name, field in FILTERS.items():
+            if data.get(field) is not None:
+                found[name].add(str(data[field]))
+    return {name: sorted(values) for name, values in found.items()}
+
+
+def _matches(data: Mapping[str, Any], filters: Mapping[str, str]) -> bool:
+    return all(str(data.get(FILTERS[name])) == value for name, value in filters.items())
+
+
+def transaction_rows(tenant: Tenant, filters: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The newest transactions first (at most ``ROWS_SHOWN``), those matching ``filters``
+    (``state``, ``gateway``, ``result``) only; references stay readable, card numbers masked."""
     rows: list[dict[str, Any]] = []
     for transaction in reversed(tenant.ledger.transactions()):
-        data = mask(transaction.to_json())
+        raw = transaction.to_json()
+        if filters and not _matches(raw, filters):
+            continue
+        data = mask(raw, keep=references(raw) | {transaction.reference, str(raw.get("parent"))})
         plain = {k: v for k, v in data.items() if not isinstance(v, dict | list)}
         nested = {k: v for k, v in data.items() if isinstance(v, dict | list)}
         key = str(data.get("reference") or data.get("gatewayReference") or len(rows))
-        rows.append({"key": key, "plain": plain, "nested": {k: pretty(v) for k, v in nested.items()}})
+        rows.append(
+            {
+                "key": key,
+                "plain": plain,
+                "nested": {k: pretty(v) for k, v in nested.items()},
+                "reference": transaction.reference,
+                "time": pagefmt.short(transaction.created_at),
+                "timeIso": isoformat(transaction.created_at),
+                "amountText": pagefmt.money(float(transaction.amount), transaction.currency),
+                "failed": raw["resultCode"] != "Success",
+            }
+        )
         if len(rows) >= ROWS_SHOWN:
             break
     return rows
@@ -127,6 +165,8 @@ def session_row(session: sessions.Session, now: datetime, base_url: str) -> dict
         "currency": session.currency,
         "state": session.state(now),
         "expiresAt": isoformat(session.expires_at),
+        "expiresText": pagefmt.short(session.expires_at),
+        "amountText": pagefmt.money(session.amount, session.currency),
         "pageUrl": f"{base_url}/_emulator/pay/{session.token}",
         "payments": len(session.results),
         "gatewayReference": final["gatewayReference"] if final else None,
@@ -134,17 +174,37 @@ def session_row(session: sessions.Session, now: datetime, base_url: str) -> dict
     }
 
 
+def _result_code(response: Any) -> str | None:
+    """The operation's result code in a journal entry's response (the page's payment nests it)."""
+    if not isinstance(response, dict):
+        return None
+    nested = response.get("upgChargeResults")
+    code = response.get("operationResultCode") or (
+        nested.get("operationResultCode") if isinstance(nested, dict) else None
+    )
+    return str(code) if code else None
+
+
+def _is_error(status: Any, result_code: str | None) -> bool:
+    """4xx/5xx, a dropped connection (no status) or a declined or failed operation."""
+    return not isinstance(status, int) or status >= 400 or result_code in ("Rejected", "Failed")
+
+
 def journal_row(entry: dict[str, Any]) -> dict[str, Any]:
     keep = references(entry.get("request"), entry.get("response"), entry.get("attempts"))
+    result_code = _result_code(entry.get("response"))
     return {
         "id": entry.get("id"),
         "time": entry.get("time"),
+        "timeText": pagefmt.readable_short(entry.get("time")),
         "method": entry.get("method"),
         "path": entry.get("path"),
         "status": entry.get("status"),
         "fault": entry.get("fault"),
         "operationId": entry.get("operationId"),
         "latencyMs": entry.get("latencyMs"),
+        "resultCode": result_code,
+        "error": _is_error(entry.get("status"), result_code),
         "request": pretty(entry.get("request"), keep),
         "response": pretty(entry.get("response"), keep),
         "attempts": pretty(entry.get("attempts") or [], keep),

@@ -33,3 +33,19 @@ def readable(moment: datetime | str | None) -> str:
 
 async def favicon(request: Request) -> Response:
     return Response(FAVICON.read_bytes(), media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
+
+def short(moment: datetime) -> str:
+    """A table's time: ``23 Nov 14:00:08`` (UTC, to the second)."""
+    at = moment.astimezone(UTC)
+    return f"{at.day} {at:%b %H:%M:%S}"
+
+
+def readable_short(moment: str | None) -> str:
+    """:func:`short` of an ISO time as the journal stores it (other text unchanged)."""
+    if not moment:
+        return ""
+    try:
+        return short(datetime.fromisoformat(moment.replace("Z", "+00:00")))
+    except ValueError:
+        return moment

@@ -5,7 +5,8 @@
 * ``GET /_emulator/static/...`` – the page scripts, the stylesheet and
   ``payments-library.js`` (the stand-in for the client-side library);
 * ``GET /_emulator/?key=<API key>`` – the dashboard of that key's tenant
-  (``&partial=1``: only the part the page reloads).
+  (``&partial=1``: only the part the page reloads; ``&state=``, ``&gateway=``, ``&result=``
+  filter the transactions; ``&tx=<reference>``: that payment's detail view and timeline).
 
 Errors of anything a program calls are JSON bodies from :mod:`emulator.http.errors`; a browser
 asking for a page gets the same message as a small HTML page.
@@ -26,7 +27,7 @@ from starlette.staticfiles import StaticFiles
 from emulator.datafiles import data_path
 from emulator.http import admin, errors
 from emulator.http.openapi import OpenApi
-from emulator.http.pages import dashboard, security
+from emulator.http.pages import dashboard, security, story
 from emulator.http.pages import format as pagefmt
 from emulator.http.pipeline import Call, Reply, build_routes
 from emulator.http.wire import error_response
@@ -219,12 +220,39 @@ def _dashboard(runtime: Runtime) -> Any:
                 "Unknown API key",
                 key_form=PREFIX + "/",
             )
+        keep = {"key": key, **({"admin": given} if runtime.settings.admin_key and given else {})}
+        reference = request.query_params.get("tx")
+        if reference:
+            told = story.timeline(tenant, reference)
+            if told is None:
+                return _problem(
+                    request,
+                    errors.not_found("tx", "No transaction of this tenant has this reference."),
+                    "Unknown transaction",
+                )
+            return render(
+                "transaction.html",
+                key=key,
+                dashboard=PREFIX + "/",
+                back=f"{PREFIX}/?{urlencode(keep)}",
+                tenant_name=tenant.user_name,
+                story=told,
+            )
+        filters = {name: request.query_params.get(name, "") for name in dashboard.FILTERS}
         base_url = str(request.base_url).rstrip("/")
-        context = dashboard.view(runtime, tenant, base_url)
+        context = dashboard.view(runtime, tenant, base_url, filters)
+        context["detail_url"] = f"{PREFIX}/?{urlencode(keep)}&tx="
         if request.query_params.get("partial"):
             return render("dashboard_live.html", **context)
-        query = {"key": key, "partial": "1", **({"admin": given} if runtime.settings.admin_key and given else {})}
-        partial_url = f"{PREFIX}/?{urlencode(query)}"
-        return render("dashboard.html", key=key, dashboard=PREFIX + "/", partial_url=partial_url, **context)
+        chosen = {name: value for name, value in filters.items() if value}
+        partial_url = f"{PREFIX}/?{urlencode({**keep, **chosen, 'partial': '1'})}"
+        return render(
+            "dashboard.html",
+            key=key,
+            admin=keep.get("admin"),
+            dashboard=PREFIX + "/",
+            partial_url=partial_url,
+            **context,
+        )
 
     return endpoint
