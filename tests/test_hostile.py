@@ -233,7 +233,10 @@ def test_slowloris_clients_are_cut_off_while_others_are_served_promptly(server: 
     for thread in slow:
         thread.join(timeout=20)
     assert len(latencies) > 5, latencies
-    assert max(latencies) < 0.5, latencies
+    # served while the slow heads trickle in, not after they are cut off (a loaded CI machine
+    # can pause a few hundred ms; waiting for the slow clients would take HEAD_TIMEOUT)
+    assert max(latencies) < HEAD_TIMEOUT * 0.9, latencies
+    assert sorted(latencies)[len(latencies) // 2] < 0.1, latencies
     assert len(outcomes) == 8
     for elapsed, answer in outcomes:
         assert HEAD_TIMEOUT * 0.9 < elapsed < HEAD_TIMEOUT * 5, elapsed
