@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -253,13 +252,27 @@ def test_the_banner_warns_when_exposed_without_a_key() -> None:
     assert "WITHOUT" not in shown(Settings(host="127.0.0.1"))
 
 
-def test_keys_and_tokens_come_from_secrets_without_a_seed() -> None:
-    from emulator.payments.tenants import TenantRegistry
+def test_keys_and_tokens_come_from_secrets_without_a_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from emulator.payments import tenants
 
-    unseeded = next(iter(TenantRegistry(Settings())))
-    seeded = next(iter(TenantRegistry(Settings(seed=1))))
-    assert isinstance(unseeded.rng, random.SystemRandom)
-    assert not isinstance(seeded.rng, random.SystemRandom)
+    asked: list[int] = []
+    real = os.urandom
+
+    def urandom(size: int) -> bytes:
+        asked.append(size)
+        return real(size)
+
+    monkeypatch.setattr(tenants.os, "urandom", urandom)
+    unseeded = tenants.TenantRegistry(Settings())
+    token = next(iter(unseeded)).random_string(32)
+    key = unseeded.create().key
+    assert len(asked) == 2, "a token and a key: each read from the OS's secure source"
+    assert len(token) == 32
+    assert key.startswith("test-")
+    seeded = tenants.TenantRegistry(Settings(seed=1))
+    again = tenants.TenantRegistry(Settings(seed=1))
+    assert next(iter(seeded)).random_string(32) == next(iter(again)).random_string(32), "--seed replays"
+    assert len(asked) == 2, "a seeded tenant never asks the OS"
 
 
 def test_pages_send_security_headers(guarded: httpx.Client) -> None:

@@ -104,8 +104,10 @@ class AttemptResult:
         return self.result.gateway_reference
 
 
-def mint(tenant: Tenant, fmt: ReferenceFormat, operation: str) -> str:
-    return fmt.prefix_for(operation) + tenant.random_string(fmt.length, fmt.alphabet)
+def mint(tenant: Tenant, fmt: ReferenceFormat, operation: str, *, secret: bool = False) -> str:
+    """A reference or code in the gateway's format; ``secret`` for a token that stands for a card."""
+    draw = tenant.random_string if secret else tenant.random_id
+    return fmt.prefix_for(operation) + draw(fmt.length, fmt.alphabet)
 
 
 def new_reference(tenant: Tenant, spec: GatewaySpec, operation: str) -> str:
@@ -267,7 +269,7 @@ def _render(
             or (item.generate_token and operation in (Operation.CHARGE, Operation.PRE_AUTH))
         )
     ):
-        token = mint(tenant, spec.token, Operation.TOKENIZE)
+        token = mint(tenant, spec.token, Operation.TOKENIZE, secret=True)
     return speak(
         tenant,
         account,

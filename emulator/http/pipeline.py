@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from emulator.http import errors, leniency, projection
 from emulator.http.openapi import OpenApi, Operation
-from emulator.http.wire import is_json_media, json_response, parse_json, read_body, read_parameter
+from emulator.http.wire import JSON_MEDIA, dumps, is_json_media, parse_json, read_body, read_parameter
 from emulator.payments import tenant_settings
 from emulator.payments.clock import isoformat
 from emulator.payments.model import DropConnection
@@ -69,6 +69,7 @@ Handler = Callable[[Call], Awaitable[Reply]]
 TenantOf = Callable[[Request], "Tenant | None"]
 
 
+ENTRY_OVERHEAD = 512  # bytes an entry (and each of its attempts) holds beyond the bodies
 CLIENT_GONE = "client-disconnected"  # the journal's fault for a client that left mid-request
 
 
@@ -135,9 +136,13 @@ class Endpoint:
         reply = self._checked(reply)
         if warnings:
             reply.headers = {**reply.headers, leniency.WARNINGS_HEADER: "; ".join(warnings)}
+        payload = dumps(reply.body) if reply.body is not None else None
         if tenant is not None and self.journal:
-            self._journal(tenant, request, body, reply, call, started, warnings=warnings)
-        return json_response(reply.status, reply.body, reply.headers)
+            size = len(payload or b"") + int(request.headers.get("content-length") or 0)
+            self._journal(tenant, request, body, reply, call, started, warnings=warnings, size=size)
+        if payload is None:
+            return Response(status_code=reply.status, headers=reply.headers)
+        return Response(payload, status_code=reply.status, headers=reply.headers, media_type=JSON_MEDIA)
 
     def _parameters(self, request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
         path_values: dict[str, Any] = {}
@@ -181,6 +186,8 @@ class Endpoint:
         value = op.body.normalize(parse_json(raw))
         # the control API is payemu's own: always strict
         strict = not self.journal or tenant_settings.strict(self.runtime, tenant)
+        if op.body.is_valid(value):
+            return value  # nothing to forgive: the compiled check alone (the common case)
         value = leniency.read(op.body, value, strict, warnings)
         if not op.body.is_valid(value):
             problems = leniency.forgiven(value, op.body.errors(value))
@@ -229,7 +236,10 @@ class Endpoint:
         started: float,
         dropped: str | None = None,
         warnings: list[str] | None = None,
+        size: int | None = None,
     ) -> None:
+        """Record the call; ``size``, the bytes of its request and answer, weighs the entry
+        against the journal's byte limit (estimated from the entry when not given)."""
         entry: dict[str, Any] = {
             "time": isoformat(tenant.now()),
             "method": request.method,
@@ -247,7 +257,7 @@ class Endpoint:
             entry["fault"] = dropped
         if warnings:
             entry["warnings"] = list(warnings)
-        tenant.journal.record(entry)
+        tenant.journal.record(entry, None if size is None else size + ENTRY_OVERHEAD * (1 + len(entry["attempts"])))
 
 
 async def _drop(request: Request, exc: DropConnection) -> Response:

@@ -54,6 +54,7 @@ class Projector:
         self.strict = not api.own  # leave out what the document does not declare
         self._refs: dict[str, Shaper | None] = {}
         self._by_key: dict[str, Shaper] = {}
+        self._by_id: dict[int, tuple[Any, Shaper]] = {}
 
     # -- schema questions ----------------------------------------------------------------
     def resolve(self, schema: Any, depth: int = 0) -> Any:
@@ -96,10 +97,16 @@ class Projector:
 
     # -- shaping functions ---------------------------------------------------------------
     def shaper(self, schema: Any) -> Shaper:
+        # the document's schema objects live as long as it does: found by identity per
+        # request, by content only the first time (json.dumps per answer cost ~5 µs)
+        known = self._by_id.get(id(schema))
+        if known is not None and known[0] is schema:
+            return known[1]
         key = json.dumps(schema, sort_keys=True, default=str)
         found = self._by_key.get(key)
         if found is None:
             found = self._by_key[key] = self._build(schema)
+        self._by_id[id(schema)] = (schema, found)
         return found
 
     def _ref(self, name: str) -> Shaper:

@@ -41,11 +41,13 @@ class Journal:
         self.dropped = 0
         self.bytes = 0
 
-    def record(self, entry: dict[str, Any]) -> dict[str, Any]:
+    def record(self, entry: dict[str, Any], weight: int | None = None) -> dict[str, Any]:
         """Store an entry (raw: it is masked on first read) and give it a sequence id;
-        the oldest entries go while there are more than ``size`` or ``max_bytes``."""
+        the oldest entries go while there are more than ``size`` or ``max_bytes``.
+        ``weight``: the entry's bytes when the caller knows them (else :func:`weigh`)."""
         entry["id"] = next(self._ids)
-        weight = weigh(entry)
+        if weight is None:
+            weight = weigh(entry)
         entry[_RAW] = True
         self._entries.append(entry)
         self._weights.append(weight)

@@ -13,6 +13,7 @@ tenant's answers do not depend on what other tenants do.
 
 from __future__ import annotations
 
+import os
 import random
 import secrets
 import string
@@ -40,6 +41,19 @@ SEEDED_EPOCH = datetime(2030, 1, 1, tzinfo=UTC)
 MAX_KEY_LENGTH = 256
 
 
+def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
+    """``length`` characters of ``alphabet`` from the operating system's secure source, read
+    once (a ``SystemRandom`` would ask the kernel for every character). Eight spare bytes
+    keep the bias of the base conversion below 2**-64."""
+    base = len(alphabet)
+    number = int.from_bytes(os.urandom(length + 8), "big")
+    chars = []
+    for _ in range(length):
+        number, digit = divmod(number, base)
+        chars.append(alphabet[digit])
+    return "".join(chars)
+
+
 class Tenant:
     """All state of one API key."""
 
@@ -61,7 +75,8 @@ class Tenant:
         """Back to the state of a fresh key: every store emptied, random source and
         clock started again (so a seeded tenant replays identically after a reset)."""
         seeded = self._seed is not None
-        self.rng = random.Random(f"{self._seed}/{self.key}") if seeded else secrets.SystemRandom()  # hardening
+        # ids, references and fake data; tokens and keys come from the OS (secret_string)
+        self.rng = random.Random(f"{self._seed}/{self.key}") if seeded else random.Random(secrets.randbits(128))
         start = None
         if seeded:
             start = SEEDED_EPOCH + timedelta(seconds=self.rng.randrange(0, 365 * 86400))
@@ -87,8 +102,17 @@ class Tenant:
             self._faker.seed_instance(self.rng.getrandbits(64))
         return self._faker
 
-    def random_string(self, length: int, alphabet: str = ALPHANUMERIC) -> str:
+    def random_id(self, length: int, alphabet: str = ALPHANUMERIC) -> str:
+        """An identifier that need not be secret (a gateway reference, an approval code):
+        from the tenant's random source, so ``--seed`` replays it."""
         return "".join(self.rng.choices(alphabet, k=length))
+
+    def random_string(self, length: int, alphabet: str = ALPHANUMERIC) -> str:
+        """A token (string token, session, card token, key): from the OS's secure source,
+        or from the tenant's random source under ``--seed``."""
+        if self._seed is not None:
+            return "".join(self.rng.choices(alphabet, k=length))
+        return secret_string(length, alphabet)
 
     def now(self) -> datetime:
         return self.clock.now()
@@ -123,15 +147,20 @@ class TenantRegistry:
             limits.touch(tenant)  # hardening
         return tenant
 
+    def _new_key(self) -> str:
+        if self.settings.seed is not None:
+            return "test-" + "".join(self._rng.choices(ALPHANUMERIC, k=28))
+        return "test-" + secret_string(28)
+
     def create(self, sandbox: bool = True, user_name: str | None = None, key: str | None = None) -> Tenant:
         """A fresh tenant under ``key`` (ValueError if taken) or a new random key."""
         if key is not None:
             if key in self._tenants:
                 raise ValueError(f"the API key {key!r} is already in use")
             return self._add(self._spec(key, sandbox, user_name))
-        key = "test-" + "".join(self._rng.choices(ALPHANUMERIC, k=28))
+        key = self._new_key()
         while key in self._tenants:
-            key = "test-" + "".join(self._rng.choices(ALPHANUMERIC, k=28))
+            key = self._new_key()
         return self._add(self._spec(key, sandbox, user_name))
 
     def remove(self, key: str) -> bool:
