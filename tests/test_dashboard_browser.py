@@ -4,58 +4,17 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
+from tests.test_dashboard_views import CARD, failover_story
 from tests.test_ewallet_browser import Server, api, browser, failover_session, page, screenshot_on_failure, server
 
 __all__ = ["browser", "page", "server"]
-CARD = {
-    "cardHolderName": "Jane",
-    "cardNumber": "4111111111111111",
-    "expirationMonth": 12,
-    "expirationYear": 2031,
-    "cvv": "123",
-}
 
 
 def test_detail_view_timeline_of_a_failover_charge(server: Server, page: Page) -> None:
     key = "browser-story"
     with api(server, key) as client, screenshot_on_failure(page, "story"):
-        for name, gateway in (("failing", "NULLFailure"), ("backup", "NULLSuccess")):
-            assert (
-                client.put(
-                    f"/PaymentGatewayAccounts/{name}", json={"paymentGatewayName": gateway, "credentials": []}
-                ).status_code
-                == 200
-            )
-        auth = client.post(
-            "/PaymentGateway/authorize",
-            json={
-                "amount": 120,
-                "currency": "USD",
-                "card": CARD,
-                "paymentGatewayAccountName": "failing",
-                "fallbackUpgs": [{"paymentGatewayAccountName": "backup"}],
-            },
-        ).json()["gatewayReference"]
-        capture = client.put(
-            "/PaymentGateway/capture",
-            json={
-                "refTransId": auth,
-                "amount": 120,
-                "currency": "USD",
-                "paymentGatewayAccountName": "backup",
-                "card": CARD,
-            },
-        ).json()["gatewayReference"]
-        refund = client.put(
-            "/PaymentGateway/refund",
-            json={
-                "refTransId": capture,
-                "amount": 20,
-                "currency": "USD",
-                "paymentGatewayAccountName": "backup",
-                "card": CARD,
-            },
-        ).json()["gatewayReference"]
+        story = failover_story(client)
+        auth, refund = story["auth"], story["refund"]
         page.goto(f"{server.base}/_emulator/?key={key}")
         page.get_by_test_id("transactions").get_by_role("link", name=auth).click()
         events = page.get_by_test_id("event")

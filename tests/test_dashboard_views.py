@@ -6,6 +6,7 @@ import re
 from datetime import timedelta
 from typing import Any
 
+import httpx
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -22,13 +23,13 @@ CARD = {
 }
 
 
-def _accounts(client: TestClient) -> None:
+def _accounts(client: httpx.Client) -> None:
     for name, gateway in (("failing", "NULLFailure"), ("backup", "NULLSuccess")):
         stored = client.put(f"/PaymentGatewayAccounts/{name}", json={"paymentGatewayName": gateway, "credentials": []})
         assert stored.status_code == 200, stored.text
 
 
-def failover_story(client: TestClient) -> dict[str, str]:
+def failover_story(client: httpx.Client) -> dict[str, str]:
     """Authorize 120 USD on `failing` with fallback `backup`, capture it, refund 20."""
     _accounts(client)
     authorized = client.post(
