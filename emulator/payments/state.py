@@ -3,10 +3,11 @@
 The file has a ``payemu_state`` table naming the format and its version, and one row per
 tenant in ``tenants`` holding that tenant's stores (clock, journal, certificates, gateway
 accounts, string tokens, transactions and gateway tokens, eWallet sessions and runtime
-scenario rules) as one pickled blob, so the references between them (a transaction's
-clock is its tenant's clock) survive. It is restored at start, and written at shutdown
-and every ``stateIntervalSeconds``: to a temporary file next to it, then moved over it
-with :func:`os.replace`, so a crash mid-write never leaves half a file.
+scenario rules, and the key that signs its eWallet tokens) as one pickled blob, so the
+references between them (a transaction's clock is its tenant's clock) survive. It is
+restored at start, and written at shutdown and every ``stateIntervalSeconds``: to a
+temporary file next to it, then moved over it with :func:`os.replace`, so a crash
+mid-write never leaves half a file.
 
 At rest, card data is no more than payemu shows anywhere: the journal is stored masked,
 card numbers of transactions and gateway tokens keep the first six and last four digits,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 FORMAT = "payemu-state"
 VERSION = 1
-STORES = ("clock", "journal", "certificates", "accounts", "vault", "ledger", "rules", "sessions")
+STORES = ("clock", "journal", "certificates", "accounts", "vault", "ledger", "rules", "sessions", "token_secret")
 log = logging.getLogger("payemu")
 _SECURITY_CODE_NAMES = frozenset({"cvv", "cvc", "cvv2", "securitycode"})
 
