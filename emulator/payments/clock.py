@@ -73,8 +73,6 @@ def parse_duration(text: str | int | float) -> timedelta:
 
 def isoformat(moment: datetime) -> str:
     """UTC, millisecond precision, 'Z' suffix: 2026-11-22T02:14:49.123Z."""
-    m = moment.astimezone(UTC)
-    return (
-        f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}"
-        f".{m.microsecond // 1000:03d}Z"
-    )
+    if moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
+    return moment.isoformat(timespec="milliseconds")[:-6] + "Z"  # drop "+00:00"

@@ -13,6 +13,7 @@ tenant's answers do not depend on what other tenants do.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import random
@@ -54,6 +55,16 @@ def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
         number, digit = divmod(number, base)
         chars.append(alphabet[digit])
     return "".join(chars)
+
+
+@functools.cache
+def _byte_table(alphabet: str) -> bytes | None:
+    """Byte → character of ``alphabet`` for :meth:`bytes.translate` (byte ``b`` gives the
+    character ``b % len(alphabet)``, a bias of at most 1/len(alphabet) between characters
+    that no identifier here cares about); None for an alphabet that is not ASCII."""
+    if not alphabet.isascii() or not alphabet:
+        return None
+    return bytes(ord(alphabet[b % len(alphabet)]) for b in range(256))
 
 
 def shard_of(api_key: str) -> str:
@@ -124,14 +135,18 @@ class Tenant:
 
     def random_id(self, length: int, alphabet: str = ALPHANUMERIC) -> str:
         """An identifier that need not be secret (a gateway reference, an approval code):
-        from the tenant's random source, so ``--seed`` replays it."""
-        return "".join(self.rng.choices(alphabet, k=length))
+        from the tenant's random source, so ``--seed`` replays it. One byte per character
+        (mapped by :func:`_byte_table`), the fastest draw Python has."""
+        table = _byte_table(alphabet)
+        if table is None:
+            return "".join(self.rng.choices(alphabet, k=length))
+        return self.rng.randbytes(length).translate(table).decode("ascii")
 
     def random_string(self, length: int, alphabet: str = ALPHANUMERIC) -> str:
         """A token (string token, session, card token, key): from the OS's secure source,
         or from the tenant's random source under ``--seed``."""
         if self._seed is not None:
-            return "".join(self.rng.choices(alphabet, k=length))
+            return self.random_id(length, alphabet)
         return secret_string(length, alphabet)
 
     def now(self) -> datetime:
