@@ -7,6 +7,7 @@ import json
 import re
 import time
 from dataclasses import replace
+from decimal import Decimal
 from types import SimpleNamespace
 from typing import Any
 
@@ -14,7 +15,8 @@ import pytest
 
 from emulator.config import KeySpec, Settings
 from emulator.gateways.catalog import ALPHABETS, load_catalog
-from emulator.gateways.simulator import AttemptInput, GatewayAccount, attempt, render, requirement_failure
+from emulator.gateways.simulator import AttemptInput, GatewayAccount, attempt, requirement_failure
+from emulator.gateways.templates import render
 from emulator.payments.model import Card, Money, OperationResult
 from emulator.payments.tenants import Tenant
 from emulator.scenarios import Attempt, Outcome
@@ -316,3 +318,11 @@ def test_delay_is_awaited() -> None:
     began = time.perf_counter()
     run("Stripe", outcome=Outcome("Success", delay_ms=60))
     assert time.perf_counter() - began >= 0.06
+
+
+def test_minor_units_and_rounding_of_the_largest_amounts() -> None:
+    """A fuzzer's amount of -2.9e307 once overflowed Decimal's default precision (a 500)."""
+    huge = Money.of(-2.9e307, "USD")
+    assert huge.minor_units() == int(Decimal(-2.9e307)) * 100
+    assert huge.rounded().amount == Decimal(-2.9e307)
+    assert Money.of(1.7e308, "KWD").minor_units() == int(Decimal(1.7e308)) * 1000

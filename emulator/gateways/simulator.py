@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emulator.gateways import checks, payloads
 from emulator.gateways.catalog import GatewaySpec, ReferenceFormat
+from emulator.gateways.templates import compiled
 from emulator.payments import cards
 from emulator.payments.clock import isoformat
 from emulator.payments.model import Card, Money, OperationResult
@@ -39,7 +40,6 @@ NEEDS_ORDER_DESC = frozenset({Operation.CHARGE, Operation.PRE_AUTH})
 NEEDS_MY_REF = frozenset({Operation.CHARGE, Operation.PRE_AUTH})
 # Operations answered at once: an Accepted outcome is a Success, there is nothing to settle.
 IMMEDIATE = frozenset({Operation.TOKENIZE, Operation.STATUS})
-_PLACEHOLDER = re.compile(r"\{([A-Za-z][A-Za-z0-9]*)\}")
 _SUCCESS_TEXT = {
     Operation.CHARGE: "Charge approved.",
     Operation.PRE_AUTH: "Authorization approved; the funds are held until capture.",
@@ -286,6 +286,52 @@ def _render(
     )
 
 
+class _Facts:
+    """What the template values of one answer are computed from (each only when used)."""
+
+    __slots__ = ("account", "approval", "code", "item", "reference", "tenant", "token")
+
+    def __init__(
+        self,
+        tenant: Tenant,
+        account: GatewayAccount,
+        item: AttemptInput,
+        code: ResultCode,
+        reference: str,
+        approval: str | None,
+        token: str | None,
+    ) -> None:
+        self.tenant, self.account, self.item, self.code = tenant, account, item, code
+        self.reference, self.approval, self.token = reference, approval, token
+
+
+def _brand(f: _Facts) -> str | None:
+    return (f.item.card.brand if f.item.card else None) or brand_of(f.item.card_number or "")
+
+
+# the values a gateway template may name (see the catalog's documentation)
+_VALUES: dict[str, Callable[[_Facts], object]] = {
+    "reference": lambda f: f.reference,
+    "amount": lambda f: f.item.money.to_json(),
+    "amountMinor": lambda f: f.item.money.minor_units(),
+    "currency": lambda f: f.item.money.currency,
+    "currencyLower": lambda f: f.item.money.currency.lower(),
+    "operation": lambda f: f.item.operation.value,
+    "authorizationCode": lambda f: f.approval,
+    "approved": lambda f: f.code == ResultCode.SUCCESS,
+    "cardBin": lambda f: (f.item.card_number or "")[:6] or None,
+    "cardLast4": lambda f: (f.item.card_number or "")[-4:] or None,
+    "cardBrand": _brand,
+    "created": lambda f: isoformat(f.tenant.now()),
+    "createdEpoch": lambda f: int(f.tenant.now().timestamp()),
+    "myRef": lambda f: f.item.my_ref,
+    "token": lambda f: f.token,
+    "account": lambda f: f.account.name,
+}
+_DESCRIBED = frozenset({*_VALUES, "gatewayResultCode"})
+_RESPONDED = _DESCRIBED | {"gatewayResultDescription"}
+
+
 def speak(
     tenant: Tenant,
     account: GatewayAccount,
@@ -307,39 +353,22 @@ def speak(
     spec = account.gateway
     operation = item.operation
     native = spec.code_for(key)
-    now = tenant.now()
-    number = item.card_number or ""
     money = item.money
-    values: dict[str, Any] = {
-        "reference": reference,
-        "amount": money.to_json(),
-        "amountMinor": money.minor_units(),
-        "currency": money.currency,
-        "currencyLower": money.currency.lower(),
-        "operation": operation.value,
-        "authorizationCode": approval,
-        "approved": code == ResultCode.SUCCESS,
-        "cardBin": number[:6] or None,
-        "cardLast4": number[-4:] or None,
-        "cardBrand": (item.card.brand if item.card else None) or brand_of(number),
-        "created": isoformat(now),
-        "createdEpoch": int(now.timestamp()),
-        "myRef": item.my_ref,
-        "token": token,
-        "account": account.name,
-    }
-    values["gatewayResultCode"] = gateway_code if gateway_code is not None else native.code
-    description = gateway_description if gateway_description is not None else native.description
-    values["gatewayResultDescription"] = render(description, values)
+    values: dict[str, Any] = {"gatewayResultCode": gateway_code if gateway_code is not None else native.code}
+    described = compiled(gateway_description if gateway_description is not None else native.description, _DESCRIBED)
+    response = compiled(payloads.template(spec, code, operation, reason), _RESPONDED) if spec.response else None
+    facts = _Facts(tenant, account, item, code, reference, approval, token)
+    for name in (described.names | response.names) if response else described.names:
+        if name not in values and name != "gatewayResultDescription":
+            values[name] = _VALUES[name](facts)
+    values["gatewayResultDescription"] = described.fill(values)
     return OperationResult(
         operation,
         code,
         money,
         text,
         authorization_code=approval if operation in AUTHORIZING else None,
-        custom_gateway_response=(
-            render(payloads.template(spec, code, operation, reason), values) if spec.response else None
-        ),
+        custom_gateway_response=response.fill(values) if response else None,
         gateway_name=spec.name,
         gateway_reference=reference,
         gateway_result_code=values["gatewayResultCode"],
@@ -347,34 +376,6 @@ def speak(
         gateway_token=token,
         reject_reason=reason if code == ResultCode.REJECTED else None,
     )
-
-
-def render(template: Any, values: Mapping[str, object]) -> Any:
-    """Fill ``{placeholder}``s in a template (any JSON value). A string that is exactly one
-    placeholder takes the value with its type; inside text a null value is empty; an
-    unknown placeholder stays as written."""
-    if isinstance(template, dict):
-        return {key: render(item, values) for key, item in template.items()}
-    if isinstance(template, list):
-        return [render(item, values) for item in template]
-    if not isinstance(template, str) or "{" not in template:
-        return template
-    whole = _PLACEHOLDER.fullmatch(template)
-    if whole and whole.group(1) in values:
-        return values[whole.group(1)]
-
-    def one(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in values:
-            return match.group(0)
-        value = values[name]
-        if value is None:
-            return ""
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return str(value)
-
-    return _PLACEHOLDER.sub(one, template)
 
 
 def brand_of(number: str) -> str | None:

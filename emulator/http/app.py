@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute, Route
 
 from emulator.config import Settings
 from emulator.http import api, control, errors, versions
+from emulator.http.entry import App
 from emulator.http.openapi import OpenApi
 from emulator.http.pages import routes as ewallet_pages
 from emulator.http.pipeline import Call, Reply, build_routes
@@ -59,7 +60,7 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
             log.info("state of %d tenant(s) saved to %s", written, settings.state_path)
 
 
-def create_app(settings: Settings | None = None, openapi: OpenApi | None = None) -> Starlette:
+def create_app(settings: Settings | None = None, openapi: OpenApi | None = None) -> App:
     """The emulator as an ASGI app; ``app.state.runtime`` is its :class:`Runtime`."""
     settings = settings or Settings()
     if openapi is None:
@@ -74,7 +75,7 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
     routes += build_routes(runtime, openapi, table, not_built, chooser=versions.endpoint_for)
     routes += control.routes(runtime)
     routes += ewallet_pages.routes(runtime)
-    app = Starlette(
+    app = App(
         routes=routes,
         lifespan=lifespan,
         exception_handlers={

@@ -44,6 +44,15 @@ class Reply:
     error: bool = False  # built by emulator.http.errors (an ApiError)
 
 
+@dataclass(slots=True)
+class Answer:
+    """What goes on the wire: status, headers and the JSON bytes (None: no body)."""
+
+    status: int
+    headers: dict[str, str]
+    payload: bytes | None
+
+
 @dataclass
 class Call:
     """Everything a handler may use: the tenant of the key, the validated input."""
@@ -94,6 +103,17 @@ class Endpoint:
         self.tenant_of = tenant_of
 
     async def __call__(self, request: Request) -> Response:
+        """The answer as a Starlette response (the routed way in)."""
+        answer = await self.respond(request)
+        if answer is None:
+            return _NoResponse()
+        if answer.payload is None:
+            return Response(status_code=answer.status, headers=answer.headers)
+        return Response(answer.payload, status_code=answer.status, headers=answer.headers, media_type=JSON_MEDIA)
+
+    async def respond(self, request: Request) -> Answer | None:
+        """The whole pipeline for one request; None when the connection is to close
+        without an answer (a scenario's fault, or a client that left)."""
         started = time.perf_counter()
         op = self.operation
         tenant: Tenant | None = None
@@ -125,11 +145,12 @@ class Endpoint:
         except DropConnection as exc:
             if tenant is not None and self.journal:
                 self._journal(tenant, request, body, None, call, started, dropped=exc.reason)
-            return await _drop(request, exc)
+            await _drop(request, exc)
+            return None
         except ClientDisconnect:  # the client went (or was timed out) before its body ended
             if tenant is not None and self.journal:
                 self._journal(tenant, request, body, None, call, started, dropped=CLIENT_GONE)
-            return _NoResponse()
+            return None
         except Exception:
             log.exception("payemu bug while answering %s %s", op.method, op.path)
             reply = Reply(500, errors.internal("payemu hit an internal error; see its log.").body, error=True)
@@ -140,9 +161,7 @@ class Endpoint:
         if tenant is not None and self.journal:
             size = len(payload or b"") + int(request.headers.get("content-length") or 0)
             self._journal(tenant, request, body, reply, call, started, warnings=warnings, size=size)
-        if payload is None:
-            return Response(status_code=reply.status, headers=reply.headers)
-        return Response(payload, status_code=reply.status, headers=reply.headers, media_type=JSON_MEDIA)
+        return Answer(reply.status, reply.headers, payload)
 
     def _parameters(self, request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
         path_values: dict[str, Any] = {}
@@ -260,7 +279,7 @@ class Endpoint:
         tenant.journal.record(entry, None if size is None else size + ENTRY_OVERHEAD * (1 + len(entry["attempts"])))
 
 
-async def _drop(request: Request, exc: DropConnection) -> Response:
+async def _drop(request: Request, exc: DropConnection) -> None:
     """Close the client's connection without answering. Under uvicorn the transport is
     aborted; in-process (ASGI transport) the exception reaches the client instead."""
     cycle = getattr(request.receive, "__self__", None)
@@ -269,7 +288,6 @@ async def _drop(request: Request, exc: DropConnection) -> Response:
         raise exc
     transport.abort()
     await asyncio.sleep(0)
-    return _NoResponse()
 
 
 class _NoResponse(Response):
@@ -301,12 +319,23 @@ def build_routes(
     return [_route(path, methods, chooser) for path, methods in by_path.items()]
 
 
-def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:
-    async def dispatch(request: Request) -> Response:
-        method = "GET" if request.method == "HEAD" else request.method
-        if chooser is not None:
-            return await chooser(endpoints[method], request)(request)
-        return await endpoints[method](request)
+class OperationRoute(Route):
+    """The route of one documented path: its endpoints by method, and the chooser that
+    may hand a request to another version's endpoint (read by :mod:`emulator.http.entry`)."""
 
-    methods: Sequence[str] = list(endpoints)
-    return Route(path, dispatch, methods=methods, name=path)
+    def __init__(self, path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> None:
+        self.endpoints = endpoints
+        self.chooser = chooser
+
+        async def dispatch(request: Request) -> Response:
+            method = "GET" if request.method == "HEAD" else request.method
+            if chooser is not None:
+                return await chooser(endpoints[method], request)(request)
+            return await endpoints[method](request)
+
+        methods: Sequence[str] = list(endpoints)
+        super().__init__(path, dispatch, methods=methods, name=path)
+
+
+def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:
+    return OperationRoute(path, endpoints, chooser)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Any, TypeAlias
 
 from emulator.payments.clock import isoformat
@@ -27,6 +27,8 @@ JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, J
 JsonObject: TypeAlias = "dict[str, JsonValue]"
 
 ROUNDING = ROUND_HALF_EVEN
+# wide enough for any float amount (1.8e308 has 309 digits): rounding never overflows
+_WIDE = Context(prec=400, rounding=ROUNDING, Emax=999_999, Emin=-999_999)
 NO_CURRENCY = "USD"  # tokenize and an unknown status carry no amount; the schema needs a code
 # Currencies whose minor unit is not a hundredth (ISO 4217 exponents).
 EXPONENTS: dict[str, int] = {
@@ -88,11 +90,11 @@ class Money:
 
     def rounded(self) -> Money:
         """This amount to the currency's minor unit (the one rounding rule)."""
-        return Money(self.amount.quantize(Decimal(1).scaleb(-self.exponent), rounding=ROUNDING), self.currency)
+        return Money(self.amount.quantize(Decimal(1).scaleb(-self.exponent), context=_WIDE), self.currency)
 
     def minor_units(self) -> int:
         """``10.23`` USD → ``1023``; JPY has no minor unit, KWD has three digits."""
-        return int(self.amount.scaleb(self.exponent).quantize(Decimal(1), rounding=ROUNDING))
+        return int(self.amount.scaleb(self.exponent, context=_WIDE).to_integral_value(context=_WIDE))
 
     def to_json(self) -> float:
         """The amount as the interface writes it (a JSON number in major units)."""

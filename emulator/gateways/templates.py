@@ -1,0 +1,101 @@
+"""Gateway answer templates, compiled once.
+
+A catalog template (``customGatewayResponse``, a native description) is any JSON value
+whose strings may hold ``{placeholder}``s. :func:`compile_template` turns it into a
+:class:`Template` once: a tree of small functions that build the answer from a mapping of
+values, and the set of placeholder names it reads, so an attempt computes only the values
+its gateway's template uses (a card brand lookup, a timestamp) and never re-scans text.
+
+Rules (as the catalog documents them): a string that is exactly one placeholder takes the
+value with its type; inside text a null value is empty and a boolean is ``true`` or
+``false``; an unknown placeholder stays as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z][A-Za-z0-9]*)\}")
+Values = Mapping[str, object]
+Fill = Callable[[Values], Any]
+
+
+class Template:
+    """A compiled template: ``fill(values)`` builds the answer; ``names`` are the
+    placeholders it reads (``values`` must hold each of them)."""
+
+    __slots__ = ("fill", "names")
+
+    def __init__(self, fill: Fill, names: frozenset[str]) -> None:
+        self.fill = fill
+        self.names = names
+
+
+def compile_template(template: Any, known: Iterable[str]) -> Template:
+    """Compile ``template``; placeholders outside ``known`` stay as written."""
+    names: set[str] = set()
+    fill = _compile(template, frozenset(known), names)
+    return Template(fill, frozenset(names))
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _compile(template: Any, known: frozenset[str], names: set[str]) -> Fill:
+    if isinstance(template, dict):
+        items = [(key, _compile(item, known, names)) for key, item in template.items()]
+        return lambda values: {key: fill(values) for key, fill in items}
+    if isinstance(template, list):
+        parts = [_compile(item, known, names) for item in template]
+        return lambda values: [fill(values) for fill in parts]
+    if not isinstance(template, str) or "{" not in template:
+        return lambda values: template
+    whole = PLACEHOLDER.fullmatch(template)
+    if whole and whole.group(1) in known:
+        name = whole.group(1)
+        names.add(name)
+        return lambda values: values[name]
+    pieces: list[tuple[bool, str]] = []  # (is a placeholder, text or name)
+    position = 0
+    for match in PLACEHOLDER.finditer(template):
+        if match.group(1) not in known:
+            continue
+        pieces.append((False, template[position : match.start()]))
+        pieces.append((True, match.group(1)))
+        names.add(match.group(1))
+        position = match.end()
+    pieces.append((False, template[position:]))
+    pieces = [(named, text) for named, text in pieces if named or text]
+
+    def fill(values: Values) -> str:
+        return "".join(_text(values[text]) if named else text for named, text in pieces)
+
+    return fill
+
+
+MAX_CACHED = 4096
+_CACHE: dict[tuple[int, frozenset[str]], tuple[Any, Template]] = {}
+
+
+def compiled(template: Any, known: frozenset[str]) -> Template:
+    """``compile_template`` remembered per template object (catalog templates live as long
+    as their catalog; the cache keeps each object alive so its id is never reused)."""
+    key = (id(template), known)
+    hit = _CACHE.get(key)
+    if hit is None:
+        if len(_CACHE) >= MAX_CACHED:
+            _CACHE.clear()
+        hit = _CACHE[key] = (template, compile_template(template, known))
+    return hit[1]
+
+
+def render(template: Any, values: Values) -> Any:
+    """Fill ``template`` with ``values`` at once (placeholders not in ``values`` stay)."""
+    return compile_template(template, values.keys()).fill(values)
