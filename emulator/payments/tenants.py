@@ -13,6 +13,7 @@ tenant's answers do not depend on what other tenants do.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import secrets
@@ -39,6 +40,17 @@ if TYPE_CHECKING:
 ALPHANUMERIC = string.ascii_letters + string.digits
 SEEDED_EPOCH = datetime(2030, 1, 1, tzinfo=UTC)
 MAX_KEY_LENGTH = 256
+SHARD_ID_LENGTH = 16
+
+
+def shard_of(api_key: str) -> str:
+    """The public shard id of a tenant: the first 16 hex digits (lowercase) of the SHA-1 of
+    its API key. A load balancer in front of several payemu instances computes the same
+    value from ``X-Api-Key`` (HAProxy: ``req.hdr(X-Api-Key),sha1,bytes(0,8),hex,lower``) and
+    hashes on it, and tokens that travel without the key (payment pages, result tokens)
+    carry it, so every request of one tenant reaches the same instance. It names the
+    tenant without revealing its key."""
+    return hashlib.sha1(api_key.encode()).hexdigest()[:SHARD_ID_LENGTH]
 
 
 def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
