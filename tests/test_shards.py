@@ -4,13 +4,15 @@ list of an instance's tenants (the two-instance run behind HAProxy is test_scale
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from emulator.payments.state import saved_secret
 from emulator.payments.tenants import shard_of
-from tests.conftest import SANDBOX
+from tests.conftest import SANDBOX, setup_ewallet_tenant
 
 ADMIN = "admin-secret-1"
 CHARGE = {
@@ -18,6 +20,14 @@ CHARGE = {
     "currency": "USD",
     "paymentGatewayAccount": {"paymentGatewayName": "NULLSuccess", "credentials": []},
     "card": {"cardHolderName": "Ada", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2031},
+}
+
+NEW_CARD = {
+    "cardHolderName": "Jane Doe",
+    "cardNumber": "5555555555554444",
+    "expirationMonth": 7,
+    "expirationYear": 2031,
+    "cvv": "321",
 }
 
 
@@ -96,3 +106,45 @@ def test_the_list_needs_the_admin_key(guarded: TestClient) -> None:
     refused = guarded.get("/_emulator/tenants", headers={"X-Admin-Key": "wrong-key-1"})
     assert refused.status_code == 401
     assert refused.json()[0]["fieldName"] == "X-Admin-Key"
+
+
+# -- a restarted instance: its tenants and the tokens it issued ---------------------------
+def _paid_result_token(client: TestClient) -> str:
+    tenant = client.app.state.runtime.tenants.get("sandbox-api-key")  # type: ignore[attr-defined]
+    setup_ewallet_tenant(tenant)
+    body = {
+        "operation": "CHARGE",
+        "mode": "TEST",
+        "currencyCode": "USD",
+        "amount": 9.5,
+        "paymentGatewayAccountId": "backup",
+    }
+    session = client.post("/EWalletOperations", json=body).json()["token"]
+    paid = client.post(f"/_emulator/pay/{session}", json={"card": NEW_CARD})
+    assert paid.status_code == 200, paid.text
+    return str(paid.json()["resultToken"])
+
+
+def test_a_restart_keeps_the_result_token_secret(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    path = str(tmp_path / "state.sqlite")
+    with TestClient(make_app(state_path=path), headers=SANDBOX) as first:
+        token = _paid_result_token(first)
+        before = first.post("/EWalletOperations/validateResults", json=token).json()
+    with TestClient(make_app(state_path=path), headers=SANDBOX) as second:
+        after = second.post("/EWalletOperations/validateResults", json=token)
+    assert after.status_code == 200, after.text
+    assert after.json() == before
+
+
+def test_the_secret_is_kept_in_the_state_file(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    with TestClient(make_app(state_path=str(path))) as client:
+        secret = client.app.state.runtime.signer.secret  # type: ignore[attr-defined]
+    assert saved_secret(path) == secret
+
+
+def test_a_seeded_instance_keeps_no_secret(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    with TestClient(make_app(state_path=str(path), seed=7)):
+        pass
+    assert saved_secret(path) is None

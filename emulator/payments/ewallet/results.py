@@ -67,6 +67,11 @@ class Signer:
     def __init__(self, secret: bytes) -> None:
         self._secret = secret
 
+    @property
+    def secret(self) -> bytes:
+        """The key (``--state`` keeps it, so a restarted payemu accepts its earlier tokens)."""
+        return self._secret
+
     @classmethod
     def of(cls, runtime: Runtime) -> Signer:
         """The signer of a running emulator (made once, kept as ``runtime.signer``)."""
