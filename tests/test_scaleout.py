@@ -16,7 +16,6 @@ import secrets
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -92,7 +91,8 @@ class TenantRun:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     workdir = tmp_path_factory.mktemp("scaleout")
     instances = [
-        Instance(name, workdir / f"{name}.sqlite", ADMIN_KEY, workdir / f"{name}.log") for name in ("payemu1", "payemu2")
+        Instance(name, workdir / f"{name}.sqlite", ADMIN_KEY, workdir / f"{name}.log")
+        for name in ("payemu1", "payemu2")
     ]
     started: list[Instance] = []
     haproxy = None
@@ -130,16 +130,44 @@ def _flows(client: httpx.Client, run: TenantRun) -> None:
     key = {"X-Api-Key": run.key}
     account = {"paymentGatewayAccountName": "main"}
     _ok(client.put("/PaymentGatewayAccounts/main", json=ACCOUNT, headers=key))
-    charge = _ok(client.post("/PaymentGateway/charge", json={"amount": 10, "currency": "USD", "card": CARD, **account}, headers=key))
-    auth = _ok(client.post("/PaymentGateway/authorize", json={"amount": 20, "currency": "USD", "card": CARD, **account}, headers=key))
+    charge = _ok(
+        client.post(
+            "/PaymentGateway/charge", json={"amount": 10, "currency": "USD", "card": CARD, **account}, headers=key
+        )
+    )
+    auth = _ok(
+        client.post(
+            "/PaymentGateway/authorize", json={"amount": 20, "currency": "USD", "card": CARD, **account}, headers=key
+        )
+    )
     follow = {"currency": "USD", "card": CARD, **account}
-    capture = _ok(client.put("/PaymentGateway/capture", json={"refTransId": auth["gatewayReference"], "amount": 20, **follow}, headers=key))
-    refund = _ok(client.put("/PaymentGateway/refund", json={"refTransId": charge["gatewayReference"], "amount": 4, **follow}, headers=key))
+    capture = _ok(
+        client.put(
+            "/PaymentGateway/capture",
+            json={"refTransId": auth["gatewayReference"], "amount": 20, **follow},
+            headers=key,
+        )
+    )
+    refund = _ok(
+        client.put(
+            "/PaymentGateway/refund",
+            json={"refTransId": charge["gatewayReference"], "amount": 4, **follow},
+            headers=key,
+        )
+    )
     run.references = [r["gatewayReference"] for r in (charge, auth, capture, refund)]
-    run.string_token = _ok(client.post("/StringTokens", json={"payload": f"secret of {run.key}"}, headers=key), 201)["token"]
+    run.string_token = _ok(client.post("/StringTokens", json={"payload": f"secret of {run.key}"}, headers=key), 201)[
+        "token"
+    ]
     held = _ok(client.get(f"/StringTokens/{run.string_token}", headers=key))
     assert held["clearPayload"] == f"secret of {run.key}"
-    session = {"operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 7.5, "paymentGatewayAccountId": "main"}
+    session = {
+        "operation": "CHARGE",
+        "mode": "TEST",
+        "currencyCode": "USD",
+        "amount": 7.5,
+        "paymentGatewayAccountId": "main",
+    }
     run.session = _ok(client.post("/EWalletOperations", json=session, headers=key))["token"]
     # the payment page and its POST carry no key: the session token names the tenant
     page = client.get(f"/_emulator/pay/{run.session}", headers={"Accept": "text/html"})
@@ -222,7 +250,9 @@ def test_tokens_are_whole(cluster: Cluster, runs: list[TenantRun], holders: dict
         with by_name[_home(holders, run.key)].admin() as direct:
             token = direct.get(f"/StringTokens/{run.string_token}", headers={"X-Api-Key": run.key})
             assert token.json()["clearPayload"] == f"secret of {run.key}"
-            again = direct.post("/EWalletOperations/validateResults", json=run.result_token, headers={"X-Api-Key": run.key})
+            again = direct.post(
+                "/EWalletOperations/validateResults", json=run.result_token, headers={"X-Api-Key": run.key}
+            )
             assert again.json() == run.validated
 
 
@@ -279,7 +309,9 @@ def test_a_stopped_instance_finishes_its_requests_and_comes_back_from_its_state(
     _ok(cluster.client.post("/_emulator/scenarios", json=slow, headers=key), 201)
     answers: list[httpx.Response] = []
     body = {"amount": 42.42, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "main"}
-    charging = threading.Thread(target=lambda: answers.append(cluster.client.post("/PaymentGateway/charge", json=body, headers=key)))
+    charging = threading.Thread(
+        target=lambda: answers.append(cluster.client.post("/PaymentGateway/charge", json=body, headers=key))
+    )
     charging.start()
     stopped = threading.Event()
     threading.Timer(0.4, lambda: (first.stop(), stopped.set())).start()
