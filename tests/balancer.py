@@ -62,10 +62,11 @@ def render(source: str, bind: str, servers: dict[str, str], stats_socket: Path) 
 
 @dataclass
 class Instance:
-    """One ``payemu serve --any-key --state FILE --admin-key KEY`` process."""
+    """One ``payemu serve --any-key --state FILE --admin-key KEY`` process (no ``--state``
+    when ``state`` is None)."""
 
     name: str
-    state: Path
+    state: Path | None
     admin_key: str
     log: Path
     port: int = field(default_factory=free_port)
@@ -86,8 +87,7 @@ class Instance:
             "--port",
             str(self.port),
             "--any-key",
-            "--state",
-            str(self.state),
+            *(["--state", str(self.state)] if self.state else []),
             "--admin-key",
             self.admin_key,
             "--log-level",
