@@ -1,13 +1,15 @@
 """Scaling out: the charge path through HAProxy (deploy/haproxy.cfg) with one and with two
 payemu instances, and one instance without HAProxy for reference.
 
-    python -m tests.benchmarks.scaleout [--duration 10] [--connections 32] [--keys 64]
+    python -m tests.benchmarks.scaleout [--duration 10] [--connections 32] [--keys 64] [--rounds 3]
 
 wrk sends the same charge as tests/benchmarks/run.py, each request under the next of
 ``--keys`` API keys (``--any-key`` makes each a tenant), so HAProxy spreads the tenants
 over the instances. Nothing is pinned to a core: on a 2-core machine the instances, HAProxy
 and wrk share both cores, as they would on a small host. Printed: requests/s, p50 and p99
-latency and non-2xx answers per setup, then the two-instance / one-instance ratio. Needs
+latency and non-2xx answers per setup (the round with the median requests/s; the setups
+take turns, round after round, so a neighbour's load on a shared machine falls on all of
+them alike), then the two-instance / one-instance ratio. Needs
 Debian's ``wrk`` and ``haproxy``. Not part of the test suite.
 """
 
@@ -79,24 +81,33 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--keys", type=int, default=64, help="API keys (tenants) the load is spread over")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each setup, taking turns; the median is shown")
     args = parser.parse_args()
     for tool in ("wrk", "haproxy"):
         if not shutil.which(tool):
             print(f"{tool} is missing: apt-get install {tool}", file=sys.stderr)
             return 2
     workdir = Path(tempfile.mkdtemp(prefix="payemu-scaleout-"))
-    results = {
-        "1 instance, no HAProxy": run_setup(1, False, workdir, args),
-        "1 instance + HAProxy": run_setup(1, True, workdir, args),
-        "2 instances + HAProxy": run_setup(2, True, workdir, args),
+    setups = {
+        "1 instance, no HAProxy": (1, False),
+        "1 instance + HAProxy": (1, True),
+        "2 instances + HAProxy": (2, True),
     }
+    load_before = os.getloadavg()[0]
+    runs: dict[str, list[Load]] = {label: [] for label in setups}
+    for _ in range(args.rounds):
+        for label, (count, balanced) in setups.items():
+            runs[label].append(run_setup(count, balanced, workdir, args))
+    results = {label: sorted(loads, key=lambda load: load.rps)[len(loads) // 2] for label, loads in runs.items()}
     print(
         f"load: POST /PaymentGateway/charge, wrk -t1 -c{args.connections} -d{args.duration}s over {args.keys} keys,"
-        f" {os.cpu_count()} cores shared by all processes"
+        f" {os.cpu_count()} cores shared by all processes; median of {args.rounds} rounds;"
+        f" machine load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
     )
     print(f"{'setup':<26}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
     for label, load in results.items():
-        print(f"{label:<26}{load.rps:>10.0f}{load.p50_ms:>9.2f}{load.p99_ms:>9.2f}{load.errors:>9}")
+        every = ", ".join(f"{run.rps:.0f}" for run in runs[label])
+        print(f"{label:<26}{load.rps:>10.0f}{load.p50_ms:>9.2f}{load.p99_ms:>9.2f}{load.errors:>9}   (rounds: {every})")
     one, two = results["1 instance + HAProxy"], results["2 instances + HAProxy"]
     print(f"ratio, 2 instances / 1 instance (both through HAProxy): {two.rps / one.rps:.2f}")
     return 0
