@@ -18,7 +18,6 @@ from emulator.scenarios import ScenarioBook
 
 if TYPE_CHECKING:
     from emulator.http.pipeline import Responder
-    from emulator.payments.ewallet.results import Signer
     from emulator.scenarios.watcher import Watcher
 
 
@@ -38,7 +37,6 @@ class Runtime:
         self.started = time.monotonic()
         self.control_api: OpenApi | None = None  # set when the control routes are built
         self.watcher: Watcher | None = None  # the scenario-file watcher of ``--watch``
-        self.signer: Signer | None = None  # eWallet result tokens (made on first use)
         # the published document a tenant chose through /_emulator/interface, and the
         # endpoints built for each such document (see emulator.http.versions)
         self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import yaml
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.payments.ewallet import sessions
+from emulator.payments.ewallet import sessions, tokens
 from emulator.payments.tenants import Tenant
 from tests.conftest import LIVE, SANDBOX
 from tests.conftest import setup_ewallet_tenant as setup_tenant
@@ -83,8 +84,10 @@ def test_session_with_every_field(app: Starlette, client: TestClient, stored: st
     assert response.status_code == 200, response.text
     token = response.json()["token"]
     assert list(response.json()) == ["token"]
-    assert len(token) >= 32
-    assert token.isalnum()
+    header, body = (json.loads(tokens.b64decode(part)) for part in token.split(".")[:2])
+    assert header["kid"] == _tenant(app).shard
+    assert body["pld"]["op"] == "CHARGE_AND_TOKENIZE"
+    assert body["pld"]["wlt"] == [{"name": "CardPay"}]
     assert response.headers["x-payemu-payment-page"] == f"http://testserver/_emulator/pay/{token}"
     tenant = _tenant(app)
     session = tenant.sessions[token]
@@ -203,9 +206,15 @@ def test_validate_results_refuses_other_tenants_and_tampering(
     foreign = client.post("/EWalletOperations/validateResults", json=result_token, headers=LIVE)
     assert foreign.status_code == 400
     assert foreign.json()[0]["fieldName"] == "resultToken"
-    payload, signature = result_token.split(".")
+    head, payload, signature = result_token.split(".")
     flipped = signature[:-2] + ("AA" if signature[-2:] != "AA" else "BB")
-    for bad in (f"{payload}.{flipped}", payload, "x" + result_token, "not-a-token", f"{payload[:-4]}.{signature}"):
+    for bad in (
+        f"{head}.{payload}.{flipped}",
+        f"{payload}.{signature}",
+        "x" + result_token,
+        "not-a-token",
+        f"{head}.{payload[:-4]}.{signature}",
+    ):
         response = client.post("/EWalletOperations/validateResults", json=bad)
         assert response.status_code == 400, bad
         assert response.json() == [

@@ -80,7 +80,7 @@ def test_stored_card_and_cvv_with_failover(
     )
     assert request.account_name == "primary"
     assert request.fallbacks == (AccountRef("backup"),)
-    assert (request.amount, request.currency, request.my_ref) == (Decimal("20.5"), "USD", session.token)
+    assert (request.amount, request.currency, request.my_ref) == (Decimal("20.5"), "USD", session.reference)
     assert request.order_desc == "Order 9"
     assert request.client_ip == "203.0.113.9"
     assert request.generate_token is False
@@ -92,7 +92,7 @@ def test_stored_card_and_cvv_with_failover(
     assert paid.summary["maskedCard"] == "411111******1111"
     assert [(a.account, a.result.code) for a in log] == [("primary", "Rejected"), ("backup", "Success")]
     charged = tenant.ledger[paid.summary["gatewayReference"]]
-    assert (charged.card_number, charged.my_ref, charged.amount) == (CARD, session.token, Decimal("20.5"))
+    assert (charged.card_number, charged.my_ref, charged.amount) == (CARD, session.reference, Decimal("20.5"))
 
 
 @pytest.mark.parametrize(

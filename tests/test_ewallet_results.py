@@ -11,10 +11,10 @@ import pytest
 from starlette.applications import Starlette
 
 from emulator.http import errors
-from emulator.payments.ewallet import results, sessions
-from emulator.payments.ewallet.results import CardView, Signer
+from emulator.payments.ewallet import results, sessions, tokens
+from emulator.payments.ewallet.results import CardView
 from emulator.payments.model import Money, OperationResult
-from emulator.payments.tenants import Tenant
+from emulator.payments.tenants import Tenant, shard_of
 from emulator.vocabulary import Operation, RejectReason, ResultCode
 from tests.conftest import setup_ewallet_tenant as setup_tenant
 
@@ -79,23 +79,39 @@ def _attempt(number: int, account: str, code: str, reference: str | None, token:
     }
 
 
-def test_sign_and_verify() -> None:
-    signer = Signer(b"k" * 32)
-    token = signer.sign({"a": 1, "s": "sess", "r": "res"})
-    assert signer.verify(token) == {"a": 1, "s": "sess", "r": "res"}
+def test_tokens_sign_and_verify() -> None:
+    body = {"a": 1, "s": "sess", "r": "res"}
+    token = tokens.encode(body, "0123456789abcdef", b"k" * 32)
+    assert tokens.decode(token, b"k" * 32) == body
     assert set(token) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
-    assert Signer(b"x" * 32).verify(token) is None
-    payload, signature = token.split(".")
+    assert token.count(".") == 2
+    assert tokens.kid(token) == "0123456789abcdef"
+    assert tokens.decode(token, b"x" * 32) is None
+    head, payload, signature = token.split(".")
     forged = base64.urlsafe_b64encode(b'{"a":2,"r":"res","s":"sess"}').rstrip(b"=").decode()
-    for bad in (f"{forged}.{signature}", f"{payload}.", f".{signature}", "", "é.é", payload):
-        assert signer.verify(bad) is None
+    for bad in (f"{head}.{forged}.{signature}", f"{head}.{payload}.", f"{payload}.{signature}", "", "é.é.é", payload):
+        assert tokens.decode(bad, b"k" * 32) is None
 
 
-def test_seeded_signers_agree_and_random_ones_differ(make_app: Any) -> None:
-    seeded = [Signer.of(make_app(seed=3).state.runtime) for _ in range(2)]
-    assert seeded[0].sign({"x": 1}) == seeded[1].sign({"x": 1})
-    unseeded = [Signer.of(make_app().state.runtime) for _ in range(2)]
-    assert unseeded[0].sign({"x": 1}) != unseeded[1].sign({"x": 1})
+def test_a_tenant_signs_with_its_own_secret(make_app: Any) -> None:
+    runtime = make_app(seed=3).state.runtime
+    first, second = runtime.tenants.create(), runtime.tenants.create()
+    token = first.sign_token({"x": 1})
+    assert first.open_token(token) == {"x": 1}
+    assert second.open_token(token) is None
+    assert tokens.kid(token) == shard_of(first.key)
+
+
+def test_seeded_tenants_sign_alike_and_random_ones_differ(make_app: Any) -> None:
+    seeded = [make_app(seed=3).state.runtime.tenants.create() for _ in range(2)]
+    assert seeded[0].key == seeded[1].key
+    assert seeded[0].sign_token({"x": 1}) == seeded[1].sign_token({"x": 1})
+    unseeded = [make_app().state.runtime.tenants.create() for _ in range(2)]
+    assert unseeded[0].sign_token({"x": 1}) != unseeded[1].sign_token({"x": 1})
+
+
+def test_shard_id_is_the_sha1_prefix_of_the_key() -> None:
+    assert shard_of("abc") == "a9993e364706816a"  # SHA-1("abc") begins a9993e36 4706816a
 
 
 def test_build_with_failover() -> None:
@@ -146,35 +162,33 @@ def test_build_without_attempts_and_with_an_object_token() -> None:
 
 
 def test_issue_and_redeem(app: Starlette) -> None:
-    runtime = app.state.runtime
     tenant = _tenant(app)
     session = _session(tenant)
     attempts = [_attempt(1, "primary", "Success", "ref-1")]
     data = results.build(session, attempts[0]["result"], attempts, CARD, NOW)
-    token = results.issue(runtime, tenant, session, "R1", data)
+    token = results.issue(tenant, session, "R1", data)
     with pytest.raises(errors.ApiError):
-        results.redeem(runtime, tenant, token)  # not stored yet
+        results.redeem(tenant, token)  # not stored yet
     session.results["R1"] = sessions.SessionResult("R1", NOW, True, data, token)
-    assert results.redeem(runtime, tenant, token) is data
+    assert results.redeem(tenant, token) is data
     with pytest.raises(errors.ApiError) as foreign:
-        results.redeem(runtime, _tenant(app, "live-api-key"), token)
+        results.redeem(_tenant(app, "live-api-key"), token)
     assert foreign.value.entries[0][0] == "resultToken"
 
 
 def test_client_view_in_the_token(app: Starlette) -> None:
     """What the JS library's parseResultToken reads: no gateway payload, no card number."""
-    runtime = app.state.runtime
     tenant = _tenant(app)
     session = _session(tenant)
     attempts = [_attempt(1, "primary", "Success", "ref-1")]
     data = results.build(session, attempts[0]["result"], attempts, CARD, NOW)
-    token = results.issue(runtime, tenant, session, "R1", data)
-    payload = token.split(".")[0]
+    token = results.issue(tenant, session, "R1", data)
+    payload = token.split(".")[1]
     claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     assert claims["a"] == tenant.account_id
     assert claims["s"] == session.token
     assert claims["r"] == "R1"
-    view = claims["d"]
+    view = claims["pld"]
     assert view["clientSuccess"] is True
     assert view["selectedPaymentMethod"] == "CardPay"
     assert view["upgChargeResults"]["gatewayReference"] == "ref-1"

@@ -3,7 +3,7 @@
 With ``--admin-key`` (or ``adminKey`` in the config) set, creating tenants
 (``POST /_emulator/tenants``), reloading scenario files (``POST /_emulator/scenarios/reload``)
 and the dashboard need it in the ``X-Admin-Key`` header (the dashboard also takes
-``?admin=``). Payment pages need no key (their 40-character session token is the secret),
+``?admin=``). Payment pages need no key (their signed session token is the secret),
 but never list tenants. Without an admin key, those calls are open, as on a developer's
 machine; :func:`exposure_warning` makes the banner say so loudly when payemu listens on
 anything but loopback.

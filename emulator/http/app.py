@@ -45,8 +45,7 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     settings = runtime.settings
     saver = None
     if settings.state_path:
-        secret = state.signing_secret(runtime)
-        saving = state.keep_saving(runtime.tenants, settings.state_path, settings.state_interval_seconds, secret)
+        saving = state.keep_saving(runtime.tenants, settings.state_path, settings.state_interval_seconds)
         saver = asyncio.create_task(saving, name="payemu-state")
     try:
         yield
@@ -56,7 +55,7 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
             runtime.watcher = None
         if saver is not None:
             saver.cancel()
-            written = state.save(runtime.tenants, settings.state_path or "", state.signing_secret(runtime))
+            written = state.save(runtime.tenants, settings.state_path or "")
             log.info("state of %d tenant(s) saved to %s", written, settings.state_path)
 
 
@@ -68,7 +67,6 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
     runtime = Runtime(settings, openapi)
     if settings.state_path:
         state.restore(runtime.tenants, settings.state_path)  # --state: the last run's tenants
-        state.restore_signer(runtime, settings.state_path)  # and the result tokens' secret
         runtime.index_sessions()
     handlers = api.handlers()
     routes: list[BaseRoute] = [Route(SWAGGER_PATH, _swagger(runtime), methods=["GET"])]

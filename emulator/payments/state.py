@@ -3,12 +3,11 @@
 The file has a ``payemu_state`` table naming the format and its version, and one row per
 tenant in ``tenants`` holding that tenant's stores (clock, journal, certificates, gateway
 accounts, string tokens, transactions and gateway tokens, eWallet sessions and runtime
-scenario rules) as one pickled blob, so the references between them (a transaction's
-clock is its tenant's clock) survive. It is restored at start, and written at shutdown
-and every ``stateIntervalSeconds``: to a temporary file next to it, then moved over it
-with :func:`os.replace`, so a crash mid-write never leaves half a file. A ``secrets`` table
-holds the secret eWallet result tokens are signed with (unless ``--seed`` fixes it), so a
-restarted instance still accepts the tokens it issued before.
+scenario rules, and the key that signs its eWallet tokens) as one pickled blob, so the
+references between them (a transaction's clock is its tenant's clock) survive. It is
+restored at start, and written at shutdown and every ``stateIntervalSeconds``: to a
+temporary file next to it, then moved over it with :func:`os.replace`, so a crash
+mid-write never leaves half a file.
 
 At rest, card data is no more than payemu shows anywhere: the journal is stored masked,
 card numbers of transactions and gateway tokens keep the first six and last four digits,
@@ -25,7 +24,6 @@ import json
 import logging
 import os
 import pickle
-import secrets
 import sqlite3
 import tempfile
 from contextlib import closing
@@ -40,23 +38,20 @@ from emulator.payments.vault import StringToken
 
 if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant, TenantRegistry
-    from emulator.runtime import Runtime
 
 FORMAT = "payemu-state"
 VERSION = 1
-STORES = ("clock", "journal", "certificates", "accounts", "vault", "ledger", "rules", "sessions")
+STORES = ("clock", "journal", "certificates", "accounts", "vault", "ledger", "rules", "sessions", "token_secret")
 log = logging.getLogger("payemu")
 _SECURITY_CODE_NAMES = frozenset({"cvv", "cvc", "cvv2", "securitycode"})
-RESULT_TOKEN_SECRET = "result-token"
 
 
 class StateError(ConfigError):
     """A state file payemu cannot use; the message is one line naming the file."""
 
 
-def save(tenants: TenantRegistry, path: str | Path, secret: bytes | None = None) -> int:
-    """Write every tenant (and the result tokens' signing ``secret``, when given) to ``path``
-    atomically; returns the number of tenants written."""
+def save(tenants: TenantRegistry, path: str | Path) -> int:
+    """Write every tenant to ``path`` atomically; returns the number of tenants written."""
     target = Path(path)
     rows = [_row(tenant) for tenant in tenants]
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
@@ -70,9 +65,6 @@ def save(tenants: TenantRegistry, path: str | Path, secret: bytes | None = None)
                 " is_sandbox INTEGER NOT NULL, stores BLOB NOT NULL)"
             )
             db.executemany("INSERT INTO tenants VALUES (?, ?, ?, ?, ?)", rows)
-            db.execute("CREATE TABLE secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL)")
-            if secret is not None:
-                db.execute("INSERT INTO secrets VALUES (?, ?)", (RESULT_TOKEN_SECRET, secret))
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -100,37 +92,6 @@ def restore(tenants: TenantRegistry, path: str | Path) -> int:
             if name in stores:
                 setattr(tenant, name, stores[name])
     return len(rows)
-
-
-def restore_signer(runtime: Runtime, path: str | Path) -> None:
-    """Under ``--state`` without ``--seed``: sign result tokens with the secret the state file
-    holds (a new random one when it has none yet), so that tokens issued before a restart
-    still validate after it. Under ``--seed`` the seed already fixes the secret."""
-    from emulator.payments.ewallet.results import Signer
-
-    if runtime.settings.seed is not None:
-        return
-    runtime.signer = Signer(saved_secret(path) or secrets.token_bytes(32))
-
-
-def saved_secret(path: str | Path) -> bytes | None:
-    """The result tokens' signing secret kept in ``path`` (None: no file, or none kept)."""
-    source = Path(path)
-    if not source.exists():
-        return None
-    try:
-        with closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as db:
-            found = db.execute("SELECT value FROM secrets WHERE name = ?", (RESULT_TOKEN_SECRET,)).fetchone()
-    except sqlite3.DatabaseError:  # a file of an earlier payemu has no secrets table
-        return None
-    return bytes(found[0]) if found is not None else None
-
-
-def signing_secret(runtime: Runtime) -> bytes | None:
-    """What :func:`save` keeps of the runtime's signer (None when the seed fixes it)."""
-    if runtime.settings.seed is not None or runtime.signer is None:
-        return None
-    return runtime.signer.secret
 
 
 def _read(source: Path) -> list[tuple[str, str, int, int, bytes]]:
@@ -194,11 +155,11 @@ def _without_security_code(payload: str) -> str | None:
     return payload if len(kept) == len(data) else json.dumps(kept)
 
 
-async def keep_saving(tenants: TenantRegistry, path: str | Path, interval: float, secret: bytes | None = None) -> None:
+async def keep_saving(tenants: TenantRegistry, path: str | Path, interval: float) -> None:
     """Save every ``interval`` seconds until cancelled (a failed save is logged, not fatal)."""
     while True:
         await asyncio.sleep(interval)
         try:
-            save(tenants, path, secret)
+            save(tenants, path)
         except (OSError, sqlite3.Error) as exc:
             log.warning("could not save the state to %s: %s", path, exc)

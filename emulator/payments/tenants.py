@@ -18,15 +18,16 @@ import os
 import random
 import secrets
 import string
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from emulator.config import KeySpec, Settings
 from emulator.payments import limits
 from emulator.payments.accounts import Accounts
 from emulator.payments.certificates import Certificates
 from emulator.payments.clock import Clock
+from emulator.payments.ewallet import tokens
 from emulator.payments.ewallet.sessions import Sessions
 from emulator.payments.journal import Journal
 from emulator.payments.ledger import Ledger
@@ -40,17 +41,6 @@ if TYPE_CHECKING:
 ALPHANUMERIC = string.ascii_letters + string.digits
 SEEDED_EPOCH = datetime(2030, 1, 1, tzinfo=UTC)
 MAX_KEY_LENGTH = 256
-SHARD_ID_LENGTH = 16
-
-
-def shard_of(api_key: str) -> str:
-    """The public shard id of a tenant: the first 16 hex digits (lowercase) of the SHA-1 of
-    its API key. A load balancer in front of several payemu instances computes the same
-    value from ``X-Api-Key`` (HAProxy: ``req.hdr(X-Api-Key),sha1,bytes(0,8),hex,lower``) and
-    hashes on it, and tokens that travel without the key (payment pages, result tokens)
-    carry it, so every request of one tenant reaches the same instance. It names the
-    tenant without revealing its key."""
-    return hashlib.sha1(api_key.encode()).hexdigest()[:SHARD_ID_LENGTH]
 
 
 def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
@@ -66,6 +56,22 @@ def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
     return "".join(chars)
 
 
+def shard_of(api_key: str) -> str:
+    """The tenant's public shard id: the first 16 hex digits of the SHA-1 of its API key.
+    Tokens name it (``kid``) so a load balancer can route a keyless request; HAProxy derives
+    the same value from ``X-Api-Key`` (``sha1,bytes(0,8),hex,lower``). It is not a secret
+    and does not reveal the key."""
+    return hashlib.sha1(api_key.encode("utf-8")).hexdigest()[:16]
+
+
+def token_secret(api_key: str, seed: int | None) -> bytes:
+    """The key that signs a tenant's eWallet tokens: random, or under ``--seed`` derived
+    from the seed and the key so that seeded runs repeat byte for byte."""
+    if seed is None:
+        return os.urandom(32)
+    return hashlib.sha256(f"payemu/tokens/{seed}/{api_key}".encode()).digest()
+
+
 class Tenant:
     """All state of one API key."""
 
@@ -79,6 +85,8 @@ class Tenant:
         self._spec = spec
         self._settings = settings
         self._seed = seed
+        self.shard = shard_of(spec.key)
+        self.token_secret = token_secret(spec.key, seed)  # kept across resets (and in --state)
         self.limits = settings.limits  # hardening
         limits.touch(self)  # hardening
         self.reset()
@@ -128,6 +136,14 @@ class Tenant:
 
     def now(self) -> datetime:
         return self.clock.now()
+
+    def sign_token(self, body: Mapping[str, Any]) -> str:
+        """A three-part token of this tenant (:mod:`emulator.payments.ewallet.tokens`)."""
+        return tokens.encode(body, self.shard, self.token_secret)
+
+    def open_token(self, token: str) -> dict[str, Any] | None:
+        """The body of a token this tenant signed, else None."""
+        return tokens.decode(token, self.token_secret)
 
 
 class TenantRegistry:

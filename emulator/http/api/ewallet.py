@@ -28,7 +28,7 @@ async def start_session(call: Call) -> Reply:
 
 
 async def validate_results(call: Call) -> Reply:
-    return Reply(200, results.redeem(call.runtime, call.tenant, call.body))
+    return Reply(200, results.redeem(call.tenant, call.body))
 
 
 HANDLERS: dict[str, Handler] = {"StartSession": start_session, "ValidateResults": validate_results}

@@ -10,7 +10,7 @@ from emulator.http import admin, errors
 from emulator.http.pipeline import Call, Handler, Reply
 from emulator.payments import limits
 from emulator.payments.clock import isoformat
-from emulator.payments.tenants import MAX_KEY_LENGTH, Tenant, shard_of
+from emulator.payments.tenants import MAX_KEY_LENGTH, Tenant
 
 # The key of a new tenant when the body names none: a load balancer in front of several
 # instances mints it (deploy/haproxy.cfg) and hashes on it, so the tenant is created on the
@@ -61,7 +61,7 @@ def _described(tenant: Tenant) -> dict[str, object]:
         "accountId": tenant.account_id,
         "userName": tenant.user_name,
         "isSandbox": tenant.is_sandbox,
-        "shard": shard_of(tenant.key),
+        "shard": tenant.shard,
     }
 
 

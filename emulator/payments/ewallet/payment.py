@@ -167,7 +167,7 @@ def engine_request(session: Session, card: Card, client_ip: str | None) -> Payme
         amount=decimal_of(asked["amount"]) if paying else None,
         currency=session.currency if paying else None,
         card=card,
-        my_ref=session.token if paying else None,
+        my_ref=session.reference if paying else None,
         order_desc=(asked.get("paymentNote") or DEFAULT_ORDER_DESC) if paying else None,
         client_ip=(client_ip or "127.0.0.1") if asked.get("countryCode") else None,
         generate_token=generate and paying,
@@ -206,7 +206,7 @@ async def pay(
     attempts = [attempt.to_json() for attempt in outcome.attempts]
     data = results.build(session, outcome.result.to_json(), attempts, view, now)
     result_id = tenant.random_string(RESULT_ID_LENGTH)
-    token = results.issue(runtime, tenant, session, result_id, data)
+    token = results.issue(tenant, session, result_id, data)
     success = data["upgChargeResults"]["operationResultCode"] in SUCCESSFUL
     stored = SessionResult(result_id, now, success, data, token)
     session.results[result_id] = stored

@@ -1,23 +1,16 @@
 """Result tokens and the answer of ``POST /EWalletOperations/validateResults``.
 
-A result token is ``<payload>.<signature>``, both base64url without padding. The payload
-is compact JSON: ``v`` (format version), ``a`` (account id of the tenant), ``s`` (session
-token), ``r`` (result id) and ``d``, the client-side view of the result that the JS
+A result token is a three-part token of the tenant (:mod:`emulator.payments.ewallet.tokens`)
+whose body holds ``v`` (format version), ``a`` (account id of the tenant), ``s`` (session
+token), ``r`` (result id) and ``pld``, the client-side view of the result that the JS
 library's ``parseResultToken`` reads (``clientSuccess``, ``upgChargeResults`` without the
-gateway payload, the masked card). The signature is HMAC-SHA256 over the payload text with
-a secret of the running emulator (random, or derived from ``--seed`` so that seeded runs
-repeat byte for byte). The full result stays in the tenant; validateResults answers it
-only to the tenant that owns the session.
+gateway payload, the masked card). The full result stays in the tenant; validateResults
+answers it only to the tenant that owns the session.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import hmac
 import json
-import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -30,7 +23,6 @@ from emulator.vocabulary import SUCCESSFUL
 
 if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
 
 FORMAT_VERSION = 1
 PAYMENT_METHOD = "CardPay"
@@ -53,75 +45,16 @@ _OPERATION_RESULT_KEYS = (
 )
 
 
-def _b64encode(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+def issue(tenant: Tenant, session: Session, result_id: str, data: dict[str, Any]) -> str:
+    """The result token of one payment, signed by the tenant (:mod:`.tokens`)."""
+    return tenant.sign_token(
+        {"v": FORMAT_VERSION, "a": tenant.account_id, "s": session.token, "r": result_id, "pld": client_view(data)}
+    )
 
 
-def _b64decode(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-class Signer:
-    """Signs and verifies result tokens with one secret."""
-
-    def __init__(self, secret: bytes) -> None:
-        self._secret = secret
-
-    @property
-    def secret(self) -> bytes:
-        """The key (``--state`` keeps it, so a restarted payemu accepts its earlier tokens)."""
-        return self._secret
-
-    @classmethod
-    def of(cls, runtime: Runtime) -> Signer:
-        """The signer of a running emulator (made once, kept as ``runtime.signer``)."""
-        signer = runtime.signer
-        if signer is None:
-            seed = runtime.settings.seed
-            secret = (
-                hashlib.sha256(f"payemu/result-token/{seed}".encode()).digest()
-                if seed is not None
-                else secrets.token_bytes(32)
-            )
-            signer = runtime.signer = cls(secret)
-        return signer
-
-    def _signature(self, payload: str) -> str:
-        return _b64encode(hmac.new(self._secret, payload.encode("ascii"), hashlib.sha256).digest())
-
-    def sign(self, claims: dict[str, Any]) -> str:
-        text = json.dumps(claims, separators=(",", ":"), ensure_ascii=True, sort_keys=True)
-        payload = _b64encode(text.encode("ascii"))
-        return f"{payload}.{self._signature(payload)}"
-
-    def verify(self, token: str) -> dict[str, Any] | None:
-        """The claims of a token this emulator signed, or None."""
-        payload, dot, signature = token.strip().partition(".")
-        if not dot or not payload or not payload.isascii() or not signature.isascii():
-            return None
-        if not hmac.compare_digest(self._signature(payload), signature):
-            return None
-        try:
-            claims = json.loads(_b64decode(payload))
-        except (ValueError, binascii.Error):
-            return None
-        return claims if isinstance(claims, dict) else None
-
-
-def issue(runtime: Runtime, tenant: Tenant, session: Session, result_id: str, data: dict[str, Any]) -> str:
-    claims = {
-        "v": FORMAT_VERSION,
-        "a": tenant.account_id,
-        "s": session.token,
-        "r": result_id,
-        "d": client_view(data),
-    }
-    return Signer.of(runtime).sign(claims)
-
-
-def redeem(runtime: Runtime, tenant: Tenant, token: str) -> dict[str, Any]:
+def redeem(tenant: Tenant, token: str) -> dict[str, Any]:
     """The EWalletResultData of a result token, for the tenant that owns it; else a 400."""
-    claims = Signer.of(runtime).verify(token)
+    claims = tenant.open_token(token)
     if claims is None or claims.get("v") != FORMAT_VERSION:
         raise errors.invalid("resultToken", "The result token is not one payemu issued, or it was altered.")
     session_token, result_id = claims.get("s"), claims.get("r")

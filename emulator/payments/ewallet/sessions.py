@@ -29,7 +29,8 @@ SESSION_LIFETIME = timedelta(minutes=30)
 KEEP_EXPIRED = timedelta(days=1)  # expired sessions stay readable (results) this long
 MAX_SESSIONS = 10_000  # per tenant by default (limits.sessionsPerTenant); the oldest are dropped first
 CHECK_INDEX_EVERY = 1024  # sessions created between sweeps of stale index entries
-TOKEN_LENGTH = 40
+SID_LENGTH = 24
+WALLET = "CardPay"  # the one wallet payemu offers (see the README's eWallet section)
 MAX_AMOUNT = 1_000_000_000_000
 
 CHARGING = frozenset({"CHARGE", "CHARGE_AND_TOKENIZE", "PREAUTH_AND_TOKENIZE"})
@@ -65,6 +66,12 @@ class Session:
     results: dict[str, SessionResult] = field(default_factory=dict)
     paid_by: str | None = None  # result id of the successful payment
     busy: bool = False  # a payment is running
+    sid: str = ""  # short id inside the token (the payments' myRef); preloaded sessions have none
+
+    @property
+    def reference(self) -> str:
+        """The session's short reference: its id, or the token of a preloaded session."""
+        return self.sid or self.token
 
     @property
     def operation(self) -> str:
@@ -196,17 +203,31 @@ def create(tenant: Tenant, body: dict[str, Any], runtime: Runtime | None = None)
     if problems:
         raise errors.invalid_many(problems)
     now = tenant.now()
-    token = tenant.random_string(TOKEN_LENGTH)
-    while token in tenant.sessions:
-        token = tenant.random_string(TOKEN_LENGTH)
     request = dict(body)
     if request.get("countryCode"):
         request["countryCode"] = request["countryCode"].upper()
-    session = Session(token, request, now, now + SESSION_LIFETIME)
+    expires = now + SESSION_LIFETIME
+    sid = tenant.random_string(SID_LENGTH)
+    token = tenant.sign_token({"pld": payload(request), "sid": sid, "exp": int(expires.timestamp())})
+    session = Session(token, request, now, expires, sid=sid)
     tenant.sessions.add(session)
     if runtime is not None:
         runtime.session_index.add(token, tenant, runtime.tenants)
     return session
+
+
+def payload(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``pld`` object of a session token: what the eWallet JS library reads."""
+    return {
+        "op": request["operation"],
+        "amt": request.get("amount"),
+        "cur": request.get("currencyCode"),
+        "ctry": request.get("countryCode"),
+        "brnd": list(request.get("allowedBrands") or []),
+        "wlt": [{"name": WALLET}],
+        "stg": "Dev",
+        "mode": "TEST",
+    }
 
 
 class SessionIndex:

@@ -103,10 +103,10 @@
    * Unverified: the merchant's server must still call validateResults. */
   Engine.prototype.parseResultToken = function (token) {
     try {
-      var payload = String(token).split(".")[0].replace(/-/g, "+").replace(/_/g, "/");
+      var payload = String(token).split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
       while (payload.length % 4) payload += "=";
       var claims = JSON.parse(global.atob(payload));
-      return [claims.d || null, Boolean(claims.d)];
+      return [claims.pld || null, Boolean(claims.pld)];
     } catch (e) {
       return [null, false];
     }
