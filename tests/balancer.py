@@ -154,11 +154,16 @@ class Haproxy:
                 chunks.append(chunk)
         return b"".join(chunks).decode()
 
-    def server_status(self) -> dict[str, str]:
-        """Server name → ``UP``, ``DOWN``, ... as HAProxy's health checks see it."""
+    def server_stats(self, column: str) -> dict[str, str]:
+        """Server name → one column of HAProxy's ``show stat`` (``status``: ``UP``,
+        ``DOWN``, ...; ``scur``: requests at the server now)."""
         text = self.command("show stat").lstrip("# ")
         rows = csv.DictReader(io.StringIO(text))
-        return {row["svname"]: row["status"] for row in rows if row["pxname"] == "payemu" and row["type"] == "2"}
+        return {row["svname"]: row[column] for row in rows if row["pxname"] == "payemu" and row["type"] == "2"}
+
+    def server_status(self) -> dict[str, str]:
+        """Server name → ``UP``, ``DOWN``, ... as HAProxy's health checks see it."""
+        return self.server_stats("status")
 
     def wait_for(self, name: str, status: str, timeout: float = 15.0) -> None:
         deadline = time.monotonic() + timeout

@@ -14,6 +14,7 @@ import base64
 import json
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -299,6 +300,14 @@ def test_a_key_parameter_reaches_its_tenants_instance(cluster: Cluster, runs: li
 
 
 # -- draining and restarting one instance --------------------------------------------------
+def _wait_until_busy(haproxy: Haproxy, name: str) -> None:
+    """Until HAProxy has a request at ``name``."""
+    deadline = time.monotonic() + 10
+    while int(haproxy.server_stats("scur").get(name) or 0) < 1:
+        assert time.monotonic() < deadline, "the slow request never reached its instance"
+        time.sleep(0.02)
+
+
 def test_a_stopped_instance_finishes_its_requests_and_comes_back_from_its_state(
     cluster: Cluster, runs: list[TenantRun], holders: dict[str, dict[str, Any]]
 ) -> None:
@@ -313,12 +322,12 @@ def test_a_stopped_instance_finishes_its_requests_and_comes_back_from_its_state(
         target=lambda: answers.append(cluster.client.post("/PaymentGateway/charge", json=body, headers=key))
     )
     charging.start()
-    stopped = threading.Event()
-    threading.Timer(0.4, lambda: (first.stop(), stopped.set())).start()
+    _wait_until_busy(cluster.haproxy, first.name)
+    assert first.stop() == 0  # SIGTERM while the charge is at this instance; waits for the exit
     charging.join(timeout=20)
-    stopped.wait(timeout=30)
     (answer,) = answers
     in_flight = _ok(answer)  # finished although its instance was stopping
+    assert in_flight["operationResultCode"] == "Success"
     cluster.haproxy.wait_for(first.name, "DOWN")
     first.start()
     cluster.haproxy.wait_for(first.name, "UP")
@@ -326,3 +335,5 @@ def test_a_stopped_instance_finishes_its_requests_and_comes_back_from_its_state(
     assert {t["reference"] for t in listed} >= {in_flight["gatewayReference"], *run.references}
     again = cluster.client.post("/EWalletOperations/validateResults", json=run.result_token, headers=key)
     assert _ok(again) == run.validated
+    page = cluster.client.get(f"/_emulator/pay/{run.session}", headers={"Accept": "text/html"})
+    assert 'data-testid="paid"' in page.text
