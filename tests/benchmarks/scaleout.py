@@ -19,17 +19,31 @@ import argparse
 import json
 import os
 import re
+import resource
 import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.balancer import Haproxy, Instance
 from tests.benchmarks.run import BENCH_CONFIG, CHARGE, HERE, Load, _ms
 
 ADMIN_KEY = "bench-admin-" + secrets.token_hex(8)
+
+
+@dataclass
+class Measured:
+    load: Load
+    cpu: dict[str, float]  # share of one core used during the measured run: payemu, haproxy, wrk
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wrk(url: str, duration: int, connections: int, keys: int) -> Load:
@@ -49,7 +63,7 @@ def wrk(url: str, duration: int, connections: int, keys: int) -> Load:
     return Load(rps, p50, p99, int(bad.group(1)) if bad else 0)
 
 
-def run_setup(count: int, balanced: bool, workdir: Path, args: argparse.Namespace) -> Load:
+def run_setup(count: int, balanced: bool, workdir: Path, args: argparse.Namespace) -> Measured:
     """Start ``count`` instances (behind HAProxy when ``balanced``), warm up, measure."""
     config = workdir / "bench.yaml"
     config.write_text(BENCH_CONFIG)
@@ -68,7 +82,20 @@ def run_setup(count: int, balanced: bool, workdir: Path, args: argparse.Namespac
             haproxy = Haproxy(instances, workdir)
             url = haproxy.url
         wrk(url, 2, args.connections, args.keys)  # warm-up: every key's tenant made
-        return wrk(url, args.duration, args.connections, args.keys)
+        pids = {
+            "payemu": [i.process.pid for i in instances if i.process],
+            "haproxy": [haproxy.process.pid] if haproxy else [],
+        }
+        before = {name: sum(cpu_seconds(pid) for pid in group) for name, group in pids.items()}
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        load = wrk(url, args.duration, args.connections, args.keys)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = {
+            name: (sum(cpu_seconds(pid) for pid in group) - before[name]) / args.duration
+            for name, group in pids.items()
+        }
+        cpu["wrk"] = (after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime) / args.duration
+        return Measured(load, cpu)
     finally:
         if haproxy is not None:
             haproxy.stop()
@@ -94,22 +121,29 @@ def main() -> int:
         "2 instances + HAProxy": (2, True),
     }
     load_before = os.getloadavg()[0]
-    runs: dict[str, list[Load]] = {label: [] for label in setups}
+    runs: dict[str, list[Measured]] = {label: [] for label in setups}
     for _ in range(args.rounds):
         for label, (count, balanced) in setups.items():
             runs[label].append(run_setup(count, balanced, workdir, args))
-    results = {label: sorted(loads, key=lambda load: load.rps)[len(loads) // 2] for label, loads in runs.items()}
+    results = {label: sorted(done, key=lambda m: m.load.rps)[len(done) // 2] for label, done in runs.items()}
     print(
         f"load: POST /PaymentGateway/charge, wrk -t1 -c{args.connections} -d{args.duration}s over {args.keys} keys,"
         f" {os.cpu_count()} cores shared by all processes; median of {args.rounds} rounds;"
         f" machine load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
     )
-    print(f"{'setup':<26}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
-    for label, load in results.items():
-        every = ", ".join(f"{run.rps:.0f}" for run in runs[label])
-        print(f"{label:<26}{load.rps:>10.0f}{load.p50_ms:>9.2f}{load.p99_ms:>9.2f}{load.errors:>9}   (rounds: {every})")
+    head = f"{'setup':<24}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'non-2xx':>8}"
+    print(f"{head}  {'cores used by: payemu':>21} {'haproxy':>7} {'wrk':>5}   req/s of each round")
+    for label, measured in results.items():
+        load, cpu = measured.load, measured.cpu
+        every = ", ".join(f"{m.load.rps:.0f}" for m in runs[label])
+        print(
+            f"{label:<24}{load.rps:>8.0f}{load.p50_ms:>8.2f}{load.p99_ms:>8.2f}{load.errors:>8}"
+            f"  {cpu['payemu']:>21.2f} {cpu['haproxy']:>7.2f} {cpu['wrk']:>5.2f}   {every}"
+        )
     one, two = results["1 instance + HAProxy"], results["2 instances + HAProxy"]
-    print(f"ratio, 2 instances / 1 instance (both through HAProxy): {two.rps / one.rps:.2f}")
+    print(f"ratio, 2 instances / 1 instance (both through HAProxy): {two.load.rps / one.load.rps:.2f}")
+    per_core = [m.load.rps / m.cpu["payemu"] for m in (one, two)]
+    print(f"charges per core-second of payemu: {per_core[0]:.0f} (1 instance), {per_core[1]:.0f} (2 instances)")
     return 0
 
 
