@@ -300,12 +300,12 @@ def test_a_key_parameter_reaches_its_tenants_instance(cluster: Cluster, runs: li
 
 
 # -- draining and restarting one instance --------------------------------------------------
-def _wait_until_busy(haproxy: Haproxy, name: str) -> None:
-    """Until HAProxy has a request at ``name``."""
-    deadline = time.monotonic() + 10
-    while int(haproxy.server_stats("scur").get(name) or 0) < 1:
-        assert time.monotonic() < deadline, "the slow request never reached its instance"
-        time.sleep(0.02)
+def _wait_until_busy(haproxy: Haproxy, name: str, request: threading.Thread) -> None:
+    """Until HAProxy has a request at ``name`` (or ``request`` is over)."""
+    deadline = time.monotonic() + 20
+    while int(haproxy.server_stats("scur").get(name) or 0) < 1 and request.is_alive():
+        assert time.monotonic() < deadline, f"no request reached {name}: {haproxy.server_stats('scur')}"
+        time.sleep(0.01)
 
 
 def test_a_stopped_instance_finishes_its_requests_and_comes_back_from_its_state(
@@ -314,15 +314,19 @@ def test_a_stopped_instance_finishes_its_requests_and_comes_back_from_its_state(
     first = cluster.instances[0]
     run = next(r for r in runs if _home(holders, r.key) == first.name)
     key = {"X-Api-Key": run.key}
+    # a Stripe account (the mock NULL gateways follow no rules) and a rule that makes its charge slow
+    stripe = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_scale"}]}
+    _ok(cluster.client.put("/PaymentGatewayAccounts/slow", json=stripe, headers=key))
     slow = {"name": "slow", "when": {"amount": 42.42}, "then": {"operationResultCode": "Success", "delayMs": 1500}}
     _ok(cluster.client.post("/_emulator/scenarios", json=slow, headers=key), 201)
     answers: list[httpx.Response] = []
-    body = {"amount": 42.42, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "main"}
+    body = {"amount": 42.42, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "slow"}
     charging = threading.Thread(
         target=lambda: answers.append(cluster.client.post("/PaymentGateway/charge", json=body, headers=key))
     )
     charging.start()
-    _wait_until_busy(cluster.haproxy, first.name)
+    _wait_until_busy(cluster.haproxy, first.name, charging)
+    assert charging.is_alive()  # the delayed charge is at the instance when it is told to stop
     assert first.stop() == 0  # SIGTERM while the charge is at this instance; waits for the exit
     charging.join(timeout=20)
     (answer,) = answers
