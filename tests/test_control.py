@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 from emulator import INTERFACE_VERSION, __version__
 from emulator.http import control
 from emulator.http.openapi import OpenApi
+from emulator.payments.tenants import shard_of
 from tests.conftest import LIVE, SANDBOX
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +32,7 @@ def test_every_operation_has_a_handler_and_back() -> None:
     assert set(control.handlers()) == {op.operation_id for op in api.operations.values()}
     assert all(op.path.startswith(control.PREFIX + "/") for op in api.operations.values())
     open_ops = {op.operation_id for op in api.operations.values() if not op.secured}
-    assert open_ops == {"ControlHealth", "ControlCreateTenant"}
+    assert open_ops == {"ControlHealth", "ControlCreateTenant", "ControlListTenants"}
 
 
 def test_the_document_is_served(anon: TestClient) -> None:
@@ -104,6 +105,7 @@ def test_create_live_tenant_with_a_chosen_key_and_name(anon: TestClient) -> None
         "accountId": created.json()["accountId"],
         "userName": "shop",
         "isSandbox": False,
+        "shard": shard_of("ci-42"),
     }
     again = anon.post("/_emulator/tenants", json={"apiKey": "ci-42"})
     assert again.status_code == 409

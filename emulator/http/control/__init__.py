@@ -4,7 +4,7 @@ It has its own small OpenAPI document (``schemas/control.json``, served at
 ``/_emulator/openapi.json``) and goes through the same request pipeline as the published
 interface — API key, parameters, body, schema-checked responses, JSON errors — except that
 its requests are not journaled (the journal is the record of the public API). Every call
-but health and tenant creation acts on the tenant of the caller's ``X-Api-Key``.
+but health, creating and listing tenants acts on the tenant of the caller's ``X-Api-Key``.
 """
 
 from __future__ import annotations

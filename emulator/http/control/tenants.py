@@ -1,4 +1,5 @@
-"""Control: health, fresh tenants, removing and resetting the caller's tenant."""
+"""Control: health, fresh tenants, the list of this instance's tenants, removing and
+resetting the caller's tenant."""
 
 from __future__ import annotations
 
@@ -9,6 +10,13 @@ from emulator.http import admin, errors
 from emulator.http.pipeline import Call, Handler, Reply
 from emulator.payments import limits
 from emulator.payments.clock import isoformat
+from emulator.payments.tenants import MAX_KEY_LENGTH, Tenant
+
+# The key of a new tenant when the body names none: a load balancer in front of several
+# instances mints it (deploy/haproxy.cfg) and hashes on it, so the tenant is created on the
+# instance its later requests reach.
+NEW_KEY_HEADER = "x-payemu-new-key"
+_KEY_CHARACTERS = frozenset(chr(c) for c in range(0x21, 0x7F))
 
 
 async def health(call: Call) -> Reply:
@@ -34,21 +42,44 @@ async def create_tenant(call: Call) -> Reply:
     every other one."""
     admin.require(call.runtime.settings, call.headers)
     body = call.body or {}
+    key = body.get("apiKey")
+    field = "apiKey"
+    if key is None and NEW_KEY_HEADER in call.headers:
+        key, field = call.headers[NEW_KEY_HEADER], "X-Payemu-New-Key"
+        if not 0 < len(key) <= MAX_KEY_LENGTH or not set(key) <= _KEY_CHARACTERS:
+            raise errors.invalid(field, "A key is 1 to 256 printable ASCII characters without spaces.")
     try:
-        tenant = call.runtime.tenants.create(
-            sandbox=body.get("sandbox", True), user_name=body.get("userName"), key=body.get("apiKey")
-        )
+        tenant = call.runtime.tenants.create(sandbox=body.get("sandbox", True), user_name=body.get("userName"), key=key)
     except ValueError:
-        raise errors.ApiError(409, [("apiKey", ["This API key is already in use."])]) from None
-    return Reply(
-        201,
+        raise errors.ApiError(409, [(field, ["This API key is already in use."])]) from None
+    return Reply(201, _described(tenant))
+
+
+def _described(tenant: Tenant) -> dict[str, object]:
+    return {
+        "apiKey": tenant.key,
+        "accountId": tenant.account_id,
+        "userName": tenant.user_name,
+        "isSandbox": tenant.is_sandbox,
+        "shard": tenant.shard,
+    }
+
+
+async def list_tenants(call: Call) -> Reply:
+    """Every tenant this instance holds, with the size of its stores: what an operator (or
+    a test) asks each instance of a sharded deployment. Needs the admin key when one is set."""
+    admin.require(call.runtime.settings, call.headers)
+    listed = [
         {
-            "apiKey": tenant.key,
-            "accountId": tenant.account_id,
-            "userName": tenant.user_name,
-            "isSandbox": tenant.is_sandbox,
-        },
-    )
+            **_described(tenant),
+            "transactions": len(tenant.ledger),
+            "stringTokens": len(tenant.vault),
+            "sessions": len(tenant.sessions),
+            "journal": len(tenant.journal),
+        }
+        for tenant in call.runtime.tenants
+    ]
+    return Reply(200, {"tenants": listed})
 
 
 async def delete_tenant(call: Call) -> Reply:
@@ -71,6 +102,7 @@ async def reset(call: Call) -> Reply:
 HANDLERS: dict[str, Handler] = {
     "ControlHealth": health,
     "ControlCreateTenant": create_tenant,
+    "ControlListTenants": list_tenants,
     "ControlDeleteTenant": delete_tenant,
     "ControlReset": reset,
 }
