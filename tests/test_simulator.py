@@ -323,6 +323,6 @@ def test_delay_is_awaited() -> None:
 def test_minor_units_and_rounding_of_the_largest_amounts() -> None:
     """A fuzzer's amount of -2.9e307 once overflowed Decimal's default precision (a 500)."""
     huge = Money.of(-2.9e307, "USD")
-    assert huge.minor_units() == int(Decimal(-2.9e307)) * 100
-    assert huge.rounded().amount == Decimal(-2.9e307)
-    assert Money.of(1.7e308, "KWD").minor_units() == int(Decimal(1.7e308)) * 1000
+    assert huge.minor_units() == int(Decimal("-2.9e307")) * 100
+    assert huge.rounded().amount == Decimal("-2.9e307")
+    assert Money.of(1.7e308, "KWD").minor_units() == int(Decimal("1.7e308")) * 1000
