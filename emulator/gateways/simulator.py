@@ -64,7 +64,7 @@ class GatewayAccount:
     certificate: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class AttemptInput:
     """What one attempt sends to the gateway (card data already resolved)."""
 
@@ -84,7 +84,7 @@ class AttemptInput:
         return self.card.number if self.card else None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class AttemptResult:
     """The OperationResult of one attempt plus what the ledger and the engine need."""
 

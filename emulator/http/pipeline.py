@@ -65,7 +65,7 @@ class Call:
     query: dict[str, Any]
     headers: Headers
     request: Request
-    attempts: list[dict[str, Any]] = field(default_factory=list)
+    attempts: list[Any] = field(default_factory=list)  # JSON objects, or records with to_json (journal)
     note: dict[str, Any] = field(default_factory=dict)
 
     @property

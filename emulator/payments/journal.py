@@ -2,7 +2,8 @@
 as its JSON text), oldest dropped first, bodies masked.
 
 Entries are stored as recorded and masked the first time anything reads them (the
-masked copy then replaces the raw one). Every way out of the journal — iteration and
+masked copy then replaces the raw one); attempts may be recorded as objects with a
+``to_json`` (the engine's AttemptRecords) and are rendered then too. Every way out of the journal — iteration and
 :meth:`Journal.query` — hands out masked entries only, so card numbers, CVVs, token
 payloads and credential values never leave it; the request path pays nothing for masking.
 """
@@ -13,7 +14,7 @@ import json
 from collections import deque
 from collections.abc import Iterator
 from itertools import count
-from typing import Any
+from typing import Any, Protocol
 
 from emulator.payments.masking import mask, mask_query, mask_text, references
 
@@ -22,11 +23,26 @@ _RAW = "_raw"
 UNLIMITED = 1 << 62
 
 
+class Renders(Protocol):
+    """An attempt kept as recorded (an AttemptRecord), rendered when first read."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def _jsonable(value: object) -> object:
+    to_json = getattr(value, "to_json", None)
+    return to_json() if callable(to_json) else str(value)
+
+
+def _rendered(attempts: list[dict[str, Any] | Renders] | None) -> list[dict[str, Any]]:
+    return [a if isinstance(a, dict) else a.to_json() for a in attempts or ()]
+
+
 def weigh(entry: dict[str, Any]) -> int:
     """The bytes an entry stands for: the length of its JSON text (an estimate of what it
     holds in memory, good enough to bound it)."""
     try:
-        return len(json.dumps(entry, ensure_ascii=False, default=str, check_circular=False))
+        return len(json.dumps(entry, ensure_ascii=False, default=_jsonable, check_circular=False))
     except (TypeError, ValueError, RecursionError):
         return 64 * 1024
 
@@ -62,6 +78,8 @@ class Journal:
         entries = list(self._entries)
         for entry in entries:
             if entry.pop(_RAW, False):
+                if "attempts" in entry:
+                    entry["attempts"] = _rendered(entry["attempts"])
                 keep = references(*(entry.get(name) for name in _MASKED_FIELDS))
                 for name in _MASKED_FIELDS:
                     if name in entry:

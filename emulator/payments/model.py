@@ -67,7 +67,7 @@ def decimal_of(value: float | int | str | Decimal) -> Decimal:
     return Decimal(str(value))
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(slots=True, unsafe_hash=True, order=True)
 class Money:
     """An amount in major units (exact) and its ISO 4217 currency code."""
 
@@ -115,7 +115,7 @@ def text(amount: Decimal) -> str:
     return str(float(amount))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Card:
     """A card as a request gives it. ``number`` is digits, or an ``@token`` reference
     until the vault resolves it; never logged (``repr`` hides it and the CVV)."""
@@ -160,7 +160,7 @@ class InlineAccount:
     credentials: tuple[Mapping[str, Any], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class PaymentRequest:
     """One payment operation as asked: the body of a ``/PaymentGateway`` call (or an
     eWallet page's payment), parsed once. Amount and currency stay as given (the engine
@@ -213,7 +213,7 @@ class PaymentRequest:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class OperationResult:
     """``Payments.OperationResult``: the answer of one operation at one gateway."""
 
@@ -257,7 +257,7 @@ class OperationResult:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class AttemptRecord:
     """One attempt of a request at one account (the journal's ``attempts`` entry)."""
 

@@ -33,7 +33,7 @@ def canonical(value: str, choices: tuple[str, ...]) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Attempt:
     """One gateway attempt the engine is about to make."""
 

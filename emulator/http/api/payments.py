@@ -21,7 +21,7 @@ def _handler(operation: Operation) -> Handler:
         try:
             outcome = await engine.process(call.runtime, call.tenant, request, attempts)
         finally:  # the journal keeps the attempts even when a fault drops the connection
-            call.attempts.extend(attempt.to_json() for attempt in attempts)
+            call.attempts.extend(attempts)  # rendered when the journal is first read
         status = tenant_settings.http_status(call.runtime, call.tenant, operation, outcome.status)
         return Reply(status, outcome.result.to_json(), outcome.headers)
 

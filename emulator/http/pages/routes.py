@@ -181,7 +181,7 @@ def _page_calls(runtime: Runtime) -> list[Route]:
         try:
             paid = await payment.pay(runtime, tenant, session, call.body, client_ip, attempts)
         finally:
-            call.attempts.extend(attempt.to_json() for attempt in attempts)
+            call.attempts.extend(attempts)  # rendered when the journal is first read
         return Reply(200, paid.summary, dict(PAGE_HEADERS))
 
     async def unhandled(call: Call) -> Reply:
