@@ -382,5 +382,4 @@ def brand_of(number: str) -> str | None:
     """The card brand (a Payments.CardTypes value) from the BIN table, None if unknown."""
     if not number or not (number.isascii() and number.isdigit()):  # a mistyped number reaches the gateway
         return None
-    brand = cards.default_table().lookup(number, whole_card=True).brand
-    return brand.name if brand else None
+    return cards.default_table().brand_name(number)

@@ -24,7 +24,6 @@ from emulator.http import errors, leniency, projection
 from emulator.http.openapi import OpenApi, Operation
 from emulator.http.wire import JSON_MEDIA, dumps, is_json_media, parse_json, read_body, read_parameter
 from emulator.payments import tenant_settings
-from emulator.payments.clock import isoformat
 from emulator.payments.model import DropConnection
 
 if TYPE_CHECKING:
@@ -260,7 +259,7 @@ class Endpoint:
         """Record the call; ``size``, the bytes of its request and answer, weighs the entry
         against the journal's byte limit (estimated from the entry when not given)."""
         entry: dict[str, Any] = {
-            "time": isoformat(tenant.now()),
+            "time": tenant.now(),  # written as ISO text when the journal is first read
             "method": request.method,
             "path": request.scope["path"],
             "query": request.scope["query_string"].decode("latin-1"),

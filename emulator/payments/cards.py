@@ -19,6 +19,7 @@ from emulator.datafiles import data_path, load_checked
 BINS_PATH = data_path("bins.yaml")
 MAX_BIN = 11
 MIN_BIN = 6
+MAX_REMEMBERED = 4096  # prefixes whose brand is remembered (then forgotten all at once)
 
 _RANGE = {"type": "string", "pattern": r"^\d{1,6}(-\d{1,6})?$"}
 _SCHEMA: dict[str, Any] = {
@@ -134,6 +135,8 @@ class CardTable:
         self.brands = {brand.name: brand for brand in brands}
         self._spans = sorted(spans, key=lambda span: -span.digits)
         self.rows = {row.bin: row for row in rows}
+        self._brands_seen: dict[str, str | None] = {}  # prefix → brand name (brand_name)
+        self._key_digits = max([MAX_BIN, *(span.digits for span in spans)])
 
     def brand_of(self, number: str) -> Brand | None:
         """The brand whose IIN range is the longest prefix of ``number``."""
@@ -160,6 +163,18 @@ class CardTable:
         if whole_card:
             return IinInfo(row.bin if row else number[:MIN_BIN], brand, row)
         return IinInfo(number, brand, row)
+
+    def brand_name(self, number: str) -> str | None:
+        """The brand of a whole card number (as :meth:`lookup` finds it), remembered per
+        prefix: a brand depends on no more digits than the longest BIN or IIN range."""
+        prefix = number[: self._key_digits]
+        if prefix in self._brands_seen:
+            return self._brands_seen[prefix]
+        brand = self.lookup(number, whole_card=True).brand
+        if len(self._brands_seen) >= MAX_REMEMBERED:
+            self._brands_seen.clear()
+        name = self._brands_seen[prefix] = brand.name if brand else None
+        return name
 
     def length_problem(self, number: str) -> str | None:
         """A sentence when ``number`` has a length its brand never uses."""

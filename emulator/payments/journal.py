@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Iterator
+from datetime import datetime
 from itertools import count
 from typing import Any, Protocol
 
+from emulator.payments.clock import isoformat
 from emulator.payments.masking import mask, mask_query, mask_text, references
 
 _MASKED_FIELDS = ("request", "response", "attempts")
@@ -78,6 +80,8 @@ class Journal:
         entries = list(self._entries)
         for entry in entries:
             if entry.pop(_RAW, False):
+                if isinstance(entry.get("time"), datetime):
+                    entry["time"] = isoformat(entry["time"])
                 if "attempts" in entry:
                     entry["attempts"] = _rendered(entry["attempts"])
                 keep = references(*(entry.get(name) for name in _MASKED_FIELDS))

@@ -24,6 +24,7 @@ Amounts are exact :class:`~decimal.Decimal` values (see :mod:`emulator.payments.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -194,7 +195,9 @@ class Ledger(Mapping[str, Transaction]):
     tokens it was given."""
 
     def __init__(self) -> None:
-        self._transactions: dict[str, Transaction] = {}
+        # ordered by age; an OrderedDict so that dropping the oldest (limits) and finding
+        # the next oldest stay O(1): a plain dict leaves holes at its front to skip
+        self._transactions: OrderedDict[str, Transaction] = OrderedDict()
         self._tokens: dict[str, GatewayToken] = {}
 
     def __getitem__(self, reference: str) -> Transaction:

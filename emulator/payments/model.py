@@ -14,7 +14,7 @@ amount must fit the currency (``amountMinor``, the capture limit).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Any, TypeAlias
@@ -141,7 +141,10 @@ class Card:
         )
 
     def with_number(self, number: str | None) -> Card:
-        return replace(self, number=number)
+        if number == self.number:
+            return self
+        holder, month, year, cvv = self.holder, self.expiration_month, self.expiration_year, self.cvv
+        return Card(number, holder, month, year, cvv, self.brand, self.owner_id)
 
 
 @dataclass(frozen=True)
