@@ -264,10 +264,12 @@ def test_keys_and_tokens_come_from_secrets_without_a_seed(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(tenants.os, "urandom", urandom)
     unseeded = tenants.TenantRegistry(Settings())
+    assert asked == [32, 32], "a token-signing key per configured tenant"
     token = next(iter(unseeded)).random_string(32)
+    assert len(asked) == 3, "a token: one read of the OS's secure source"
+    assert asked[2] >= 32, "at least a byte per character"
     key = unseeded.create().key
-    assert [size for size in asked if size != 32] == [32 + 8, 28 + 8], "a token and a key, each read once"
-    assert asked.count(32) == 3, "a token-signing key per tenant: two configured, one created"
+    assert len(asked) == 5, "a key, and the new tenant's signing key"
     assert len(token) == 32
     assert key.startswith("test-")
     seeded = tenants.TenantRegistry(Settings(seed=1))
@@ -328,3 +330,14 @@ def test_a_deep_config_file_is_a_one_line_error(tmp_path: Path) -> None:
         assert done.stderr.strip().splitlines() == [
             line for line in done.stderr.strip().splitlines() if f"{deep}:1:" in line
         ]
+
+
+def test_secret_strings_drop_the_bytes_that_would_bias_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """62 characters: bytes 248-255 would make the first eight more likely, so they are dropped."""
+    from emulator.payments import tenants
+
+    monkeypatch.setattr(tenants.os, "urandom", lambda size: bytes([255, 0, 61, 248, 62, 247, 1]) * size)
+    alphabet = tenants.ALPHANUMERIC
+    expected = alphabet[0] + alphabet[61] + alphabet[0] + alphabet[247 % 62] + alphabet[1]
+    assert tenants.secret_string(5) == expected
+    assert tenants.secret_string(4, "0123456789") == "0182"  # 10 characters: only 250-255 are dropped

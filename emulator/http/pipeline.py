@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -69,10 +70,16 @@ class Call:
 
     @property
     def base_url(self) -> str:
-        """``http://host:port`` as the client addressed us (for Location headers, links)."""
+        """``http://host:port`` as the client addressed us (for Location headers, links):
+        the Host header as sent when it is a plain host, else as Starlette reads it."""
+        scope = self.request.scope
+        host = self.headers.get("host")
+        if host and _PLAIN_HOST.fullmatch(host):
+            return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}".rstrip("/")
         return str(self.request.base_url).rstrip("/")
 
 
+_PLAIN_HOST = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
 Handler = Callable[[Call], Awaitable[Reply]]
 TenantOf = Callable[[Request], "Tenant | None"]
 

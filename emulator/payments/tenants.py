@@ -45,16 +45,27 @@ MAX_KEY_LENGTH = 256
 
 
 def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
-    """``length`` characters of ``alphabet`` from the operating system's secure source, read
-    once (a ``SystemRandom`` would ask the kernel for every character). Eight spare bytes
-    keep the bias of the base conversion below 2**-64."""
-    base = len(alphabet)
-    number = int.from_bytes(os.urandom(length + 8), "big")
-    chars = []
-    for _ in range(length):
-        number, digit = divmod(number, base)
-        chars.append(alphabet[digit])
-    return "".join(chars)
+    """``length`` characters of ``alphabet`` from the operating system's secure source.
+    Random bytes at or past the largest multiple of the alphabet's size are dropped and
+    the rest taken modulo that size (:meth:`bytes.translate` does both), so every
+    character is equally likely; a non-ASCII alphabet takes one big number instead."""
+    table = _byte_table(alphabet)
+    if table is None or len(alphabet) > 256:
+        base = len(alphabet)
+        number = int.from_bytes(os.urandom(length + 8), "big")
+        chars = []
+        for _ in range(length):
+            number, digit = divmod(number, base)
+            chars.append(alphabet[digit])
+        return "".join(chars)
+    unused = _UNUSED_BYTES[256 % len(alphabet)]
+    drawn = b""
+    while len(drawn) < length:
+        drawn += os.urandom(length + length // 2 + 8).translate(table, unused)
+    return drawn[:length].decode("ascii")
+
+
+_UNUSED_BYTES = [bytes(range(256 - extra, 256)) for extra in range(256)]  # the top ``extra`` bytes
 
 
 @functools.cache
