@@ -146,6 +146,8 @@ class Projector:
         arrays = [self._build(b) for b in branches if self._is_array(b)]
         for_object = objects[0] if len(objects) == 1 else _identity
         for_array = arrays[0] if len(arrays) == 1 else _identity
+        if for_object is _identity and for_array is _identity:
+            return _identity
 
         def shape(value: Any) -> Any:
             if isinstance(value, dict):
@@ -163,6 +165,8 @@ class Projector:
         keep_extra = not self.strict or extra is True or isinstance(extra, dict)
         children = {name: self._build(sub) for name, sub in properties.items()}
         no_null = {name for name, sub in properties.items() if name not in required and not self.admits_null(sub)}
+        if keep_extra and not no_null and all(child is _identity for child in children.values()):
+            return _identity  # nothing to leave out at any depth: the value as it is
 
         def shape(value: Any) -> Any:
             if not isinstance(value, dict):
