@@ -208,11 +208,14 @@ class Endpoint:
         content_type = request.headers.get("content-type", "")
         if not is_json_media(content_type):
             raise errors.unsupported_media_type(content_type)
-        value = op.body.normalize(parse_json(raw))
+        value = parse_json(raw)
+        if op.body.canonical_when_valid and op.body.is_valid(value):
+            return value  # valid as sent: nothing to rewrite or forgive (the common case)
+        value = op.body.normalize(value)
         # the control API is payemu's own: always strict
         strict = not self.journal or tenant_settings.strict(self.runtime, tenant)
         if op.body.is_valid(value):
-            return value  # nothing to forgive: the compiled check alone (the common case)
+            return value  # valid once enum values and property names are in canonical case
         value = leniency.read(op.body, value, strict, warnings)
         if not op.body.is_valid(value):
             problems = leniency.forgiven(value, op.body.errors(value))

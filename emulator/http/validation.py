@@ -51,6 +51,9 @@ class Compiled:
         self._fast: Callable[[Any], Any] | None = None
         self._slow: Draft7Validator | None = None
         self.normalize: Normalizer = compiler.normalizer(schema) or _identity
+        # a valid value is canonical already (no case to fix) when every object is closed
+        # and no enum shares a field with free text: then normalizing can wait for a failure
+        self.canonical_when_valid = _closed(schema, compiler.definitions, set())
 
     def warm(self) -> None:
         """Generate the fast validator now (it is otherwise made on first use, which keeps
@@ -77,6 +80,48 @@ class Compiled:
         if not found and not self.is_valid(value):
             found.append((root, ["The value does not match the schema."]))
         return found
+
+
+def _closed(schema: Any, definitions: dict[str, Any], seen: set[str]) -> bool:
+    """True when no value valid under ``schema`` has a property name or an enum value
+    that :meth:`SchemaCompiler.normalizer` would rewrite."""
+    if not isinstance(schema, dict):
+        return True
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        name = ref.rsplit("/", 1)[-1]
+        if name in seen:
+            return True
+        seen.add(name)
+        return _closed(definitions.get(name, {}), definitions, seen)
+    branches = [b for key in ("allOf", "anyOf", "oneOf") for b in schema.get(key, []) if isinstance(b, dict)]
+    targets = [_target(b, definitions) for b in branches]
+    if any("enum" in t for t in targets) and any(_free_text(t) for t in targets):
+        return False
+    if "properties" in schema and schema.get("additionalProperties") is not False:
+        return False
+    parts = [*branches, *(schema.get("properties") or {}).values()]
+    if isinstance(schema.get("items"), dict):
+        parts.append(schema["items"])
+    return all(_closed(part, definitions, seen) for part in parts)
+
+
+def _target(schema: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a chain of references followed (at most a few)."""
+    for _ in range(8):
+        ref = schema.get("$ref")
+        if not isinstance(ref, str):
+            break
+        found = definitions.get(ref.rsplit("/", 1)[-1])
+        if not isinstance(found, dict):
+            break
+        schema = found
+    return schema
+
+
+def _free_text(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    return "enum" not in schema and "$ref" not in schema and (kind is None or kind == "string")
 
 
 class SchemaCompiler:
