@@ -160,14 +160,13 @@ def handlers(runtime: Runtime, desk: Desk) -> dict[str, Handler]:
         _wallet(call)
         tenant, session = _open(runtime, call)
         wanted = cardform.authentication(runtime, tenant, session)
-        given = _json_text(call.body, "body")
-        if wanted == cardform.NO_AUTHENTICATION:
-            reference = given.get("cardRef") if isinstance(given, dict) else None
-            entry = desk.entry(session, reference)
-        else:
-            if not isinstance(given, str):
-                raise errors.invalid("body", "This session asks for an OTP challenge: pay with its transactionId.")
-            entry = desk.passed(session, given)
+        if wanted == cardform.NO_AUTHENTICATION:  # the body is the JSON of the form's CardData
+            given = _json_text(call.body, "body")
+            entry = desk.entry(session, given.get("cardRef") if isinstance(given, dict) else None)
+        elif call.body.lstrip().startswith("{"):
+            raise errors.invalid("body", "This session asks for an OTP challenge first: pay with its transactionId.")
+        else:  # the body is the transactionId of the challenge
+            entry = desk.passed(session, call.body)
         client_ip = call.request.client.host if call.request.client else None
         attempts: list[AttemptRecord] = []
         try:
