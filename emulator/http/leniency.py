@@ -59,7 +59,9 @@ class _Reader:
         if not isinstance(schema, dict):
             return value
         if not path and _kinds(schema) == {"string"} and _wrapped_token(value):
-            self.found.append(("wrapped-token", "body", 'The body is {"token": ...}; the documented body is the string.'))
+            self.found.append(
+                ("wrapped-token", "body", 'The body is {"token": ...}; the documented body is the string.')
+            )
             return value["token"]
         if isinstance(value, str) and _kinds(schema) & set(_NUMBER_KINDS) and "string" not in _kinds(schema):
             number = _number(value, "integer" in _kinds(schema) and "number" not in _kinds(schema))

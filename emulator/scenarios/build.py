@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.scenarios.model import Match, Outcome, Rule, canonical, digits
-from emulator.vocabulary import DECLINE_REASONS as REJECT_REASONS
 from emulator.vocabulary import (
     AUTHENTICATION_OPTIONS,
     DEFAULT_REJECT_REASON,
@@ -17,6 +16,7 @@ from emulator.vocabulary import (
     SETTLE_RESULTS,
     ResultCode,
 )
+from emulator.vocabulary import DECLINE_REASONS as REJECT_REASONS
 
 # -- building ---------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ Standard library only. Options: ``--payemu URL`` (http://127.0.0.1:8080), ``--ke
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import urllib.error
@@ -157,10 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     payemu.prepare()
     httpd = ThreadingHTTPServer(("127.0.0.1", args.port), handler_for(payemu, args.modules))
     print(f"merchant site on http://localhost:{httpd.server_address[1]}/ (payemu at {payemu.base})", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
     return 0
 
 

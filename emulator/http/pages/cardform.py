@@ -72,7 +72,10 @@ class SingleSlash:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         if scope["type"] == "http" and "//" in path:
-            scope = {**scope, "path": "/" + "/".join(part for part in path.split("/") if part) + ("/" if path.endswith("/") else "")}
+            scope = {
+                **scope,
+                "path": "/" + "/".join(part for part in path.split("/") if part) + ("/" if path.endswith("/") else ""),
+            }
         await self.inner(scope, receive, send)
 
 

@@ -145,15 +145,23 @@ def handlers(runtime: Runtime, desk: Desk) -> dict[str, Handler]:
     async def brand(call: Call) -> Reply:
         _session(runtime, call)
         found = default_table().lookup(call.query["iin"]).brand
-        return Reply(200, {"iin": call.query["iin"], "brand": found.name if found else None,
-                           "brandLogoUrl": found.logo_url if found else None})
+        return Reply(
+            200,
+            {
+                "iin": call.query["iin"],
+                "brand": found.name if found else None,
+                "brandLogoUrl": found.logo_url if found else None,
+            },
+        )
 
     async def enter_card(call: Call) -> Reply:
         tenant, session = _open(runtime, call)
         choice = payment.read_choice(runtime, session, call.body)
         _, view = payment.card_of(tenant, session, choice)
         reference = desk.enter(tenant, session, choice)
-        masked = mask_pan(view.number) if view.number else "•••• " + session.stored_cards[choice["storedCard"]]["lastDigits"]
+        masked = (
+            mask_pan(view.number) if view.number else "•••• " + session.stored_cards[choice["storedCard"]]["lastDigits"]
+        )
         return Reply(200, {"cardRef": reference, "brand": view.brand, "maskedCard": masked})
 
     async def pay(call: Call) -> Reply:

@@ -70,7 +70,9 @@ class Desk:
     def entry(self, session: Session, reference: Any) -> Entry:
         found = self._entries.get(reference) if isinstance(reference, str) else None
         if found is None or found.session_token != session.token:
-            raise errors.invalid("cardRef", "No card was entered in the card form of this session under this reference.")
+            raise errors.invalid(
+                "cardRef", "No card was entered in the card form of this session under this reference."
+            )
         return found
 
     def challenge(self, tenant: Tenant, session: Session, entry: Entry) -> str:
