@@ -4,7 +4,6 @@ tests/test_ewallet_library.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import socket
@@ -313,42 +312,16 @@ def test_authentication_is_checked_in_scenario_files() -> None:
 
 
 # -- the card form's listener --------------------------------------------------------------
-def asgi_get(app: Any, path: str, port: int) -> tuple[int, bytes]:
-    """One GET through an ASGI app, as a request that arrived on ``port``."""
-    sent: list[dict[str, Any]] = []
-    scope = {
-        "type": "http",
-        "method": "GET",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "headers": [],
-        "server": ("127.0.0.1", port),
-        "scheme": "http",
-        "http_version": "1.1",
-        "root_path": "",
-    }
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    asyncio.run(app(scope, receive, send))
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return sent[0]["status"], body
-
-
 def test_the_form_is_served_at_the_double_slash_path(app: Starlette) -> None:
-    split = cardform.PortSplit(app, cardform.app(), 4200)
-    status, body = asgi_get(split, "//pay/", 4200)
-    assert status == 200
-    assert b'src="cardform.js"' in body
-    status, body = asgi_get(split, "//pay/cardform.js", 4200)
-    assert b'send("Ready"' in body
-    status, _ = asgi_get(split, "//pay/", 8080)  # payemu's own port: not the form
-    assert status == 404
+    client = TestClient(cardform.PortSplit(app, cardform.app(), 4200))
+    page = client.get("http://localhost:4200//pay/")
+    assert page.status_code == 200
+    assert 'src="cardform.js"' in page.text
+    assert "frame-ancestors *" in page.headers["content-security-policy"]
+    script = client.get("http://localhost:4200//pay/cardform.js")
+    assert 'send("Ready"' in script.text
+    elsewhere = client.get("http://localhost:8080//pay/")  # payemu's own port: not the form
+    assert elsewhere.status_code == 404
 
 
 def test_a_busy_card_form_port_is_reported_not_fatal() -> None:
@@ -372,3 +345,23 @@ def test_the_card_form_can_be_turned_off() -> None:
 def test_card_form_port_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--card-form-port", "70000"]) == 2
     assert "--card-form-port 70000" in capsys.readouterr().err
+
+
+# -- the document ----------------------------------------------------------------------------
+def test_the_library_document_is_valid_openapi_with_a_handler_per_operation(runtime: Any) -> None:
+    from pathlib import Path
+
+    from openapi_spec_validator import validate
+
+    from emulator.datafiles import data_path
+    from emulator.http.openapi import OpenApi
+    from emulator.http.pages import library
+    from emulator.payments.ewallet.cardform import Desk
+
+    document = json.loads(data_path("library.json").read_text())
+    validate(document)
+    linked = Path(__file__).resolve().parents[1] / "schemas" / "library.json"
+    assert linked.read_text() == data_path("library.json").read_text()
+    api = OpenApi.load(data_path("library.json"))
+    assert set(library.handlers(runtime, Desk())) == {op.operation_id for op in api.operations.values()}
+    assert all(op.path.startswith(LIBRARY_PREFIX + "/") for op in api.operations.values())
