@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -119,6 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep every tenant's state in this SQLite file: restored at start, saved at shutdown and periodically",
     )
     serve.add_argument(
+        "--card-form-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve the eWallet card form the real JS library opens, on localhost:PORT "
+        "(default 4200, where the library looks for it; 0: off)",
+    )
+    serve.add_argument(
+        "--no-card-form", action="store_true", help="do not serve the eWallet card form (as --card-form-port 0)"
+    )
+    serve.add_argument(
         "--log-level",
         default="info",
         choices=["critical", "error", "warning", "info", "debug"],
@@ -151,6 +163,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         settings.port = args.port
     if getattr(args, "state", None):
         settings.state_path = args.state
+    form_port = getattr(args, "card_form_port", None)
+    if form_port is not None:
+        if not 0 <= form_port <= MAX_PORT:
+            raise ConfigError(f"--card-form-port {form_port}: a port is a number from 0 (off) to {MAX_PORT}")
+        settings.card_form_port = form_port
+    if getattr(args, "no_card_form", False):
+        settings.card_form_port = 0
     if getattr(args, "seed", None) is not None:
         settings.seed = args.seed
     if getattr(args, "any_key", False):
@@ -190,7 +209,7 @@ def _origin(text: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def banner(settings: Settings, runtime: Runtime) -> str:
+def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -> str:
     """What a newcomer needs on start: where it listens, the keys, the files it read."""
     base = f"http://{settings.host}:{settings.port}"
     keys = ", ".join(f"{k.key} ({'sandbox' if k.is_sandbox else 'live'})" for k in settings.keys)
@@ -214,6 +233,8 @@ def banner(settings: Settings, runtime: Runtime) -> str:
     if settings.seed is not None:
         lines.append(f"  seed           {settings.seed}")
     lines.append(f"  dashboard      {base}/_emulator/")
+    if card_form:
+        lines.append(f"  card form      {card_form}")
     lines.append(f"  admin key      {'set (X-Admin-Key)' if settings.admin_key else 'none'}")
     from emulator.http.admin import exposure_warning
 
@@ -244,10 +265,39 @@ def serve(settings: Settings) -> int:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ConfigError(f"cannot listen on {settings.host}:{settings.port}: {reason.lower()}") from None
-    print(banner(settings, app.state.runtime), flush=True)
-    serve_forever(app, settings, sock)
+    form_sock, form_line = card_form_listener(settings)
+    print(banner(settings, app.state.runtime, form_line), flush=True)
+    if form_sock is None:
+        serve_forever(app, settings, sock)
+    else:
+        from emulator.http.pages import cardform
+
+        serve_forever(cardform.PortSplit(app, cardform.app(), settings.card_form_port), settings, sock, [form_sock])
     print("payemu stopped", flush=True)
     return 0
+
+
+def card_form_listener(settings: Settings) -> tuple[socket.socket | None, str | None]:
+    """The eWallet card form's socket on localhost (bound, or None) and the banner's line
+    about it. A port in use is no reason to fail: the banner says so and what to do."""
+    from emulator.server import bind_socket
+
+    port = settings.card_form_port
+    if not port:
+        return None, "off (--card-form-port 0); the real eWallet library needs it on localhost:4200"
+    if port == settings.port:
+        return None, f"off: port {port} is payemu's own port; choose another --card-form-port"
+    try:
+        sock = bind_socket(settings.host, port)
+    except OSError as exc:
+        reason = (exc.strerror or str(exc)).lower()
+        return None, (
+            f"NOT served: cannot listen on localhost:{port} ({reason}). The real eWallet library opens its "
+            f"card form at http://localhost:4200//pay/ only: stop what holds port {port} and restart payemu, "
+            "or run payemu with --no-card-form and use the hosted page (/_emulator/pay/<token>) or "
+            "payemu's payments-library.js instead"
+        )
+    return sock, f"http://localhost:{port}//pay/#/cardEntry (the eWallet library's form)"
 
 
 def scenarios_command(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import uvicorn
@@ -102,14 +102,17 @@ def _exit_anyway_after(timeout: float | None) -> None:
     timer.start()
 
 
-def serve_forever(app: ASGIApp, settings: Settings, sock: socket.socket | None = None) -> None:
+def serve_forever(
+    app: ASGIApp, settings: Settings, sock: socket.socket | None = None, extra: Sequence[socket.socket] = ()
+) -> None:
     """Serve ``app`` on ``sock`` (bound by :func:`bind_socket`) or on
-    ``settings.host:settings.port`` until a signal ends it. What start-up built (schemas,
-    compiled validators, catalog, scenarios) is moved out of the garbage collector's view
-    first (:func:`gc.freeze`), so its full collections only walk what requests created."""
+    ``settings.host:settings.port`` until a signal ends it; also on the ``extra`` sockets
+    (the eWallet card form's listener). What start-up built (schemas, compiled validators,
+    catalog, scenarios) is moved out of the garbage collector's view first
+    (:func:`gc.freeze`), so its full collections only walk what requests created."""
     gc.collect()
     gc.freeze()
-    Server(config_for(app, settings)).run(sockets=[sock] if sock is not None else None)
+    Server(config_for(app, settings)).run(sockets=[sock, *extra] if sock is not None else None)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

@@ -73,6 +73,9 @@ class Fault(StrEnum):
 OPERATIONS: tuple[str, ...] = tuple(o.value for o in Operation)
 RESULT_CODES: tuple[str, ...] = tuple(c.value for c in ResultCode)
 FAULTS: tuple[str, ...] = tuple(f.value for f in Fault)
+# How the eWallet card form authenticates the customer before paying (the library's
+# CardPay ``authenticationOption``; a scenario rule's ``then.authentication``).
+AUTHENTICATION_OPTIONS: tuple[str, ...] = ("None", "OtpByGenericUI")
 # The reject reasons a scenario rule may give (a gateway's declines).
 DECLINE_REASONS: tuple[str, ...] = tuple(r.value for r in RejectReason)[:10]
 # The final results an Accepted operation may settle to.

@@ -222,7 +222,7 @@ def test_validate_results_refuses_other_tenants_and_tampering(
         ]
 
 
-@pytest.mark.parametrize("body", [{"token": "x"}, 12, None, ["a"], ""])
+@pytest.mark.parametrize("body", [{"token": 5}, {"token": "x", "more": 1}, 12, None, ["a"], ""])
 def test_validate_results_body_must_be_a_string(client: TestClient, body: Any) -> None:
     response = client.post("/EWalletOperations/validateResults", json=body)
     assert response.status_code == 400

@@ -3,7 +3,8 @@
 The real service is an ASP.NET application: its JSON binding ignores members a model does
 not have and reads numbers sent as strings (``"amount": "10.00"``), and the interface
 document says old requests keep working (an older client may still send the session's
-``clientCertificate``, now ``paymentGatewayCertName``). payemu accepts the same, and
+``clientCertificate``, now ``paymentGatewayCertName``; the eWallet library's public example
+wraps the result token as ``{"token": ...}``). payemu accepts the same, and
 reports every leniency it used as a short ``kind=field`` warning: in the
 ``X-Payemu-Warnings`` response header, the journal entry and the dashboard. Strict mode
 (``--strict``, ``strict: true`` in the config file, or per API key through
@@ -57,6 +58,11 @@ class _Reader:
         schema = self.resolve(schema, value)
         if not isinstance(schema, dict):
             return value
+        if not path and _kinds(schema) == {"string"} and _wrapped_token(value):
+            self.found.append(
+                ("wrapped-token", "body", 'The body is {"token": ...}; the documented body is the string.')
+            )
+            return value["token"]
         if isinstance(value, str) and _kinds(schema) & set(_NUMBER_KINDS) and "string" not in _kinds(schema):
             number = _number(value, "integer" in _kinds(schema) and "number" not in _kinds(schema))
             if number is not None:
@@ -94,6 +100,12 @@ class _Reader:
                 ("unknown-property", where, f"Unknown property '{key}'. Allowed properties: {', '.join(props)}.")
             )
         return out
+
+
+def _wrapped_token(value: Any) -> bool:
+    """``{"token": "..."}`` where the body is a bare string (the eWallet library's public
+    example posts the result token so to validateResults)."""
+    return isinstance(value, dict) and list(value) == ["token"] and isinstance(value["token"], str)
 
 
 def _kinds(schema: dict[str, Any]) -> set[str]:

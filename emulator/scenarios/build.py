@@ -7,8 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.scenarios.model import Match, Outcome, Rule, canonical, digits
+from emulator.vocabulary import (
+    AUTHENTICATION_OPTIONS,
+    DEFAULT_REJECT_REASON,
+    FAULTS,
+    OPERATIONS,
+    RESULT_CODES,
+    SETTLE_RESULTS,
+    ResultCode,
+)
 from emulator.vocabulary import DECLINE_REASONS as REJECT_REASONS
-from emulator.vocabulary import DEFAULT_REJECT_REASON, FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS, ResultCode
 
 # -- building ---------------------------------------------------------------------------
 
@@ -71,6 +79,8 @@ def _canonical_then(then: dict[str, Any]) -> dict[str, Any]:
         out["settlesTo"] = canonical(then["settlesTo"], SETTLE_RESULTS)
     if "settleAfterSeconds" in then:
         out["settleAfterSeconds"] = float(then["settleAfterSeconds"])
+    if "authentication" in then:
+        out["authentication"] = canonical(then["authentication"], AUTHENTICATION_OPTIONS)
     return dict(out)
 
 
@@ -109,4 +119,5 @@ def _outcome(then: dict[str, Any], rule: str) -> Outcome:
         settles_to=settles_to,
         settle_after_seconds=then.get("settleAfterSeconds", 0.0) if settles_to else None,
         rule=rule,
+        authentication=then.get("authentication"),
     )

@@ -63,6 +63,7 @@ class Outcome:
     settles_to: str | None = None
     settle_after_seconds: float | None = None
     rule: str = ""
+    authentication: str | None = None  # eWallet sessions: the card form's authenticationOption
 
     def summary(self) -> str:
         """``Rejected (InsufficientFunds), delay 1500 ms, ...`` for tables and listings."""
@@ -82,6 +83,8 @@ class Outcome:
             notes.append(f"delay {self.delay_ms} ms")
         if self.fault != Fault.NONE:
             notes.append(f"fault {self.fault}")
+        if self.authentication:
+            notes.append(f"eWallet authentication {self.authentication}")
         return notes
 
 

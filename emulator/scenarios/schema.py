@@ -12,7 +12,7 @@ from typing import Any
 
 from jsonschema import Draft7Validator, ValidationError, validators
 
-from emulator.vocabulary import FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
+from emulator.vocabulary import AUTHENTICATION_OPTIONS, FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
 
 MAX_DELAY_MS = 60000
 MAX_SETTLE_SECONDS = 365 * 86400
@@ -86,6 +86,8 @@ THEN: dict[str, Any] = {
         "fault": {"type": "string", "ienum": list(FAULTS)},
         "settlesTo": {"type": "string", "ienum": list(SETTLE_RESULTS)},
         "settleAfterSeconds": {"type": "number", "minimum": 0, "maximum": MAX_SETTLE_SECONDS},
+        # eWallet sessions only: how the card form authenticates the customer first
+        "authentication": {"type": "string", "ienum": list(AUTHENTICATION_OPTIONS)},
     },
 }
 

@@ -1,8 +1,12 @@
 """``POST /EWalletOperations`` (start a session) and ``POST /EWalletOperations/validateResults``.
 
-The session answer is ``{"token": ...}`` as the schema says; the hosted payment page of
-the session is ``<base>/_emulator/pay/<token>``, also given in the
-``X-Payemu-Payment-Page`` response header and in the server log.
+The session answer is ``{"token": ...}`` as the schema says: a three-part token the real
+eWallet JS library reads (its ``pld.url`` points at payemu's library endpoints,
+:mod:`emulator.http.pages.library`). The hosted payment page of the session is
+``<base>/_emulator/pay/<token>``, also given in the ``X-Payemu-Payment-Page`` response
+header and in the server log. validateResults takes the result token as a bare JSON
+string, or wrapped as ``{"token": ...}`` as the library's public example sends it (a
+leniency, see :mod:`emulator.http.leniency`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from emulator.payments.ewallet import results, sessions
 
 log = logging.getLogger("payemu")
 PAGE_HEADER = "X-Payemu-Payment-Page"
+LIBRARY_PREFIX = "/_emulator/ewallet/v1"  # the eWallet JS library's endpoints (the token's pld.url)
 
 
 def page_url(base_url: str, token: str) -> str:
@@ -21,7 +26,7 @@ def page_url(base_url: str, token: str) -> str:
 
 
 async def start_session(call: Call) -> Reply:
-    session = sessions.create(call.tenant, call.body, call.runtime)
+    session = sessions.create(call.tenant, call.body, call.runtime, call.base_url + LIBRARY_PREFIX)
     url = page_url(call.base_url, session.token)
     log.info("eWallet %s session for %s %s: payment page %s", session.operation, session.amount, session.currency, url)
     return Reply(200, {"token": session.token}, {PAGE_HEADER: url})

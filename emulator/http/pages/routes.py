@@ -27,7 +27,7 @@ from starlette.staticfiles import StaticFiles
 from emulator.datafiles import data_path
 from emulator.http import admin, errors
 from emulator.http.openapi import OpenApi
-from emulator.http.pages import dashboard, security, story
+from emulator.http.pages import dashboard, library, security, story
 from emulator.http.pages import format as pagefmt
 from emulator.http.pipeline import Call, Reply, build_routes
 from emulator.http.wire import error_response
@@ -72,6 +72,7 @@ def routes(runtime: Runtime) -> list[BaseRoute]:
         Route(PREFIX + "/", _dashboard(runtime), methods=["GET"], name="payemu-dashboard"),
         Route(PREFIX + "/pay/{token}", _page(runtime), methods=["GET"], name="payemu-pay"),
         *_page_calls(runtime),
+        *library.routes(runtime),
         Mount(STATIC, app=StaticFiles(directory=HERE / "static"), name="payemu-static"),
         Route("/favicon.ico", pagefmt.favicon, methods=["GET"], name="payemu-favicon"),
     ]

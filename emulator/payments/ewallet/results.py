@@ -77,6 +77,10 @@ def client_view(data: dict[str, Any]) -> dict[str, Any]:
         "upgChargeResults": final,
         "directChargeResults": None,
         "tokenAndMaskedCardModel": data["tokenAndMaskedCardModel"],
+        # the failed attempts of a failover, as the merchant's server will see them
+        "failedUpgChargeResults": [
+            {**failed, "customGatewayResponse": None} for failed in data.get("failedUpgChargeResults") or []
+        ],
     }
 
 

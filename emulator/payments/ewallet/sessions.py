@@ -31,6 +31,11 @@ MAX_SESSIONS = 10_000  # per tenant by default (limits.sessionsPerTenant); the o
 CHECK_INDEX_EVERY = 1024  # sessions created between sweeps of stale index entries
 SID_LENGTH = 24
 WALLET = "CardPay"  # the one wallet payemu offers (see the README's eWallet section)
+# Wallets the real library knows that cannot work offline (their scripts or bank pages are on
+# the internet); an eWallet account id naming one is left out of the token's ``wlt``. Apple
+# Pay especially: a failed script load rejects checkAvailability() for every wallet.
+OFFLINE_WALLETS = ("ApplePay", "GooglePay", "PayPal", "BankPay", "UPI")
+PUBLIC_KEY = "payemu-no-encryption"  # pld.pub: payemu's card form encrypts nothing with it
 MAX_AMOUNT = 1_000_000_000_000
 
 CHARGING = frozenset({"CHARGE", "CHARGE_AND_TOKENIZE", "PREAUTH_AND_TOKENIZE"})
@@ -196,9 +201,12 @@ def _stored_card_problems(tenant: Tenant, card: dict[str, Any], where: str) -> l
     return problems
 
 
-def create(tenant: Tenant, body: dict[str, Any], runtime: Runtime | None = None) -> Session:
+def create(
+    tenant: Tenant, body: dict[str, Any], runtime: Runtime | None = None, library_url: str | None = None
+) -> Session:
     """Check ``body`` (already schema-valid) and store a new session, or raise a 400.
-    With ``runtime`` the session goes into its token index (see :func:`find`)."""
+    With ``runtime`` the session goes into its token index (see :func:`find`);
+    ``library_url`` is the absolute base of payemu's library endpoints (the token's ``url``)."""
     problems = check_request(tenant, body)
     if problems:
         raise errors.invalid_many(problems)
@@ -208,7 +216,8 @@ def create(tenant: Tenant, body: dict[str, Any], runtime: Runtime | None = None)
         request["countryCode"] = request["countryCode"].upper()
     expires = now + SESSION_LIFETIME
     sid = tenant.random_string(SID_LENGTH)
-    token = tenant.sign_token({"pld": payload(request), "sid": sid, "exp": int(expires.timestamp())})
+    pld = payload(request, library_url, tenant.user_name)
+    token = tenant.sign_token({"pld": pld, "sid": sid, "exp": int(expires.timestamp())})
     session = Session(token, request, now, expires, sid=sid)
     tenant.sessions.add(session)
     if runtime is not None:
@@ -216,18 +225,32 @@ def create(tenant: Tenant, body: dict[str, Any], runtime: Runtime | None = None)
     return session
 
 
-def payload(request: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``pld`` object of a session token: what the eWallet JS library reads."""
+def payload(request: Mapping[str, Any], library_url: str | None = None, merchant: str | None = None) -> dict[str, Any]:
+    """The ``pld`` object of a session token: what the eWallet JS library reads. ``stg``
+    ``Dev`` makes the library open its card form at ``http://localhost:4200//pay/`` when
+    the merchant page runs on localhost: payemu's own form (``payemu serve --card-form-port``)."""
     return {
         "op": request["operation"],
         "amt": request.get("amount"),
         "cur": request.get("currencyCode"),
         "ctry": request.get("countryCode"),
         "brnd": list(request.get("allowedBrands") or []),
-        "wlt": [{"name": WALLET}],
+        "wlt": wallets(request),
+        "url": library_url,
         "stg": "Dev",
         "mode": "TEST",
+        "pub": PUBLIC_KEY,
+        "brndng": {"merchantName": merchant} if merchant else None,
     }
+
+
+def wallets(request: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The token's ``wlt``: the card form, whatever eWallet accounts the request allows.
+    An account id naming an offline wallet (``OFFLINE_WALLETS``, e.g. ``applepay-main``)
+    is left out; every other id is a card account, and the card form is listed once."""
+    allowed = [str(a) for a in request.get("allowedeWalletAccountIds") or []]
+    cards = [a for a in allowed if not any(w.lower() in a.lower() for w in OFFLINE_WALLETS)]
+    return [{"name": WALLET}] if cards or not allowed else []
 
 
 class SessionIndex:

@@ -1,0 +1,97 @@
+"""payemu's card-entry form where the real eWallet JS library looks for it on a developer
+machine: ``http://localhost:4200//pay/#/cardEntry`` (the library's ``Dev`` stage on a
+localhost page; note the double slash).
+
+``payemu serve --card-form-port 4200`` (the default; 0 turns it off) listens on that port
+too, in the same process: :class:`PortSplit` hands the requests that arrive there to
+:func:`app` and everything else to payemu's own app. The form's page and script are static
+(``form/``); everything it shows comes from the library's ``CardEntry`` message, and the
+card goes to payemu's library endpoints (:mod:`emulator.http.pages.library`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+DEFAULT_PORT = 4200
+HERE = Path(__file__).resolve().parent
+FILES = {
+    "": (HERE / "form" / "index.html", "text/html; charset=utf-8"),
+    "cardform.js": (HERE / "form" / "cardform.js", "text/javascript; charset=utf-8"),
+    "payemu.css": (HERE / "static" / "payemu.css", "text/css; charset=utf-8"),
+}
+# The page is embedded by (or opened from) the merchant's page, on any local origin, and
+# calls payemu's library endpoints, wherever the session token's url says they are.
+HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self' http: https:; base-uri 'none'; object-src 'none'; frame-ancestors *"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+async def _file(request: Request) -> Response:
+    found = FILES.get(request.path_params.get("name", ""))
+    if found is None:
+        return JSONResponse({"error": "payemu's card form has no such file"}, 404, headers=HEADERS)
+    path, media = found
+    return FileResponse(path, media_type=media, headers=HEADERS)
+
+
+async def _home(request: Request) -> Response:
+    return RedirectResponse("/pay/")
+
+
+def app() -> Starlette:
+    """The form's own little site: ``/pay/`` (the page; the library adds ``#/cardEntry``),
+    ``/pay/cardform.js`` and ``/pay/payemu.css``."""
+    routes = [
+        Route("/", _home, methods=["GET"]),
+        Route("/pay/", _file, methods=["GET"]),
+        Route("/pay/{name}", _file, methods=["GET"]),
+    ]
+    return Starlette(routes=routes)
+
+
+class SingleSlash:
+    """Collapse repeated slashes in the path (``//pay/`` → ``/pay/``): Starlette's routes
+    do not match the library's double slash."""
+
+    def __init__(self, inner: ASGIApp) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and "//" in path:
+            scope = {
+                **scope,
+                "path": "/" + "/".join(part for part in path.split("/") if part) + ("/" if path.endswith("/") else ""),
+            }
+        await self.inner(scope, receive, send)
+
+
+class PortSplit:
+    """One ASGI app for two listeners: requests that arrived on ``port`` go to ``form``,
+    the rest (and the lifespan) to ``main``."""
+
+    def __init__(self, main: ASGIApp, form: ASGIApp, port: int) -> None:
+        self.main = main
+        self.form = SingleSlash(form)
+        self.port = port
+        self.state = getattr(main, "state", None)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        server = scope.get("server")
+        if scope["type"] == "http" and server is not None and server[1] == self.port:
+            await self.form(scope, receive, send)
+            return
+        await self.main(scope, receive, send)

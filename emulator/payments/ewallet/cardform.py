@@ -1,0 +1,128 @@
+"""What payemu's card form and the real eWallet JS library do with a session between
+opening the form and paying: the card the customer entered, the OTP challenge, and which
+``authenticationOption`` the form is given.
+
+The real form encrypts the card under the token's ``pub`` and the library posts that
+cipher text to ``/charge``. payemu's form encrypts nothing: it hands the card to payemu
+first (``enterCard``, checked as the hosted page checks it) and gives the library only the
+*reference* payemu answers, so no card number passes through the library (which logs its
+``CardData`` to the browser console), the journal or the merchant page. References and
+challenges live in memory only (never in ``--state``) for the life of their session.
+
+A scenario rule whose ``then`` has ``authentication`` (``OtpByGenericUI`` or ``OtpByUrl``)
+and whose ``when`` matches the session (amount, currency, operation, gateway or account of
+its primary account; a card number never matches, none is known yet) makes the form ask
+for a one-time code before paying: :data:`OTP_CODE` passes, any other code fails.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from emulator.http import errors
+from emulator.payments.ewallet.sessions import ENGINE_OPERATION, Session
+from emulator.vocabulary import AUTHENTICATION_OPTIONS
+
+if TYPE_CHECKING:
+    from emulator.payments.tenants import Tenant
+    from emulator.runtime import Runtime
+
+OTP_CODE = "1234"  # the one-time code that passes a challenge (any other fails it)
+NO_AUTHENTICATION = AUTHENTICATION_OPTIONS[0]
+PENDING, PASSED, FAILED = "Pending", "Success", "Failure"
+REFERENCE_LENGTH = 32
+MAX_ENTRIES = 10_000  # card references and challenges kept in all; the oldest go first
+
+
+@dataclass
+class Entry:
+    """A card the customer entered in the form (or a stored card and its code)."""
+
+    session_token: str
+    choice: dict[str, Any]  # as the hosted page's POST: {"card": {...}} or {"storedCard": i, "cvv": ...}
+
+
+@dataclass
+class Challenge:
+    """An OTP challenge of one entered card."""
+
+    session_token: str
+    entry: Entry
+    status: str = PENDING
+
+
+class Desk:
+    """Card references and challenges of every session, bounded (oldest dropped first)."""
+
+    def __init__(self, limit: int = MAX_ENTRIES) -> None:
+        self.limit = limit
+        self._entries: OrderedDict[str, Entry] = OrderedDict()
+        self._challenges: OrderedDict[str, Challenge] = OrderedDict()
+
+    def enter(self, tenant: Tenant, session: Session, choice: dict[str, Any]) -> str:
+        reference = tenant.random_string(REFERENCE_LENGTH)
+        self._entries[reference] = Entry(session.token, choice)
+        _trim(self._entries, self.limit)
+        return reference
+
+    def entry(self, session: Session, reference: Any) -> Entry:
+        found = self._entries.get(reference) if isinstance(reference, str) else None
+        if found is None or found.session_token != session.token:
+            raise errors.invalid(
+                "cardRef", "No card was entered in the card form of this session under this reference."
+            )
+        return found
+
+    def challenge(self, tenant: Tenant, session: Session, entry: Entry) -> str:
+        transaction_id = tenant.random_string(REFERENCE_LENGTH)
+        self._challenges[transaction_id] = Challenge(session.token, entry)
+        _trim(self._challenges, self.limit)
+        return transaction_id
+
+    def find_challenge(self, session: Session, transaction_id: Any) -> Challenge:
+        found = self._challenges.get(transaction_id) if isinstance(transaction_id, str) else None
+        if found is None or found.session_token != session.token:
+            raise errors.invalid("transactionId", "No OTP challenge of this session has this transaction id.")
+        return found
+
+    def answer(self, session: Session, transaction_id: Any, code: Any) -> Challenge:
+        """The customer's code: :data:`OTP_CODE` passes the challenge, anything else fails it."""
+        found = self.find_challenge(session, transaction_id)
+        if found.status == PENDING:
+            found.status = PASSED if code == OTP_CODE else FAILED
+        return found
+
+    def passed(self, session: Session, transaction_id: Any) -> Entry:
+        found = self.find_challenge(session, transaction_id)
+        if found.status != PASSED:
+            raise errors.invalid("transactionId", f"The OTP challenge is not passed (status {found.status}).")
+        return found.entry
+
+
+def _trim(table: OrderedDict[str, Any], limit: int) -> None:
+    while len(table) > limit:
+        table.popitem(last=False)
+
+
+def authentication(runtime: Runtime, tenant: Tenant, session: Session) -> str:
+    """The ``authenticationOption`` of the session's card form: that of the first scenario
+    rule with ``then.authentication`` matching the session, else ``None``."""
+    from emulator.scenarios import Attempt
+
+    account = tenant.accounts.get(session.request["paymentGatewayAccountId"])
+    operation, _ = ENGINE_OPERATION[session.operation]
+    attempt = Attempt(
+        card_number=None,
+        amount=session.amount,
+        currency=session.currency,
+        operation=operation,
+        gateway=account.gateway if account is not None else "",
+        account=session.request["paymentGatewayAccountId"],
+    )
+    for rule in runtime.scenarios.rules(tenant):
+        chosen = rule.outcomes[0].authentication
+        if chosen and rule.match.matches(attempt):
+            return chosen
+    return NO_AUTHENTICATION
