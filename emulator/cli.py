@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import socket
 import sys
 from collections import Counter
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 MAX_PORT = 65535
+CARD_FORM_PORT_ENV = "PAYEMU_CARD_FORM_PORT"  # the default of --card-form-port when set
 
 
 SERVE_DESCRIPTION = """\
@@ -125,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="PORT",
         help="also serve the eWallet card form the real JS library opens, on localhost:PORT "
-        "(default 4200, where the library looks for it; 0: off)",
+        f"(default ${CARD_FORM_PORT_ENV} or 4200, where the library looks for it; 0: off)",
     )
     serve.add_argument(
         "--no-card-form", action="store_true", help="do not serve the eWallet card form (as --card-form-port 0)"
@@ -164,6 +166,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
     if getattr(args, "state", None):
         settings.state_path = args.state
     form_port = getattr(args, "card_form_port", None)
+    if form_port is None and os.environ.get(CARD_FORM_PORT_ENV, "").strip():
+        text = os.environ[CARD_FORM_PORT_ENV].strip()
+        if not text.isdigit():
+            raise ConfigError(f"{CARD_FORM_PORT_ENV}={text}: a port is a number from 0 (off) to {MAX_PORT}")
+        form_port = int(text)
     if form_port is not None:
         if not 0 <= form_port <= MAX_PORT:
             raise ConfigError(f"--card-form-port {form_port}: a port is a number from 0 (off) to {MAX_PORT}")

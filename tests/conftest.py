@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from emulator.cli import CARD_FORM_PORT_ENV
 from emulator.config import Settings
 from emulator.http.app import create_app
 from emulator.http.openapi import OpenApi
@@ -20,6 +22,10 @@ from emulator.runtime import Runtime
 
 SANDBOX = {"X-Api-Key": "sandbox-api-key"}
 LIVE = {"X-Api-Key": "live-api-key"}
+
+# Every `payemu serve` the tests start leaves port 4200 alone: the eWallet card form is
+# served there only for the real library's browser test (tests/test_ewallet_library.py).
+os.environ[CARD_FORM_PORT_ENV] = "0"
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from emulator.cli import CARD_FORM_PORT_ENV
 from emulator.gateways.checks import luhn_valid
 from emulator.payments import masking
 from emulator.testing import PayemuServer
@@ -32,7 +33,8 @@ CVV_KEYS = {"cvv", "cvc", "cvv2", "securitycode"}
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYEMU_", "PYTEST_"))}
+    # the session's PAYEMU_CARD_FORM_PORT stays (tests/conftest.py: servers keep off port 4200)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYEMU_", "PYTEST_")) or k == CARD_FORM_PORT_ENV}
     return {**env, **extra}
 
 

@@ -365,3 +365,11 @@ def test_the_library_document_is_valid_openapi_with_a_handler_per_operation(runt
     api = OpenApi.load(data_path("library.json"))
     assert set(library.handlers(runtime, Desk())) == {op.operation_id for op in api.operations.values()}
     assert all(op.path.startswith(LIBRARY_PREFIX + "/") for op in api.operations.values())
+
+
+def test_the_card_form_port_may_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PAYEMU_CARD_FORM_PORT", "not-a-port")
+    assert main(["serve"]) == 2
+    assert "PAYEMU_CARD_FORM_PORT=not-a-port" in capsys.readouterr().err
