@@ -32,14 +32,14 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, FrameLocator, Page, expect, sync_playwright
+from playwright.sync_api import Browser, FrameLocator, Page, expect
 
 from emulator.config import Settings
 from emulator.http.app import create_app
 from emulator.http.pages import cardform
 from emulator.payments.ewallet.cardform import OTP_CODE
 from emulator.server import Server, bind_socket, config_for, loopback_socket
-from tests.test_ewallet_browser import CHROMIUM_ARGS, chromium_path
+from tests.test_ewallet_browser import browser  # noqa: F401  (the same Chromium fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "ewallet-page"
@@ -160,17 +160,8 @@ def shop(payemu: Payemu, node_modules: Path, key: str) -> Iterator[Shop]:
         httpd.server_close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = chromium_path()
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
-
-
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
+def page(browser: Browser) -> Iterator[Page]:  # noqa: F811  (the imported fixture)
     context = browser.new_context()
     context.set_default_timeout(TIMEOUT_MS)
     yield context.new_page()
