@@ -39,11 +39,13 @@ from emulator.http.app import create_app
 from emulator.http.pages import cardform
 from emulator.payments.ewallet.cardform import OTP_CODE
 from emulator.server import Server, bind_socket, config_for, loopback_socket
-from tests.test_ewallet_browser import browser  # noqa: F401  (the same Chromium fixture)
+from tests.test_ewallet_browser import (
+    browser,  # noqa: F401  (the same Chromium fixture)
+    screenshot_on_failure,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "ewallet-page"
-ARTIFACTS = ROOT / "test-artifacts"
 FORM_PORT = cardform.DEFAULT_PORT
 LOCK = Path(tempfile.gettempdir()) / f"payemu-card-form-{FORM_PORT}.lock"
 CARD = "4111111111111111"
@@ -166,16 +168,6 @@ def page(browser: Browser) -> Iterator[Page]:  # noqa: F811  (the imported fixtu
     context.set_default_timeout(TIMEOUT_MS)
     yield context.new_page()
     context.close()
-
-
-@contextmanager
-def screenshot_on_failure(page: Page, name: str) -> Iterator[None]:
-    try:
-        yield
-    except BaseException:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-        raise
 
 
 def open_form(page: Page, shop_url: str, kind: str) -> FrameLocator:
