@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
+from functools import cache
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,7 @@ from emulator.vocabulary import DEFAULT_REJECT_REASON, SUCCESSFUL, Fault, Operat
 if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant
     from emulator.runtime import Runtime
-    from emulator.scenarios import Outcome
+    from emulator.scenarios import Attempt, Outcome
 
 # Operations whose successful answer carries an authorization code.
 AUTHORIZING = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.CAPTURE, Operation.STATUS})
@@ -53,7 +54,7 @@ _SUCCESS_TEXT = {
 Refused = tuple[ResultCode, str, str]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class GatewayAccount:
     """The gateway and credentials one attempt uses. ``name`` is the stored account's name,
     None for inline credentials; ``certificate`` the client certificate named for it."""
@@ -161,12 +162,17 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused 
     return None
 
 
+@cache
+def _attempt_type() -> type[Attempt]:
+    from emulator.scenarios import Attempt  # the scenarios import the gateways: found at first use
+
+    return Attempt
+
+
 def decide(runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
     """The scenario outcome for this attempt. Mock gateways (``always``) heed only rules
     that name their gateway or account."""
-    from emulator.scenarios import Attempt
-
-    attempt = Attempt(
+    attempt = _attempt_type()(
         card_number=item.card_number,
         amount=float(item.money.amount),
         currency=item.money.currency,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,11 @@ class Operation:
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     api: OpenApi | None = field(repr=False, default=None)  # the document it belongs to
 
+    @cached_property
+    def raw_body(self) -> bool:
+        """The handler reads the body's text itself (``x-payemu-raw-body``, e.g. YAML)."""
+        return bool(self.raw.get("x-payemu-raw-body"))
+
 
 class OpenApi:
     """One loaded document: its operations, keyed by (METHOD, path template)."""
@@ -144,7 +150,7 @@ class OpenApi:
                     op = self._operation(path, method, item[method], shared, global_security)
                     self.operations[(op.method, op.path)] = op
 
-    @property
+    @cached_property
     def interface_version(self) -> str:
         """The code version the document describes (``1.0.9.36``), else its info version."""
         found = re.search(r"Code Version (\d+(?:\.\d+)*)", self.description)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import time
+from time import perf_counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,20 +53,33 @@ class Answer:
     payload: bytes | None
 
 
-@dataclass
 class Call:
     """Everything a handler may use: the tenant of the key, the validated input."""
 
-    runtime: Runtime
-    tenant: Tenant
-    operation: Operation
-    body: Any
-    path: dict[str, Any]
-    query: dict[str, Any]
-    headers: Headers
-    request: Request
-    attempts: list[Any] = field(default_factory=list)  # JSON objects, or records with to_json (journal)
-    note: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("attempts", "body", "operation", "path", "query", "request", "runtime", "tenant")
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        tenant: Tenant,
+        operation: Operation,
+        body: Any,
+        path: dict[str, Any],
+        query: dict[str, Any],
+        request: Request,
+    ) -> None:
+        self.runtime = runtime
+        self.tenant = tenant
+        self.operation = operation
+        self.body = body
+        self.path = path
+        self.query = query
+        self.request = request
+        self.attempts: list[Any] = []  # JSON objects, or records with to_json (journal)
+
+    @property
+    def headers(self) -> Headers:
+        return self.request.headers
 
     @property
     def base_url(self) -> str:
@@ -120,31 +133,26 @@ class Endpoint:
     async def respond(self, request: Request) -> Answer | None:
         """The whole pipeline for one request; None when the connection is to close
         without an answer (a scenario's fault, or a client that left)."""
-        started = time.perf_counter()
+        started = perf_counter()
         op = self.operation
         tenant: Tenant | None = None
         call: Call | None = None
         body: Any = None
         warnings: list[str] = []  # leniencies used to read the request (emulator.http.leniency)
+        headers = _header_map(request.scope)
         try:
             if op.secured:
-                tenant = self.runtime.authenticate(request.headers.get("x-api-key"))
+                tenant = self.runtime.authenticate(_text(headers.get(b"x-api-key")))
             elif self.tenant_of is not None:
                 tenant = self.tenant_of(request)
             else:
-                tenant = self.runtime.tenants.get(request.headers.get("x-api-key"))
-            path_values, query_values = self._parameters(request)
-            body = await self._body(request, tenant, warnings)
-            call = Call(
-                runtime=self.runtime,
-                tenant=tenant,  # type: ignore[arg-type]
-                operation=op,
-                body=body,
-                path=path_values,
-                query=query_values,
-                headers=request.headers,
-                request=request,
-            )
+                tenant = self.runtime.tenants.get(_text(headers.get(b"x-api-key")))
+            if op.parameters:
+                path_values, query_values = self._parameters(request)
+            else:
+                path_values, query_values = {}, {}
+            body = await self._body(request, headers, tenant, warnings)
+            call = Call(self.runtime, tenant, op, body, path_values, query_values, request)  # type: ignore[arg-type]
             reply = await self.handler(call)
         except errors.ApiError as exc:
             reply = Reply(exc.status, exc.body, exc.headers, error=True)
@@ -165,7 +173,7 @@ class Endpoint:
             reply.headers = {**reply.headers, leniency.WARNINGS_HEADER: "; ".join(warnings)}
         payload = dumps(reply.body) if reply.body is not None else None
         if tenant is not None and self.journal:
-            size = len(payload or b"") + int(request.headers.get("content-length") or 0)
+            size = len(payload or b"") + int(headers.get(b"content-length") or 0)
             self._journal(tenant, request, body, reply, call, started, warnings=warnings, size=size)
         return Answer(reply.status, reply.headers, payload)
 
@@ -190,22 +198,25 @@ class Endpoint:
             raise errors.invalid_many(problems)
         return path_values, query_values
 
-    async def _body(self, request: Request, tenant: Tenant | None, warnings: list[str]) -> Any:
+    async def _body(
+        self, request: Request, headers: dict[bytes, bytes], tenant: Tenant | None, warnings: list[str]
+    ) -> Any:
         op = self.operation
-        if op.raw.get("x-payemu-raw-body"):
+        declared = _text(headers.get(b"content-length"))
+        if op.raw_body:
             # The handler reads the text itself (e.g. YAML); it checks the media type.
             try:
-                return (await read_body(request, self.runtime.settings.max_body_bytes)).decode()
+                return (await read_body(request, self.runtime.settings.max_body_bytes, declared)).decode()
             except UnicodeDecodeError:
                 raise errors.invalid("body", "The request body is not valid UTF-8.") from None
         if op.body is None:
             return None
-        raw = await read_body(request, self.runtime.settings.max_body_bytes)
+        raw = await read_body(request, self.runtime.settings.max_body_bytes, declared)
         if not raw.strip():
             if op.body_required:
                 raise errors.invalid("body", "A JSON request body is required.")
             return None
-        content_type = request.headers.get("content-type", "")
+        content_type = _text(headers.get(b"content-type")) or ""
         if not is_json_media(content_type):
             raise errors.unsupported_media_type(content_type)
         value = parse_json(raw)
@@ -268,15 +279,17 @@ class Endpoint:
     ) -> None:
         """Record the call; ``size``, the bytes of its request and answer, weighs the entry
         against the journal's byte limit (estimated from the entry when not given)."""
+        scope = request.scope
+        op = self.operation
         entry: dict[str, Any] = {
             "time": tenant.now(),  # written as ISO text when the journal is first read
-            "method": request.method,
-            "path": request.scope["path"],
-            "query": request.scope["query_string"].decode("latin-1"),
-            "operationId": self.operation.operation_id,
-            "interfaceVersion": self.operation.api.interface_version if self.operation.api else None,
+            "method": scope["method"],
+            "path": scope["path"],
+            "query": scope["query_string"].decode("latin-1"),
+            "operationId": op.operation_id,
+            "interfaceVersion": op.api.interface_version if op.api else None,
             "status": reply.status if reply else None,
-            "latencyMs": round((time.perf_counter() - started) * 1000, 3),
+            "latencyMs": round((perf_counter() - started) * 1000, 3),
             "request": body,  # the journal masks entries before anything reads them
             "response": reply.body if reply else None,
             "attempts": call.attempts if call else [],
@@ -286,6 +299,20 @@ class Endpoint:
         if warnings:
             entry["warnings"] = list(warnings)
         tenant.journal.record(entry, None if size is None else size + ENTRY_OVERHEAD * (1 + len(entry["attempts"])))
+
+
+def _header_map(scope: Any) -> dict[bytes, bytes]:
+    """The request's headers by (lower-case) name; of a repeated header the first, as
+    Starlette's ``Headers.get`` reads it."""
+    found: dict[bytes, bytes] = {}
+    for name, value in scope["headers"]:
+        if name not in found:
+            found[name] = value
+    return found
+
+
+def _text(value: bytes | None) -> str | None:
+    return value.decode("latin-1") if value is not None else None
 
 
 async def _drop(request: Request, exc: DropConnection) -> None:

@@ -88,6 +88,9 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             self._head_started = False
             self._disarm()
             super().on_headers_complete()
+            cycle = getattr(self, "cycle", None)
+            if cycle is not None:
+                cycle.transport = HeadHeld(self.transport, self.loop)
 
         def on_message_complete(self) -> None:
             self._disarm_request()
@@ -134,6 +137,54 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
                 self.transport.close()
 
     return GuardedHttpToolsProtocol
+
+
+class HeadHeld:
+    """The transport as one response cycle sees it: the response head (the cycle's first
+    write, a ``100 Continue`` aside) is held back and goes out with the first body write,
+    in one system call where uvicorn makes two. A head with no body to follow in this turn
+    of the event loop goes out on its own. (It holds no reference to the cycle, so a
+    finished request leaves no reference cycle for the collector.)"""
+
+    __slots__ = ("_held", "_loop", "_started", "_transport")
+
+    def __init__(self, transport: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: bytes | None = None
+        self._started = False  # the head was written
+
+    def write(self, data: bytes) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            self._transport.write(held + data)
+        elif self._started or data.startswith(_CONTINUE):
+            self._transport.write(data)
+        else:
+            self._started = True
+            self._held = data
+            self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._held = None
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+_CONTINUE = b"HTTP/1.1 100 "
 
 
 def refusal(status: int, field: str, message: str) -> bytes:

@@ -59,7 +59,7 @@ class Compiled:
         """Generate the fast validator now (it is otherwise made on first use, which keeps
         start-up well under half a second)."""
         if self._fast is None:
-            self._fast = fastjsonschema.compile(self._document, use_formats=True)
+            self._fast = fastjsonschema.compile(self._compiler.fast_form(self._document), use_formats=True)
 
     def is_valid(self, value: Any) -> bool:
         if self._fast is None:
@@ -131,10 +131,19 @@ class SchemaCompiler:
         self.definitions = definitions
         self._cache: dict[str, Compiled] = {}
         self._normalizers: dict[str, Normalizer | None] = {}
+        self._fast_definitions: dict[str, Any] | None = None
 
     def warm(self) -> None:
         for compiled in list(self._cache.values()):
             compiled.warm()
+
+    def fast_form(self, document: dict[str, Any]) -> dict[str, Any]:
+        """``document`` (a schema with ``definitions``) in the equivalent form the fast
+        validator is generated from (see :class:`FastForm`)."""
+        if self._fast_definitions is None:
+            self._fast_definitions = FastForm(self.definitions).definitions()
+        rest = {key: value for key, value in document.items() if key != "definitions"}
+        return {**FastForm(self.definitions).schema(rest), "definitions": self._fast_definitions}
 
     def compile(self, schema: Any) -> Compiled:
         key = json.dumps(schema, sort_keys=True)
@@ -230,6 +239,113 @@ def _list_normalizer(item: Normalizer) -> Normalizer:
         return value
 
     return normalize
+
+
+# -- the form the fast validator is generated from -------------------------------------
+# keys that say something about a schema without constraining a value
+_ANNOTATIONS = frozenset(
+    {"description", "title", "default", "example", "examples", "deprecated", "readOnly", "writeOnly", "nullable"}
+)
+# keys whose value is one subschema, a list of them, or a map of names to them
+_ONE = ("additionalProperties", "additionalItems", "items", "not", "if", "then", "else", "contains", "propertyNames")
+_LIST = ("allOf", "anyOf", "oneOf")
+_MAP = ("properties", "patternProperties", "definitions")
+# a schema with one of these keys is not merged with a null branch
+_COMPOSED = frozenset({"$ref", *_LIST, "not", "if", "then", "else", "const"})
+
+
+def _annotation(key: str) -> bool:
+    return key in _ANNOTATIONS or key.startswith("x-")
+
+
+def _null_only(schema: Any) -> bool:
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "null"
+        and all(key == "type" or _annotation(key) for key in schema)
+    )
+
+
+class FastForm:
+    """Rewrites a schema into an equivalent one that fastjsonschema validates without
+    raising: it checks ``anyOf``/``oneOf`` branches by trying each and catching the
+    failure, so every present value of a nullable field (``anyOf: [{type: null}, X]``,
+    the interface's way of writing one) cost an exception. Such a pair becomes ``X``
+    with ``null`` added to its types (and to its enum): ``X``'s other keywords each
+    apply to one type only, so null passes them, as it passed the null branch. Anything
+    else is left as it is; the served document and the error messages (jsonschema, over
+    the original) are untouched."""
+
+    def __init__(self, definitions: dict[str, Any]) -> None:
+        self._definitions = definitions
+
+    def definitions(self) -> dict[str, Any]:
+        return {name: self.schema(schema, (name,)) for name, schema in self._definitions.items()}
+
+    def schema(self, node: Any, inlined: tuple[str, ...] = ()) -> Any:
+        if not isinstance(node, dict):
+            return node
+        merged = self._nullable(node, inlined)
+        if merged is not None:
+            return merged
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _ONE:
+                out[key] = (
+                    [self.schema(v, inlined) for v in value] if isinstance(value, list) else self.schema(value, inlined)
+                )
+            elif key in _LIST and isinstance(value, list):
+                out[key] = [self.schema(v, inlined) for v in value]
+            elif key in _MAP and isinstance(value, dict):
+                out[key] = {name: self.schema(v, inlined) for name, v in value.items()}
+            else:
+                out[key] = value
+        return out
+
+    def _nullable(self, node: dict[str, Any], inlined: tuple[str, ...]) -> dict[str, Any] | None:
+        for keyword in ("anyOf", "oneOf"):
+            branches = node.get(keyword)
+            if not isinstance(branches, list) or len(branches) != 2:
+                continue
+            if any(key != keyword and not _annotation(key) for key in node):
+                return None
+            if _null_only(branches[0]) == _null_only(branches[1]):
+                return None
+            other = branches[1] if _null_only(branches[0]) else branches[0]
+            target, name = self._resolved(other)
+            if target is None or (name is not None and name in inlined):
+                return None
+            if all(_annotation(key) for key in target):
+                return {}  # the other branch takes any value: so does the pair
+            kind = target.get("type")
+            if not isinstance(kind, (str, list)) or any(key in target for key in _COMPOSED):
+                return None
+            kinds = [kind] if isinstance(kind, str) else list(kind)
+            if "null" in kinds:
+                if keyword == "oneOf":
+                    return None  # null would match both branches: oneOf refuses it
+                return self.schema(target, inlined if name is None else (*inlined, name))
+            merged = {**target, "type": [*kinds, "null"]}
+            if isinstance(target.get("enum"), list) and None not in target["enum"]:
+                merged["enum"] = [*target["enum"], None]
+            return self.schema(merged, inlined if name is None else (*inlined, name))
+        return None
+
+    def _resolved(self, schema: Any) -> tuple[dict[str, Any] | None, str | None]:
+        """``schema`` with its ``$ref`` followed (and the definition's name), if it is a
+        plain schema or a bare reference."""
+        if not isinstance(schema, dict):
+            return None, None
+        ref = schema.get("$ref")
+        if ref is None:
+            return schema, None
+        if not isinstance(ref, str) or not ref.startswith("#/definitions/"):
+            return None, None
+        if any(key != "$ref" and not _annotation(key) for key in schema):
+            return None, None
+        name = ref.rsplit("/", 1)[-1]
+        target = self._definitions.get(name)
+        return (target, name) if isinstance(target, dict) else (None, None)
 
 
 # -- turning jsonschema errors into ValidationErrorMessages ----------------------------

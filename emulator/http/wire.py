@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 import orjson
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from emulator.http import errors
@@ -51,7 +51,15 @@ def error_response(error: errors.ApiError) -> Response:
 
 # -- reading the request ----------------------------------------------------------------
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_LONG_NUMBER = re.compile(rb"\d{19}")
+# every digit to "0", every other byte to " ": a run of 19 digits is then a run of 19 "0"s
+_DIGITS_ONLY = bytes.maketrans(bytes(range(256)), bytes(48 if 48 <= b <= 57 else 32 for b in range(256)))
+_LONG_RUN = b"0" * 19
+
+
+def _has_long_number(raw: bytes) -> bool:
+    """True when ``raw`` holds 19 digits in a row (orjson would read such an integer as a
+    float; the standard library keeps it exact)."""
+    return _LONG_RUN in raw.translate(_DIGITS_ONLY)
 
 
 def _reject_constant(name: str) -> Any:
@@ -87,7 +95,7 @@ def parse_json(raw: bytes) -> Any:
     the bodies it can; whatever it refuses, and any body with an integer it would turn
     into a float (19 digits and more), is read again by the standard library for the
     exact answer (value or error message)."""
-    if _LONG_NUMBER.search(raw) is None:
+    if not _has_long_number(raw):
         try:
             check_json_depth(raw)
             return orjson.loads(raw)
@@ -117,25 +125,42 @@ def parse_json(raw: bytes) -> Any:
         raise errors.invalid("body", f"The request body is not valid JSON: {exc}.") from None
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
+async def read_body(request: Request, limit: int, declared: str | None = None) -> bytes:
+    """The request's body, read from the ASGI ``receive`` (a 413 past ``limit`` bytes,
+    :class:`ClientDisconnect` when the client goes first). ``declared``: the
+    Content-Length header when the caller has it at hand."""
+    if declared is None:
+        declared = request.headers.get("content-length")
     if declared is not None:
         try:
             if int(declared) > limit:
                 raise errors.too_large(limit)
         except ValueError:
             raise errors.invalid("Content-Length", "The Content-Length header is not a number.") from None
+    receive = request.receive
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            continue
+        chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             raise errors.too_large(limit)
+        if not message.get("more_body", False):
+            if not chunks:
+                return chunk  # the whole body in one message: the common case
+            chunks.append(chunk)
+            return b"".join(chunks)
         chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def is_json_media(content_type: str) -> bool:
+    if content_type == JSON_MEDIA:
+        return True
     media = content_type.split(";", 1)[0].strip().lower()
     return media in _JSON_TYPES or (media.startswith("application/") and media.endswith("+json"))
 

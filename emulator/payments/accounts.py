@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -96,16 +97,24 @@ def resolve_gateway(catalog: Catalog, name: str | None, field: str = "paymentGat
     return gateway
 
 
+@lru_cache(maxsize=256)
+def _accepted(names: tuple[str, ...]) -> dict[str, str]:
+    """A gateway's credential names by their lower-case spelling."""
+    return {name.lower(): name for name in names}
+
+
+def _listing(gateway: GatewaySpec) -> str:
+    if gateway.accepted_credentials:
+        return f"{gateway.name} accepts: {', '.join(gateway.accepted_credentials)}."
+    return f"{gateway.name} takes no credentials."
+
+
 def check_credentials(
     gateway: GatewaySpec, entries: Sequence[Mapping[str, Any]], field: str = "credentials"
 ) -> list[tuple[str, str | None]]:
     """The credential entries as ``(canonical key, value)`` pairs. Every problem (a key
     missing, not listed by the gateway, or given twice) is a 400 on ``field[i].key``."""
-    accepted = {name.lower(): name for name in gateway.accepted_credentials}
-    if accepted:
-        listing = f"{gateway.name} accepts: {', '.join(gateway.accepted_credentials)}."
-    else:
-        listing = f"{gateway.name} takes no credentials."
+    accepted = _accepted(gateway.accepted_credentials)
     pairs: list[tuple[str, str | None]] = []
     seen: set[str] = set()
     problems: list[errors.FieldErrors] = []
@@ -113,11 +122,11 @@ def check_credentials(
         where = f"{field}[{index}].key"
         key = entry.get("key")
         if not key:
-            problems.append((where, [f"The Key field is required. {listing}"]))
+            problems.append((where, [f"The Key field is required. {_listing(gateway)}"]))
             continue
         canonical = accepted.get(key.lower())
         if canonical is None:
-            problems.append((where, [f"'{key}' is not a credential of {gateway.name}. {listing}"]))
+            problems.append((where, [f"'{key}' is not a credential of {gateway.name}. {_listing(gateway)}"]))
             continue
         if canonical in seen:
             problems.append((where, [f"The credential '{canonical}' is given more than once."]))

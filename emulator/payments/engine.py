@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from emulator.runtime import Runtime
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """The answer to one payment request: the final result, its HTTP status and headers,
     and every attempt made."""

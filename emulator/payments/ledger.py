@@ -209,6 +209,9 @@ class Ledger(Mapping[str, Transaction]):
     def __len__(self) -> int:
         return len(self._transactions)
 
+    def __contains__(self, reference: object) -> bool:  # Mapping's would raise and catch a KeyError
+        return reference in self._transactions
+
     def add(self, tx: Transaction) -> None:
         self._transactions[tx.reference] = tx
 
