@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from functools import cache
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from emulator.gateways import checks, payloads

@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from time import perf_counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import Headers
