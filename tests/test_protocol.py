@@ -1,20 +1,28 @@
 """The guarded HTTP protocol: its limits come from the settings, and the head deadline
-never cuts a request whose head has arrived (slow bodies, slow answers, keep-alive).
+never cuts a request whose head has arrived (slow bodies, slow answers, keep-alive); a
+response goes out in one write, and a connection keeps its deadlines with one timer.
 Floods and slowloris clients themselves are in test_hostile.py."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import socket
+import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from emulator.config import Settings
-from emulator.http.protocol import http_protocol, refusal
+from emulator.http.app import create_app
+from emulator.http.protocol import HeadHeld, http_protocol, refusal
+from emulator.server import loopback_socket
 from emulator.testing import Payemu, PayemuServer
 
 HEAD_TIMEOUT = 0.5
@@ -121,3 +129,151 @@ def test_a_slow_answer_and_kept_alive_requests_are_not_cut(server: PayemuServer,
             status, answer = _read_answer(sock)
             assert status == 200
             assert json.loads(answer)["status"] == "OK"
+
+
+# -- one write per response, one timer per connection -------------------------------------
+class _Transport:
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = self.aborted = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def abort(self) -> None:
+        self.aborted = True
+
+    def get_extra_info(self, name: str) -> str:
+        return f"info:{name}"
+
+
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
+
+
+def test_a_head_goes_out_with_its_body_in_one_write() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        transport = _Transport()
+        held = HeadHeld(transport, loop)
+        held.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # before the head: straight through
+        held.write(HEAD)
+        assert transport.writes == [b"HTTP/1.1 100 Continue\r\n\r\n"]
+        held.write(b"{}")
+        held.write(b"more")  # after the first body write: straight through
+        assert transport.writes[1:] == [HEAD + b"{}", b"more"]
+        assert held.get_extra_info("peername") == "info:peername"  # the rest is the transport's
+    finally:
+        loop.close()
+
+
+def test_a_head_without_a_body_in_the_same_turn_goes_out_alone() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        transport = _Transport()
+        held = HeadHeld(transport, loop)
+        held.write(HEAD)
+        assert transport.writes == []
+        loop.run_until_complete(asyncio.sleep(0))
+        assert transport.writes == [HEAD]
+        held.write(b"{}")
+        assert transport.writes == [HEAD, b"{}"]
+        closing = HeadHeld(_Transport(), loop)
+        closing.write(HEAD)
+        closing.close()  # a close sends what is held first
+        assert closing._transport.writes == [HEAD]  # type: ignore[attr-defined]
+        assert closing._transport.closed  # type: ignore[attr-defined]
+        aborted = HeadHeld(_Transport(), loop)
+        aborted.write(HEAD)
+        aborted.abort()  # an abort sends nothing
+        loop.run_until_complete(asyncio.sleep(0))
+        assert aborted._transport.writes == []  # type: ignore[attr-defined]
+        assert aborted._transport.aborted  # type: ignore[attr-defined]
+    finally:
+        loop.close()
+
+
+@contextlib.contextmanager
+def _serving(keep_alive: float, counting: list[str]) -> Iterator[str]:
+    """A payemu app under the guarded protocol with a short keep-alive time, whose
+    protocol notes each timer it asks its event loop for."""
+    settings = Settings(log_level="warning", head_timeout_seconds=HEAD_TIMEOUT)
+    guarded = http_protocol(settings)
+    assert isinstance(guarded, type)
+
+    class Counted(guarded):  # type: ignore[valid-type, misc]
+        def connection_made(self, transport: Any) -> None:
+            real = self.loop
+
+            class Loop:
+                def __getattr__(self, name: str) -> Any:
+                    if name in ("call_at", "call_later"):
+                        counting.append(name)
+                    return getattr(real, name)
+
+            self.loop = Loop()
+            super().connection_made(transport)
+
+    sock = loopback_socket()
+    config = uvicorn.Config(
+        create_app(settings), http=Counted, loop="uvloop", log_level="warning", timeout_keep_alive=keep_alive
+    )
+    running = uvicorn.Server(config)
+    thread = threading.Thread(target=running.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not running.started:
+        time.sleep(0.01)
+    try:
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        running.should_exit = True
+        thread.join(10)
+
+
+def _api_key_request() -> bytes:
+    return b"GET /Utils/apiKey HTTP/1.1\r\nHost: payemu\r\nX-Api-Key: sandbox-api-key\r\n\r\n"
+
+
+def test_a_connection_of_many_requests_arms_a_timer_or_two_not_three_per_request() -> None:
+    timers: list[str] = []
+    with _serving(keep_alive=5, counting=timers) as address:
+        host, port = address.split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            for _ in range(50):
+                sock.sendall(_api_key_request())
+                status, answer = _read_answer(sock)
+                assert status == 200
+                assert json.loads(answer)["status"] == "OK"
+    assert 1 <= len(timers) <= 3  # uvicorn and the guards armed 3 per request before
+
+
+def test_a_kept_alive_connection_closes_after_the_keep_alive_time_and_not_before() -> None:
+    with _serving(keep_alive=0.4, counting=[]) as address:
+        host, port = address.split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            for _ in range(4):  # each next request comes within the keep-alive time
+                sock.sendall(_api_key_request())
+                assert _read_answer(sock)[0] == 200
+                time.sleep(0.2)
+            began = time.monotonic()
+            assert sock.recv(1024) == b""  # closed by the server, idle
+            assert 0.1 <= time.monotonic() - began <= 2.0
+
+
+def test_a_client_that_expects_100_continue_gets_it_then_its_answer(server: PayemuServer, tenant: Payemu) -> None:
+    body = b'{"payload": "after the go-ahead"}'
+    with _connect(server) as sock:
+        head = _head(tenant, "POST", "/StringTokens", len(body)).replace(
+            b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n"
+        )
+        sock.sendall(head)
+        interim = b""
+        while b"\r\n\r\n" not in interim:
+            interim += sock.recv(1)
+        assert interim == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        status, answer = _read_answer(sock)
+    assert status == 201
+    assert len(json.loads(answer)["token"]) == 32

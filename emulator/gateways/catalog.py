@@ -199,6 +199,11 @@ class GatewaySpec:
     card_checks: dict[str, Any] = field(default_factory=dict)  # defaults merged with the gateway's
 
     @property
+    def checks_cards(self) -> bool:
+        """Whether the gateway checks cards as real gateways do (not the mock gateways)."""
+        return bool(self.card_checks.get("enabled", True))
+
+    @property
     def accepted_credentials(self) -> tuple[str, ...]:
         return self.credentials + self.optional_credentials
 

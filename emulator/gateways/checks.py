@@ -11,6 +11,7 @@ reaches it through the same engine.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -157,7 +158,7 @@ class _Attempt(Protocol):
 
 def for_attempt(gateway: GatewaySpec, item: _Attempt, now: datetime) -> CheckFailure | None:
     """:func:`card_problem` for one simulator attempt (its resolved card)."""
-    if not gateway.card_checks.get("enabled", True):
+    if not gateway.checks_cards:
         return None  # a gateway without card checks (the mock gateways)
     card = item.card
     number = card.number if card else None
@@ -192,5 +193,10 @@ def rule_wins(runtime: Runtime, tenant: Tenant, outcome: Outcome | None) -> bool
     builtin = runtime.scenarios.builtin
     for rule in runtime.scenarios.rules(tenant):
         if rule.name == outcome.rule:
-            return builtin is None or Path(rule.source).resolve() != builtin
+            return builtin is None or _resolved(rule.source) != builtin
     return True
+
+
+@lru_cache(maxsize=1024)
+def _resolved(source: str) -> Path:
+    return Path(source).resolve()

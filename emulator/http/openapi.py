@@ -120,6 +120,8 @@ class Operation:
     secured: bool
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     api: OpenApi | None = field(repr=False, default=None)  # the document it belongs to
+    # how answers are shaped, per (status, error): emulator.http.projection
+    plans: dict[tuple[int, bool], Any] = field(repr=False, compare=False, default_factory=dict)
 
     @cached_property
     def raw_body(self) -> bool:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("payemu")
 
 
-@dataclass
+@dataclass(slots=True)
 class Reply:
     """What a handler answers. ``body`` None means no content."""
 

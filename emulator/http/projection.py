@@ -222,9 +222,27 @@ def projector(api: OpenApi) -> Projector:
 def shape(op: Operation, status: int, body: Any, error: bool) -> tuple[Any, int | None]:
     """``body`` shaped for the document of ``op``, and the status whose declaration it is
     to be checked against (None: send it unchecked)."""
-    api = op.api
-    if api is None:
+    if op.api is None:
         return body, status
+    plans = op.plans
+    plan = plans.get((status, error))
+    if plan is None:
+        plan = plans[(status, error)] = _plan(op, status, error)
+    shaper, declared, body_only = plan
+    if body_only and body is not None:
+        declared = None  # declared without a body (another document): sent unchecked
+    return (shaper(body) if shaper is not None else body), declared
+
+
+Plan = tuple["Shaper | None", "int | None", bool]
+
+
+def _plan(op: Operation, status: int, error: bool) -> Plan:
+    """How answers of ``status`` to ``op`` are shaped (worked out once per operation,
+    status and error-ness): the shaping function, the status checked against, and
+    whether a body makes it go out unchecked instead."""
+    api = op.api
+    assert api is not None
     responses = op.raw.get("responses") or {}
     declared = responses.get(str(status))
     if declared is None:
@@ -232,16 +250,18 @@ def shape(op: Operation, status: int, body: Any, error: bool) -> tuple[Any, int 
         if error and fallback is not None:
             schema = content_schema(fallback)
             if schema is None:
-                return body, None
-            return projector(api).error_body(schema, body), 400
+                return None, None, False
+            tools = projector(api)
+            return (lambda body: tools.error_body(schema, body)), 400, False
         # payemu's own document must declare what payemu sends; another one may not (a
         # status operation's FatalFailure is a 500 the 1.0.9.36 export does not list)
-        return body, (status if api.own else None)
+        return None, (status if api.own else None), False
     schema = content_schema(declared)
     if schema is None:
         # declared without a body: the runtime's body goes out as it always did
-        return body, (status if body is None or api.own else None)
+        return None, status, not api.own
     tools = projector(api)
+    shaper = tools.shaper(schema)
     if error:
-        body = tools.error_body(schema, body)
-    return tools.shaper(schema)(body), status
+        return (lambda body: shaper(tools.error_body(schema, body))), status, False
+    return (None if shaper is _identity else shaper), status, False

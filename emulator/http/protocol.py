@@ -1,5 +1,5 @@
-"""The HTTP protocol payemu's server runs: uvicorn's httptools protocol with two guards
-that httptools lacks.
+"""The HTTP protocol payemu's server runs: uvicorn's httptools protocol with the guards
+that httptools lacks, and two savings per request.
 
 * **Head size**: the request line and headers may take at most ``max_head_bytes``
   (64 KiB by default). httptools buffers a header of any length and any number of
@@ -17,6 +17,11 @@ that httptools lacks.
   JSON error on ``body`` and the connection is closed: a client sending its body a byte
   every few seconds cannot hold a connection (nor the server's shutdown) for ever. The
   application sees the client disconnect, which it journals as such.
+
+All three deadlines, and uvicorn's keep-alive one, are kept by one timer per connection
+(a watchdog that, when it fires, looks at the deadlines then running and sleeps again
+until the earliest), not by arming and cancelling timers on every request. And a
+response's head goes out with its body in one write (:class:`HeadHeld`).
 
 Bodies are bounded by the pipeline (``max_body_bytes``, a ``413``). Without httptools
 installed, uvicorn's h11 protocol is used; h11 bounds the head itself (16 KiB).
@@ -51,22 +56,30 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
 
         _head_bytes: int | None = 0  # None once the head is complete (body, response)
         _head_started = False  # a byte of the current request came
-        _head_timer: asyncio.TimerHandle | None = None
-        _request_timer: asyncio.TimerHandle | None = None  # from the first byte to the body's end
+        # the deadlines (event-loop times) now running; None: not running
+        _head_due: float | None = None
+        _request_due: float | None = None  # from the first byte to the body's end
+        _idle_due: float | None = None  # kept alive, waiting for the next request (uvicorn's)
+        _watch: asyncio.TimerHandle | None = None  # the one timer: fires at or before the earliest
+        _watch_at = 0.0
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._head_bytes = 0
-            self._arm()
+            self._head_due = self.loop.time() + head_timeout
+            self._watch_for(self._head_due)
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            self._disarm_request()
+            self._head_due = self._request_due = self._idle_due = None
+            if self._watch is not None:
+                self._watch.cancel()
+                self._watch = None
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
             if self.transport.is_closing():
                 return
+            self._idle_due = None
             if self._head_bytes is not None:
                 self._head_bytes += len(data)
             super().data_received(data)
@@ -76,35 +89,73 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self._disarm_request()
-            self._request_timer = self.loop.call_later(request_timeout, self._request_too_slow)
+            now = self.loop.time()
+            self._request_due = now + request_timeout
             self._head_started = True
             if self._head_bytes is None:  # the next request on a kept-alive connection
                 self._head_bytes = 0
-                self._arm()
+                self._head_due = now + head_timeout
+            self._watch_for(min(self._head_due or self._request_due, self._request_due))
 
         def on_headers_complete(self) -> None:
             self._head_bytes = None
             self._head_started = False
-            self._disarm()
+            self._head_due = None
             super().on_headers_complete()
             cycle = getattr(self, "cycle", None)
             if cycle is not None:
                 cycle.transport = HeadHeld(self.transport, self.loop)
 
         def on_message_complete(self) -> None:
-            self._disarm_request()
+            self._request_due = None
             super().on_message_complete()
 
-        def _disarm_request(self) -> None:
-            if self._request_timer is not None:
-                self._request_timer.cancel()
-                self._request_timer = None
-
-        def _request_too_slow(self) -> None:
-            self._request_timer = None
+        def on_response_complete(self) -> None:
+            # uvicorn's, except that the keep-alive deadline goes to the watchdog where
+            # uvicorn arms a timer of its own
+            self.server_state.total_requests += 1
             if self.transport.is_closing():
                 return
+            self._unset_keepalive_if_required()
+            self.flow.resume_reading()
+            if self.pipeline:
+                cycle, app = self.pipeline.pop()
+                self._start_asgi_task(cycle, app)
+            else:
+                self._idle_due = self.loop.time() + self.timeout_keep_alive
+                self._watch_for(self._idle_due)
+
+        # -- the watchdog ------------------------------------------------------------
+        def _watch_for(self, due: float) -> None:
+            """Make sure the watchdog fires no later than ``due``. A request that starts
+            and ends before the timer fires costs no timer of its own: the watchdog,
+            once it fires, looks at the deadlines then running and sleeps again."""
+            if self._watch is not None:
+                if self._watch_at <= due:
+                    return
+                self._watch.cancel()
+            self._watch_at = due
+            self._watch = self.loop.call_at(due, self._check)
+
+        def _check(self) -> None:
+            self._watch = None
+            if self.transport.is_closing():
+                return
+            now = self.loop.time()
+            if self._head_due is not None and now >= self._head_due:
+                self._head_too_slow()
+            elif self._request_due is not None and now >= self._request_due:
+                self._request_too_slow()
+            elif self._idle_due is not None and now >= self._idle_due:
+                self._idle_due = None
+                self.timeout_keep_alive_handler()
+            else:
+                pending = [due for due in (self._head_due, self._request_due, self._idle_due) if due is not None]
+                if pending:
+                    self._watch_for(min(pending))
+
+        def _request_too_slow(self) -> None:
+            self._request_due = None
             cycle = getattr(self, "cycle", None)
             if cycle is not None and cycle.response_started:  # answered already (e.g. a 413)
                 self.transport.close()
@@ -113,19 +164,8 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
                 self.transport.write(refusal(408, "body", message))
                 self.transport.close()
 
-        def _arm(self) -> None:
-            self._disarm()
-            self._head_timer = self.loop.call_later(head_timeout, self._head_too_slow)
-
-        def _disarm(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
-
         def _head_too_slow(self) -> None:
-            self._head_timer = None
-            if self._head_bytes is None or self.transport.is_closing():
-                return
+            self._head_due = None
             if self._head_started:
                 self._refuse(408, f"The request line and headers did not arrive within {head_timeout:g} s.")
             else:  # an idle connection: closed quietly, as uvicorn closes idle kept-alive ones

@@ -2,7 +2,10 @@
 
 Each schema is compiled once by :class:`SchemaCompiler` into a :class:`Compiled`:
 
-* ``is_valid`` – a fastjsonschema function, the hot path (a few microseconds);
+* ``is_valid`` – jsonschema-rs, the hot path (under a microsecond for a payment body);
+  a value it cannot take (a lone surrogate in a string, a key that is not text) is
+  judged by jsonschema instead. Patterns are read as JSON Schema's own dialect
+  (ECMA-262) does: ``$`` does not match before a final newline;
 * ``errors`` – only on failure: jsonschema walks the value and every error becomes a
   ``(fieldName, [message])`` pair with a camelCase dotted path (``card.cardNumber``,
   ``fallbackUpgs[0].paymentGatewayAccountName``);
@@ -16,7 +19,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import fastjsonschema
+import jsonschema_rs
 from jsonschema import Draft7Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 
@@ -48,7 +51,7 @@ class Compiled:
         self.schema = schema
         document = {"definitions": compiler.definitions, **schema} if schema else {}
         self._document = document
-        self._fast: Callable[[Any], Any] | None = None
+        self._fast: jsonschema_rs.Draft7Validator | None = None
         self._slow: Draft7Validator | None = None
         self.normalize: Normalizer = compiler.normalizer(schema) or _identity
         # a valid value is canonical already (no case to fix) when every object is closed
@@ -56,26 +59,30 @@ class Compiled:
         self.canonical_when_valid = _closed(schema, compiler.definitions, set())
 
     def warm(self) -> None:
-        """Generate the fast validator now (it is otherwise made on first use, which keeps
+        """Build the fast validator now (it is otherwise built on first use, which keeps
         start-up well under half a second)."""
         if self._fast is None:
-            self._fast = fastjsonschema.compile(self._compiler.fast_form(self._document), use_formats=True)
+            self._fast = jsonschema_rs.Draft7Validator(self._document, validate_formats=True)
 
     def is_valid(self, value: Any) -> bool:
-        if self._fast is None:
+        fast = self._fast
+        if fast is None:
             self.warm()
+            fast = self._fast
         try:
-            self._fast(value)  # type: ignore[misc]
-        except fastjsonschema.JsonSchemaException:
-            return False
-        return True
+            return bool(fast.is_valid(value))  # type: ignore[union-attr]
+        except ValueError:  # a value with no JSON form (a lone surrogate, a non-text key)
+            return bool(self._strict().is_valid(value))
+
+    def _strict(self) -> Draft7Validator:
+        if self._slow is None:
+            self._slow = Draft7Validator(self._document, format_checker=FormatChecker())
+        return self._slow
 
     def errors(self, value: Any, root: str | None = "body") -> list[FieldErrors]:
         """Every problem with ``value``, one (field, messages) entry per problem."""
-        if self._slow is None:
-            self._slow = Draft7Validator(self._document, format_checker=FormatChecker())
         found: list[FieldErrors] = []
-        for error in self._slow.iter_errors(value):
+        for error in self._strict().iter_errors(value):
             found.extend(_explain(error, root))
         if not found and not self.is_valid(value):
             found.append((root, ["The value does not match the schema."]))
@@ -131,19 +138,10 @@ class SchemaCompiler:
         self.definitions = definitions
         self._cache: dict[str, Compiled] = {}
         self._normalizers: dict[str, Normalizer | None] = {}
-        self._fast_definitions: dict[str, Any] | None = None
 
     def warm(self) -> None:
         for compiled in list(self._cache.values()):
             compiled.warm()
-
-    def fast_form(self, document: dict[str, Any]) -> dict[str, Any]:
-        """``document`` (a schema with ``definitions``) in the equivalent form the fast
-        validator is generated from (see :class:`FastForm`)."""
-        if self._fast_definitions is None:
-            self._fast_definitions = FastForm(self.definitions).definitions()
-        rest = {key: value for key, value in document.items() if key != "definitions"}
-        return {**FastForm(self.definitions).schema(rest), "definitions": self._fast_definitions}
 
     def compile(self, schema: Any) -> Compiled:
         key = json.dumps(schema, sort_keys=True)
@@ -239,113 +237,6 @@ def _list_normalizer(item: Normalizer) -> Normalizer:
         return value
 
     return normalize
-
-
-# -- the form the fast validator is generated from -------------------------------------
-# keys that say something about a schema without constraining a value
-_ANNOTATIONS = frozenset(
-    {"description", "title", "default", "example", "examples", "deprecated", "readOnly", "writeOnly", "nullable"}
-)
-# keys whose value is one subschema, a list of them, or a map of names to them
-_ONE = ("additionalProperties", "additionalItems", "items", "not", "if", "then", "else", "contains", "propertyNames")
-_LIST = ("allOf", "anyOf", "oneOf")
-_MAP = ("properties", "patternProperties", "definitions")
-# a schema with one of these keys is not merged with a null branch
-_COMPOSED = frozenset({"$ref", *_LIST, "not", "if", "then", "else", "const"})
-
-
-def _annotation(key: str) -> bool:
-    return key in _ANNOTATIONS or key.startswith("x-")
-
-
-def _null_only(schema: Any) -> bool:
-    return (
-        isinstance(schema, dict)
-        and schema.get("type") == "null"
-        and all(key == "type" or _annotation(key) for key in schema)
-    )
-
-
-class FastForm:
-    """Rewrites a schema into an equivalent one that fastjsonschema validates without
-    raising: it checks ``anyOf``/``oneOf`` branches by trying each and catching the
-    failure, so every present value of a nullable field (``anyOf: [{type: null}, X]``,
-    the interface's way of writing one) cost an exception. Such a pair becomes ``X``
-    with ``null`` added to its types (and to its enum): ``X``'s other keywords each
-    apply to one type only, so null passes them, as it passed the null branch. Anything
-    else is left as it is; the served document and the error messages (jsonschema, over
-    the original) are untouched."""
-
-    def __init__(self, definitions: dict[str, Any]) -> None:
-        self._definitions = definitions
-
-    def definitions(self) -> dict[str, Any]:
-        return {name: self.schema(schema, (name,)) for name, schema in self._definitions.items()}
-
-    def schema(self, node: Any, inlined: tuple[str, ...] = ()) -> Any:
-        if not isinstance(node, dict):
-            return node
-        merged = self._nullable(node, inlined)
-        if merged is not None:
-            return merged
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key in _ONE:
-                out[key] = (
-                    [self.schema(v, inlined) for v in value] if isinstance(value, list) else self.schema(value, inlined)
-                )
-            elif key in _LIST and isinstance(value, list):
-                out[key] = [self.schema(v, inlined) for v in value]
-            elif key in _MAP and isinstance(value, dict):
-                out[key] = {name: self.schema(v, inlined) for name, v in value.items()}
-            else:
-                out[key] = value
-        return out
-
-    def _nullable(self, node: dict[str, Any], inlined: tuple[str, ...]) -> dict[str, Any] | None:
-        for keyword in ("anyOf", "oneOf"):
-            branches = node.get(keyword)
-            if not isinstance(branches, list) or len(branches) != 2:
-                continue
-            if any(key != keyword and not _annotation(key) for key in node):
-                return None
-            if _null_only(branches[0]) == _null_only(branches[1]):
-                return None
-            other = branches[1] if _null_only(branches[0]) else branches[0]
-            target, name = self._resolved(other)
-            if target is None or (name is not None and name in inlined):
-                return None
-            if all(_annotation(key) for key in target):
-                return {}  # the other branch takes any value: so does the pair
-            kind = target.get("type")
-            if not isinstance(kind, (str, list)) or any(key in target for key in _COMPOSED):
-                return None
-            kinds = [kind] if isinstance(kind, str) else list(kind)
-            if "null" in kinds:
-                if keyword == "oneOf":
-                    return None  # null would match both branches: oneOf refuses it
-                return self.schema(target, inlined if name is None else (*inlined, name))
-            merged = {**target, "type": [*kinds, "null"]}
-            if isinstance(target.get("enum"), list) and None not in target["enum"]:
-                merged["enum"] = [*target["enum"], None]
-            return self.schema(merged, inlined if name is None else (*inlined, name))
-        return None
-
-    def _resolved(self, schema: Any) -> tuple[dict[str, Any] | None, str | None]:
-        """``schema`` with its ``$ref`` followed (and the definition's name), if it is a
-        plain schema or a bare reference."""
-        if not isinstance(schema, dict):
-            return None, None
-        ref = schema.get("$ref")
-        if ref is None:
-            return schema, None
-        if not isinstance(ref, str) or not ref.startswith("#/definitions/"):
-            return None, None
-        if any(key != "$ref" and not _annotation(key) for key in schema):
-            return None, None
-        name = ref.rsplit("/", 1)[-1]
-        target = self._definitions.get(name)
-        return (target, name) if isinstance(target, dict) else (None, None)
 
 
 # -- turning jsonschema errors into ValidationErrorMessages ----------------------------

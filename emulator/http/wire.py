@@ -146,7 +146,7 @@ async def read_body(request: Request, limit: int, declared: str | None = None) -
             if message["type"] == "http.disconnect":
                 raise ClientDisconnect()
             continue
-        chunk = message.get("body", b"")
+        chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             raise errors.too_large(limit)

@@ -147,7 +147,7 @@ class Card:
         return Card(number, holder, month, year, cvv, self.brand, self.owner_id)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class AccountRef:
     """A stored gateway account named by a request, with the client certificate for it."""
 
@@ -155,7 +155,7 @@ class AccountRef:
     certificate: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class InlineAccount:
     """``paymentGatewayAccount``: a gateway and credentials given in the request."""
 
