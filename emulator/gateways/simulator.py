@@ -17,6 +17,7 @@ import asyncio
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +96,7 @@ class AttemptResult:
     settles_to: str | None = None
     settle_after_seconds: float | None = None
     rule: str | None = None
+    at: datetime | None = None  # when the ledger recorded it
 
     @property
     def code(self) -> ResultCode:
@@ -172,6 +174,9 @@ def _attempt_type() -> type[Attempt]:
 def decide(runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
     """The scenario outcome for this attempt. Mock gateways (``always``) heed only rules
     that name their gateway or account."""
+    mock = account.gateway.always is not None
+    if not runtime.scenarios.may_match(tenant, mock):
+        return None  # no rule to ask
     attempt = _attempt_type()(
         card_number=item.card_number,
         amount=float(item.money.amount),
@@ -181,7 +186,7 @@ def decide(runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: Atte
         account=account.name,
         attempt=item.number,
     )
-    return runtime.scenarios.decide(tenant, attempt, mock=account.gateway.always is not None)
+    return runtime.scenarios.decide(tenant, attempt, mock=mock)
 
 
 async def attempt(runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> AttemptResult:
@@ -326,7 +331,7 @@ _VALUES: dict[str, Callable[[_Facts], object]] = {
     "amountMinor": lambda f: f.item.money.minor_units(),
     "currency": lambda f: f.item.money.currency,
     "currencyLower": lambda f: f.item.money.currency.lower(),
-    "operation": lambda f: f.item.operation.value,
+    "operation": lambda f: str(f.item.operation),
     "authorizationCode": lambda f: f.approval,
     "approved": lambda f: f.code == ResultCode.SUCCESS,
     "cardBin": lambda f: (f.item.card_number or "")[:6] or None,

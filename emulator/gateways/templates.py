@@ -48,10 +48,25 @@ def _text(value: object) -> str:
     return str(value)
 
 
+def _part(template: Any, known: frozenset[str], names: set[str]) -> tuple[int, Any]:
+    """How a dict's value is filled: ``(0, constant)``, ``(1, name)`` or ``(2, fill)``."""
+    if not isinstance(template, (dict, list, str)) or (isinstance(template, str) and "{" not in template):
+        return 0, template
+    whole = PLACEHOLDER.fullmatch(template) if isinstance(template, str) else None
+    if whole and whole.group(1) in known:
+        names.add(whole.group(1))
+        return 1, whole.group(1)
+    return 2, _compile(template, known, names)
+
+
 def _compile(template: Any, known: frozenset[str], names: set[str]) -> Fill:
     if isinstance(template, dict):
-        items = [(key, _compile(item, known, names)) for key, item in template.items()]
-        return lambda values: {key: fill(values) for key, fill in items}
+        # each key's value: a constant (0), a whole placeholder (1) or a fill of its own (2);
+        # the first two are answered in the comprehension itself, without a call
+        items = [(key, *_part(item, known, names)) for key, item in template.items()]
+        return lambda values: {
+            key: part if kind == 0 else values[part] if kind == 1 else part(values) for key, kind, part in items
+        }
     if isinstance(template, list):
         parts = [_compile(item, known, names) for item in template]
         return lambda values: [fill(values) for fill in parts]

@@ -138,6 +138,7 @@ class Endpoint:
         tenant: Tenant | None = None
         call: Call | None = None
         body: Any = None
+        sent: bytes | None = None  # the body's JSON text, when it is exactly ``body``
         warnings: list[str] = []  # leniencies used to read the request (emulator.http.leniency)
         headers = _header_map(request.scope)
         try:
@@ -151,19 +152,19 @@ class Endpoint:
                 path_values, query_values = self._parameters(request)
             else:
                 path_values, query_values = {}, {}
-            body = await self._body(request, headers, tenant, warnings)
+            body, sent = await self._body(request, headers, tenant, warnings)
             call = Call(self.runtime, tenant, op, body, path_values, query_values, request)  # type: ignore[arg-type]
             reply = await self.handler(call)
         except errors.ApiError as exc:
             reply = Reply(exc.status, exc.body, exc.headers, error=True)
         except DropConnection as exc:
             if tenant is not None and self.journal:
-                self._journal(tenant, request, body, None, call, started, dropped=exc.reason)
+                self._journal(tenant, request, sent or body, None, call, started, dropped=exc.reason)
             await _drop(request, exc)
             return None
         except ClientDisconnect:  # the client went (or was timed out) before its body ended
             if tenant is not None and self.journal:
-                self._journal(tenant, request, body, None, call, started, dropped=CLIENT_GONE)
+                self._journal(tenant, request, sent or body, None, call, started, dropped=CLIENT_GONE)
             return None
         except Exception:
             log.exception("payemu bug while answering %s %s", op.method, op.path)
@@ -174,7 +175,7 @@ class Endpoint:
         payload = dumps(reply.body) if reply.body is not None else None
         if tenant is not None and self.journal:
             size = len(payload or b"") + int(headers.get(b"content-length") or 0)
-            self._journal(tenant, request, body, reply, call, started, warnings=warnings, size=size)
+            self._journal(tenant, request, sent or body, reply, call, started, warnings, size, payload)
         return Answer(reply.status, reply.headers, payload)
 
     def _parameters(self, request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -200,28 +201,37 @@ class Endpoint:
 
     async def _body(
         self, request: Request, headers: dict[bytes, bytes], tenant: Tenant | None, warnings: list[str]
-    ) -> Any:
+    ) -> tuple[Any, bytes | None]:
+        """The request's body value, and its JSON text when that text is exactly the value
+        (valid as sent: the journal keeps the text, and reads it back when first read)."""
         op = self.operation
         declared = _text(headers.get(b"content-length"))
         if op.raw_body:
             # The handler reads the text itself (e.g. YAML); it checks the media type.
             try:
-                return (await read_body(request, self.runtime.settings.max_body_bytes, declared)).decode()
+                return (await read_body(request, self.runtime.settings.max_body_bytes, declared)).decode(), None
             except UnicodeDecodeError:
                 raise errors.invalid("body", "The request body is not valid UTF-8.") from None
         if op.body is None:
-            return None
+            return None, None
         raw = await read_body(request, self.runtime.settings.max_body_bytes, declared)
         if not raw.strip():
             if op.body_required:
                 raise errors.invalid("body", "A JSON request body is required.")
-            return None
+            return None, None
         content_type = _text(headers.get(b"content-type")) or ""
         if not is_json_media(content_type):
             raise errors.unsupported_media_type(content_type)
         value = parse_json(raw)
         if op.body.canonical_when_valid and op.body.is_valid(value):
-            return value  # valid as sent: nothing to rewrite or forgive (the common case)
+            return value, raw  # valid as sent: nothing to rewrite or forgive (the common case)
+        return self._forgiven(value, tenant, warnings), None
+
+    def _forgiven(self, value: Any, tenant: Tenant | None, warnings: list[str]) -> Any:
+        """A body not valid as sent: read case-insensitively and as leniently as the real
+        service (each leniency noted in ``warnings``), else a 400 naming every problem."""
+        op = self.operation
+        assert op.body is not None
         value = op.body.normalize(value)
         # the control API is payemu's own: always strict
         strict = not self.journal or tenant_settings.strict(self.runtime, tenant)
@@ -273,12 +283,16 @@ class Endpoint:
         reply: Reply | None,
         call: Call | None,
         started: float,
-        dropped: str | None = None,
         warnings: list[str] | None = None,
         size: int | None = None,
+        payload: bytes | None = None,
+        dropped: str | None = None,
     ) -> None:
         """Record the call; ``size``, the bytes of its request and answer, weighs the entry
-        against the journal's byte limit (estimated from the entry when not given)."""
+        against the journal's byte limit (estimated from the entry when not given). The
+        request and the answer may be given as their JSON text (``body`` as bytes, and
+        ``payload``): the journal reads them back when it is first read, so the request
+        path keeps one object where the values are trees of them."""
         scope = request.scope
         op = self.operation
         entry: dict[str, Any] = {
@@ -291,7 +305,7 @@ class Endpoint:
             "status": reply.status if reply else None,
             "latencyMs": round((perf_counter() - started) * 1000, 3),
             "request": body,  # the journal masks entries before anything reads them
-            "response": reply.body if reply else None,
+            "response": payload if payload is not None else (reply.body if reply else None),
             "attempts": call.attempts if call else [],
         }
         if dropped:
@@ -304,11 +318,7 @@ class Endpoint:
 def _header_map(scope: Any) -> dict[bytes, bytes]:
     """The request's headers by (lower-case) name; of a repeated header the first, as
     Starlette's ``Headers.get`` reads it."""
-    found: dict[bytes, bytes] = {}
-    for name, value in scope["headers"]:
-        if name not in found:
-            found[name] = value
-    return found
+    return dict(reversed(scope["headers"]))
 
 
 def _text(value: bytes | None) -> str | None:

@@ -114,22 +114,25 @@ def check_credentials(
 ) -> list[tuple[str, str | None]]:
     """The credential entries as ``(canonical key, value)`` pairs. Every problem (a key
     missing, not listed by the gateway, or given twice) is a 400 on ``field[i].key``."""
+    if not entries:
+        return []
     accepted = _accepted(gateway.accepted_credentials)
     pairs: list[tuple[str, str | None]] = []
     seen: set[str] = set()
     problems: list[errors.FieldErrors] = []
     for index, entry in enumerate(entries):
-        where = f"{field}[{index}].key"
         key = entry.get("key")
         if not key:
-            problems.append((where, [f"The Key field is required. {_listing(gateway)}"]))
+            problems.append((f"{field}[{index}].key", [f"The Key field is required. {_listing(gateway)}"]))
             continue
         canonical = accepted.get(key.lower())
         if canonical is None:
-            problems.append((where, [f"'{key}' is not a credential of {gateway.name}. {_listing(gateway)}"]))
+            message = f"'{key}' is not a credential of {gateway.name}. {_listing(gateway)}"
+            problems.append((f"{field}[{index}].key", [message]))
             continue
         if canonical in seen:
-            problems.append((where, [f"The credential '{canonical}' is given more than once."]))
+            message = f"The credential '{canonical}' is given more than once."
+            problems.append((f"{field}[{index}].key", [message]))
             continue
         seen.add(canonical)
         pairs.append((canonical, entry.get("value")))

@@ -35,7 +35,7 @@ class Clock:
 
     def now(self) -> datetime:
         base = self._start if self._start is not None else datetime.now(UTC)
-        return base + self._offset
+        return base + self._offset if self._offset else base
 
     def advance(self, delta: timedelta) -> datetime:
         if delta < timedelta(0):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from emulator.gateways import payloads, simulator
@@ -115,8 +116,11 @@ def token_for(tenant: Tenant, user_token: str | None, gateway: str) -> tuple[str
     return token.card_number, None
 
 
-def attempt_record(tenant: Tenant, account: GatewayAccount, number: int, result: OperationResult) -> AttemptRecord:
-    return AttemptRecord(number, account.name, account.gateway.name, tenant.now(), result)
+def attempt_record(
+    tenant: Tenant, account: GatewayAccount, number: int, result: OperationResult, at: datetime | None = None
+) -> AttemptRecord:
+    """The journal's record of one attempt; ``at``: when it was made (now if not given)."""
+    return AttemptRecord(number, account.name, account.gateway.name, at or tenant.now(), result)
 
 
 def refused(operation: Operation, money: Money, refusal: rules.Refusal) -> Outcome:
@@ -154,7 +158,7 @@ async def _pay(
         token = last.result.gateway_token
         if token:
             ledger.remember_token(tenant, token, account.gateway.name, account.name, paying.number)
-        entry = attempt_record(tenant, account, number, last.result)
+        entry = attempt_record(tenant, account, number, last.result, last.at)
         attempts.append(entry)
         call_attempts.append(entry)
         if last.fault == Fault.LOST_RESPONSE:
@@ -179,7 +183,7 @@ async def _attempt(
     result = await simulator.attempt(runtime, tenant, account, item)
     if result.fault == Fault.RESET:
         raise DropConnection(Fault.RESET)
-    ledger.record(
+    result.at = ledger.record(
         tenant,
         result.result,
         account=account.name,
@@ -190,7 +194,7 @@ async def _attempt(
         attempt_number=attempt_number,
         settles_to=result.settles_to,
         settle_after_seconds=result.settle_after_seconds,
-    )
+    ).created_at
     return result
 
 
@@ -222,7 +226,7 @@ async def _follow_up(
         result = await _attempt(runtime, tenant, account, item, parent=tx)
     finally:
         rules.release(tx)
-    entry = attempt_record(tenant, account, 1, result.result)
+    entry = attempt_record(tenant, account, 1, result.result, result.at)
     call_attempts.append(entry)
     if result.fault == Fault.LOST_RESPONSE:
         raise DropConnection(Fault.LOST_RESPONSE)

@@ -3,7 +3,8 @@ as its JSON text), oldest dropped first, bodies masked.
 
 Entries are stored as recorded and masked the first time anything reads them (the
 masked copy then replaces the raw one); attempts may be recorded as objects with a
-``to_json`` (the engine's AttemptRecords) and are rendered then too. Every way out of the journal — iteration and
+``to_json`` (the engine's AttemptRecords), and the request and response as their JSON
+text (bytes), and are rendered then too. Every way out of the journal — iteration and
 :meth:`Journal.query` — hands out masked entries only, so card numbers, CVVs, token
 payloads and credential values never leave it; the request path pays nothing for masking.
 """
@@ -80,6 +81,9 @@ class Journal:
         entries = list(self._entries)
         for entry in entries:
             if entry.pop(_RAW, False):
+                for name in ("request", "response"):
+                    if isinstance(entry.get(name), bytes):
+                        entry[name] = json.loads(entry[name])  # recorded as its JSON text
                 if isinstance(entry.get("time"), datetime):
                     entry["time"] = isoformat(entry["time"])
                 if "attempts" in entry:

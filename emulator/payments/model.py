@@ -245,8 +245,8 @@ class OperationResult:
             "authorizationCode": self.authorization_code,
             "currency": self.money.currency,
             "amount": self.money.to_json(),
-            "operationType": self.operation.value,
-            "operationResultCode": self.code.value,
+            "operationType": str(self.operation),  # StrEnum: its value, without Enum's property
+            "operationResultCode": str(self.code),
             "operationResultDescription": self.description,
             "customGatewayResponse": self.custom_gateway_response,
             "gatewayName": self.gateway_name,

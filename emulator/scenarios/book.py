@@ -86,6 +86,11 @@ class ScenarioBook:
         """Every rule that applies to ``tenant``, in matching order."""
         return [*tenant.rules, *self._rules]
 
+    def may_match(self, tenant: Tenant, mock: bool = False) -> bool:
+        """Whether any rule could decide an attempt (False: :meth:`decide` is None whatever
+        the attempt, so the caller need not describe it)."""
+        return bool(self._mock_rules if mock else self._rules) or len(tenant.rules) > 0
+
     def decide(self, tenant: Tenant, attempt: Attempt, mock: bool = False) -> Outcome | None:
         """The outcome of the first rule matching ``attempt``, or None (the gateway's
         default). With ``mock`` (NULLSuccess, NULLFailure: they ignore card and amount)

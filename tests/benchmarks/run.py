@@ -1,10 +1,12 @@
 """payemu's benchmark: the same HTTP load against payemu and a bare Starlette app.
 
-    python -m tests.benchmarks.run [--duration 10] [--connections 16] [--transactions 1000000]
+    python -m tests.benchmarks.run [--duration 10] [--rounds 3] [--connections 16] [--transactions 1000000]
 
-Each server runs pinned to core 0 (``taskset``), wrk runs pinned to core 1. Printed per
-path: requests/s, p50 and p99 latency, and the payemu / bare-Starlette ratio from the same
-run; then payemu's start-up time to the first 200, its RSS idle, and its RSS per stored
+Each server runs pinned to core 0 (``taskset``), wrk runs pinned to core 1. Both servers
+run side by side and take turns under wrk, ``--rounds`` times per path, so drift in the
+machine's speed during the run weighs on both. Printed per path: the median of the rounds'
+requests/s, p50 and p99 latency, and the payemu / bare-Starlette ratio from the same run;
+then payemu's start-up time to the first 200, its RSS idle, and its RSS per stored
 transaction. Needs Debian's ``wrk`` (``apt-get install wrk``). Not part of the test suite.
 """
 
@@ -126,18 +128,43 @@ def wrk(base: str, name: str, duration: int, connections: int) -> Load:
     return Load(rps, p50, p99, int(bad.group(1)) if bad else 0 + (1 if errors else 0))
 
 
-def measure(argv: list[str], probe: str, names: list[str], duration: int, connections: int) -> dict[str, Load]:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    proc, _ = start([*argv, "--port", str(port)], base, probe)
+def median(loads: list[Load]) -> Load:
+    """The middle of several runs: median req/s, p50 and p99; every error counted."""
+    middle = len(loads) // 2
+    return Load(
+        sorted(load.rps for load in loads)[middle],
+        sorted(load.p50_ms for load in loads)[middle],
+        sorted(load.p99_ms for load in loads)[middle],
+        sum(load.errors for load in loads),
+    )
+
+
+def measure(
+    servers: dict[str, list[str]], probe: str, names: list[str], duration: int, connections: int, rounds: int
+) -> dict[str, dict[str, Load]]:
+    """Each path against every server, the servers taking turns for ``rounds`` rounds
+    (so a machine that slows down or speeds up during the run weighs on both alike);
+    per server and path, the median of its rounds."""
+    running: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
-        results = {}
+        for label, argv in servers.items():
+            port = free_port()
+            base = f"http://127.0.0.1:{port}"
+            running[label] = (start([*argv, "--port", str(port)], base, probe)[0], base)
+        results: dict[str, dict[str, Load]] = {label: {} for label in servers}
         for name in names:
-            wrk(base, name, 2, connections)  # warm-up
-            results[name] = wrk(base, name, duration, connections)
+            runs: dict[str, list[Load]] = {label: [] for label in servers}
+            for _, base in running.values():
+                wrk(base, name, 2, connections)  # warm-up
+            for _ in range(rounds):
+                for label, (_, base) in running.items():
+                    runs[label].append(wrk(base, name, duration, connections))
+            for label in servers:
+                results[label][name] = median(runs[label])
         return results
     finally:
-        stop(proc)
+        for proc, _ in running.values():
+            stop(proc)
 
 
 def startup_and_idle(runs: int = 5) -> tuple[float, float]:
@@ -168,6 +195,7 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--transactions", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=3, help="turns each server takes per path (median)")
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
     args = parser.parse_args()
     if not shutil.which("wrk"):
@@ -191,9 +219,14 @@ def main() -> int:
     config = Path(tempfile.mkdtemp()) / "bench.yaml"
     config.write_text(BENCH_CONFIG)
     payemu = [sys.executable, "-m", "emulator", "serve", "--log-level", "warning", "--config", str(config)]
-    bare = measure(uvicorn, "/Utils/apiKey", args.paths, args.duration, args.connections)
-    ours = measure(payemu, "/Utils/apiKey", args.paths, args.duration, args.connections)
-    print(f"load: wrk -t1 -c{args.connections} -d{args.duration}s, servers on core 0, wrk on core 1")
+    found = measure(
+        {"bare": uvicorn, "payemu": payemu}, "/Utils/apiKey", args.paths, args.duration, args.connections, args.rounds
+    )
+    bare, ours = found["bare"], found["payemu"]
+    print(
+        f"load: wrk -t1 -c{args.connections} -d{args.duration}s, servers on core 0, wrk on core 1; "
+        f"the servers take turns, {args.rounds} rounds, medians shown"
+    )
     print(f"{'path':<14}{'server':<10}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
     for name in args.paths:
         for label, load in (("bare", bare[name]), ("payemu", ours[name])):
