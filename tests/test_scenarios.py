@@ -406,3 +406,22 @@ def test_a_test_amount_beats_a_test_card(builtin: ScenarioBook, tenant: Tenant) 
     outcome = builtin.decide(tenant, replace(BASE, card_number="4000000000000002", amount=9012.0))
     assert outcome == Outcome("Rejected", "ExpiredCard", rule="expired-card-amount")
     assert builtin.decide(tenant, replace(BASE, amount=9012.0, operation="Status")) is None
+
+
+def test_a_mock_gateway_without_rules_for_it_asks_no_rule(tmp_path: Path, tenant: Tenant) -> None:
+    """may_match: False lets the simulator skip describing the attempt (the mock gateways'
+    fast path); a rule naming a gateway in a file, or any rule of the tenant, turns it on."""
+    plain = book_of(
+        tmp_path, "- name: plain\n  when: {cardNumber: '4111111111111111'}\n  then: {operationResultCode: Rejected}\n"
+    )
+    plain.reload()
+    assert plain.may_match(tenant, mock=False)
+    assert not plain.may_match(tenant, mock=True)  # the mock gateways ignore card rules
+    named = book_of(
+        tmp_path, "- name: named\n  when: {gateway: NULLSuccess}\n  then: {operationResultCode: Rejected}\n"
+    )
+    named.reload()
+    assert named.may_match(tenant, mock=True)
+    runtime_rule = "{name: mine, when: {cardNumber: '4000000000000002'}, then: {operationResultCode: Rejected}}"
+    tenant.rules.add([parse_rules(runtime_rule, "runtime")[0]])
+    assert plain.may_match(tenant, mock=True)

@@ -48,6 +48,9 @@ class FakeBook:
     def rules(self, tenant: Tenant) -> list[Any]:
         return []
 
+    def may_match(self, tenant: Tenant, mock: bool = False) -> bool:
+        return True  # its one outcome answers every attempt
+
     def decide(self, tenant: Tenant, attempt: Attempt, mock: bool = False) -> Outcome | None:
         self.calls.append((attempt, mock))
         return self.outcome
