@@ -156,10 +156,14 @@ class _Attempt(Protocol):
     def card(self) -> _Card | None: ...
 
 
-def for_attempt(gateway: GatewaySpec, item: _Attempt, now: datetime) -> CheckFailure | None:
-    """:func:`card_problem` for one simulator attempt (its resolved card)."""
-    if not gateway.checks_cards:
-        return None  # a gateway without card checks (the mock gateways)
+def for_attempt(
+    runtime: Runtime, tenant: Tenant, gateway: GatewaySpec, item: _Attempt, outcome: Outcome | None
+) -> CheckFailure | None:
+    """:func:`card_problem` for one simulator attempt (its resolved card), at the tenant's
+    clock. None without asking when the gateway checks no cards (the mock gateways) or a
+    user's rule decided the attempt (:func:`rule_wins`): the cheapest questions first."""
+    if not gateway.checks_cards or rule_wins(runtime, tenant, outcome):
+        return None
     card = item.card
     number = card.number if card else None
     brand = (card.brand if card else None) or _brand_of(number)
@@ -172,7 +176,7 @@ def for_attempt(gateway: GatewaySpec, item: _Attempt, now: datetime) -> CheckFai
         card.cvv if card else None,
         brand,
         item.money.amount,
-        now,
+        tenant.now(),
     )
 
 

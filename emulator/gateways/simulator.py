@@ -206,11 +206,7 @@ async def attempt(runtime: Runtime, tenant: Tenant, account: GatewayAccount, ite
     else:
         outcome = decide(runtime, tenant, account, item)
         # A user's rule beats the gateway's own card checks; otherwise they come first.
-        failure = (
-            checks.for_attempt(spec, item, tenant.now())
-            if spec.checks_cards and not checks.rule_wins(runtime, tenant, outcome)
-            else None
-        )
+        failure = checks.for_attempt(runtime, tenant, spec, item, outcome)
         if failure is not None:
             outcome = None  # the gateway declined before any issuer was asked (no delay, no fault)
             code, reason, text = ResultCode.REJECTED, failure.reason, failure.description

@@ -49,14 +49,17 @@ def _text(value: object) -> str:
 
 
 def _part(template: Any, known: frozenset[str], names: set[str]) -> tuple[int, Any]:
-    """How a dict's value is filled: ``(0, constant)``, ``(1, name)`` or ``(2, fill)``."""
-    if not isinstance(template, (dict, list, str)) or (isinstance(template, str) and "{" not in template):
+    """How a value is filled: ``(0, constant)``, ``(1, name)`` (a string that is exactly
+    one known placeholder) or ``(2, fill)`` (anything else, compiled)."""
+    if isinstance(template, (dict, list)):
+        return 2, _compile(template, known, names)
+    if not isinstance(template, str) or "{" not in template:
         return 0, template
-    whole = PLACEHOLDER.fullmatch(template) if isinstance(template, str) else None
+    whole = PLACEHOLDER.fullmatch(template)
     if whole and whole.group(1) in known:
         names.add(whole.group(1))
         return 1, whole.group(1)
-    return 2, _compile(template, known, names)
+    return 2, _compile_text(template, known, names)
 
 
 def _compile(template: Any, known: frozenset[str], names: set[str]) -> Fill:
@@ -70,28 +73,12 @@ def _compile(template: Any, known: frozenset[str], names: set[str]) -> Fill:
     if isinstance(template, list):
         parts = [_compile(item, known, names) for item in template]
         return lambda values: [fill(values) for fill in parts]
-    if not isinstance(template, str) or "{" not in template:
-        return lambda values: template
-    whole = PLACEHOLDER.fullmatch(template)
-    if whole and whole.group(1) in known:
-        name = whole.group(1)
-        names.add(name)
-        return lambda values: values[name]
-    pieces: list[tuple[bool, str]] = []  # (is a placeholder, text or name)
-    position = 0
-    for match in PLACEHOLDER.finditer(template):
-        if match.group(1) not in known:
-            continue
-        pieces.append((False, template[position : match.start()]))
-        pieces.append((True, match.group(1)))
-        names.add(match.group(1))
-        position = match.end()
-    pieces.append((False, template[position:]))
-    pieces = [(named, text) for named, text in pieces if named or text]
-
-    def fill(values: Values) -> str:
-        return "".join(_text(values[text]) if named else text for named, text in pieces)
-
+    kind, part = _part(template, known, names)
+    if kind == 0:
+        return lambda values: part
+    if kind == 1:
+        return lambda values: values[part]
+    fill: Fill = part
     return fill
 
 
@@ -114,3 +101,23 @@ def compiled(template: Any, known: frozenset[str]) -> Template:
 def render(template: Any, values: Values) -> Any:
     """Fill ``template`` with ``values`` at once (placeholders not in ``values`` stay)."""
     return compile_template(template, values.keys()).fill(values)
+
+
+def _compile_text(template: str, known: frozenset[str], names: set[str]) -> Fill:
+    """A string with placeholders among its text."""
+    pieces: list[tuple[bool, str]] = []  # (is a placeholder, text or name)
+    position = 0
+    for match in PLACEHOLDER.finditer(template):
+        if match.group(1) not in known:
+            continue
+        pieces.append((False, template[position : match.start()]))
+        pieces.append((True, match.group(1)))
+        names.add(match.group(1))
+        position = match.end()
+    pieces.append((False, template[position:]))
+    pieces = [(named, text) for named, text in pieces if named or text]
+
+    def fill(values: Values) -> str:
+        return "".join(_text(values[text]) if named else text for named, text in pieces)
+
+    return fill

@@ -95,7 +95,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             if self._head_bytes is None:  # the next request on a kept-alive connection
                 self._head_bytes = 0
                 self._head_due = now + head_timeout
-            self._watch_for(min(self._head_due or self._request_due, self._request_due))
+            self._watch_for(self._request_due if self._head_due is None else min(self._head_due, self._request_due))
 
         def on_headers_complete(self) -> None:
             self._head_bytes = None
