@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import socket
 import threading
@@ -17,11 +18,12 @@ from urllib.parse import urlsplit
 
 import pytest
 import uvicorn
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+from uvicorn.server import ServerState
 
 from emulator.config import Settings
 from emulator.http.app import create_app
-from emulator.http.protocol import HeadHeld, http_protocol, refusal
+from emulator.http.protocol import WHOLE, HeadHeld, http_protocol, refusal
 from emulator.server import loopback_socket
 from emulator.testing import Payemu, PayemuServer
 
@@ -277,3 +279,103 @@ def test_a_client_that_expects_100_continue_gets_it_then_its_answer(server: Paye
         status, answer = _read_answer(sock)
     assert status == 201
     assert len(json.loads(answer)["token"]) == 32
+
+
+# -- the whole answer in one call (emulator.http.protocol.WHOLE) ------------------------
+class _Wire(_Transport):
+    """A connection's transport as the protocol sees it."""
+
+    closed_by_server = False  # closed before the client left
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 5555)}.get(name, default)
+
+    def is_closing(self) -> bool:
+        return self.closed or self.aborted
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def _exchange(protocol: Any, app: Any, requests: list[bytes]) -> _Wire:
+    """Feed ``requests`` to one connection of ``protocol`` serving ``app``, each after the
+    last was answered; the transport holds what was written."""
+    config = uvicorn.Config(app, http=protocol, log_level="warning")
+    config.load()
+    state = ServerState()
+    state.default_headers = [(b"date", b"Mon, 23 Nov 2026 18:00:00 GMT"), (b"server", b"uvicorn")]
+
+    async def run() -> _Wire:
+        wire = _Wire()
+        connection = config.http_protocol_class(config=config, server_state=state, app_state={})
+        connection.connection_made(wire)
+        for request in requests:
+            connection.data_received(request)
+            for _ in range(1000):
+                await asyncio.sleep(0)
+                if connection.cycle.response_complete or wire.is_closing():
+                    break
+        wire.closed_by_server = wire.is_closing()
+        connection.connection_lost(None)
+        return wire
+
+    return asyncio.run(run())
+
+
+def test_an_operation_answers_in_one_write_byte_for_byte_as_uvicorns_send() -> None:
+    settings = Settings(log_level="warning")
+    app = create_app(settings)
+    guarded = _exchange(http_protocol(settings), app, [_api_key_request()] * 2)
+    plain = _exchange(HttpToolsProtocol, app, [_api_key_request()] * 2)
+    assert len(guarded.writes) == 2  # head and body together, per answer
+    assert guarded.writes[0].startswith(
+        b"HTTP/1.1 200 OK\r\ndate: Mon, 23 Nov 2026 18:00:00 GMT\r\nserver: uvicorn\r\n"
+    )
+    assert b"content-type: application/json\r\n" in guarded.writes[0]
+    assert json.loads(guarded.writes[0].partition(b"\r\n\r\n")[2])["status"] == "OK"
+    assert b"".join(guarded.writes) == b"".join(plain.writes)
+    assert not guarded.closed_by_server
+
+
+def test_a_whole_answer_to_a_closing_client_says_so_and_closes() -> None:
+    settings = Settings(log_level="warning")
+    request = _api_key_request().replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
+    wire = _exchange(http_protocol(settings), create_app(settings), [request])
+    assert len(wire.writes) == 1
+    assert b"\r\nconnection: close\r\n\r\n" in wire.writes[0]
+    assert wire.closed_by_server
+
+
+def test_the_whole_extension_answers_once_and_leaves_no_reference_cycle() -> None:
+    seen: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        whole = scope["extensions"][WHOLE]
+        await whole(201, b"content-type: text/plain\r\ncontent-length: 2\r\n", b"ok")
+        try:
+            await whole(200, b"content-length: 0\r\n", b"")
+        except RuntimeError as exc:
+            seen.append(str(exc))
+
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector finds stays in gc.garbage
+    try:
+        wire = _exchange(http_protocol(Settings(log_level="warning")), app, [_api_key_request()] * 3)
+        gc.collect()
+        # The extension holds its request cycle weakly, so a finished request is freed when
+        # the next replaces it; only the last is left, held by the connection (which its
+        # watchdog timer keeps in a cycle until the collector runs).
+        assert len([found for found in gc.garbage if isinstance(found, RequestResponseCycle)]) <= 1
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert wire.writes == [wire.writes[0]] * 3
+    assert wire.writes[0].startswith(b"HTTP/1.1 201 Created\r\n")
+    assert wire.writes[0].endswith(b"\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok")
+    assert seen == ["payemu.whole: the response has started already"] * 3

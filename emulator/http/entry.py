@@ -20,11 +20,13 @@ from starlette.types import Receive, Scope, Send
 
 from emulator.http import errors
 from emulator.http.pipeline import Answer, Endpoint, OperationRoute
+from emulator.http.protocol import WHOLE
 from emulator.http.wire import JSON_MEDIA, dumps
 from emulator.payments.model import DropConnection
 
 log = logging.getLogger("payemu")
 _JSON = JSON_MEDIA.encode("latin-1")
+_JSON_LINE = b"content-type: " + _JSON + b"\r\n"
 _NO_LENGTH = frozenset({204, 304})  # statuses that carry no Content-Length (as Starlette)
 
 
@@ -62,6 +64,15 @@ async def _answer(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send
     if answer is None:
         return  # the connection is closed without an answer
     payload = answer.payload
+    extensions = scope.get("extensions")
+    whole = extensions.get(WHOLE) if extensions else None
+    if whole is not None and not answer.headers and answer.status >= 200 and answer.status not in _NO_LENGTH:
+        # payemu's server: the answer in one call (emulator.http.protocol.WHOLE)
+        if payload is None:
+            await whole(answer.status, b"content-length: 0\r\n", b"")
+        else:
+            await whole(answer.status, _JSON_LINE + b"content-length: %d\r\n" % len(payload), payload)
+        return
     headers: list[tuple[bytes, bytes]] = []
     if payload is not None:
         headers.append((b"content-type", _JSON))

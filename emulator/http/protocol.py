@@ -21,7 +21,10 @@ that httptools lacks, and two savings per request.
 All three deadlines, and uvicorn's keep-alive one, are kept by one timer per connection
 (a watchdog that, when it fires, looks at the deadlines then running and sleeps again
 until the earliest), not by arming and cancelling timers on every request. And a
-response's head goes out with its body in one write (:class:`HeadHeld`).
+response's head goes out with its body in one write (:class:`HeadHeld`). An application
+that has its whole answer at once (payemu's documented operations) may hand it over in
+one call, the ``payemu.whole`` scope extension (:data:`WHOLE`), which skips the checks
+uvicorn makes of each header of a ``send``.
 
 Bodies are bounded by the pipeline (``max_body_bytes``, a ``413``). Without httptools
 installed, uvicorn's h11 protocol is used; h11 bounds the head itself (16 KiB).
@@ -30,6 +33,8 @@ installed, uvicorn's h11 protocol is used; h11 bounds the head itself (16 KiB).
 from __future__ import annotations
 
 import asyncio
+import weakref
+from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +49,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
     """The ``http`` argument of ``uvicorn.Config``: the guarded httptools protocol with
     the limits of ``settings``, or ``"h11"`` when httptools is not installed."""
     try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+        from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
     except ImportError:
         return "h11"
     max_head_bytes = settings.max_head_bytes
@@ -105,6 +110,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             cycle = getattr(self, "cycle", None)
             if cycle is not None:
                 cycle.transport = HeadHeld(self.transport, self.loop)
+                cycle.scope["extensions"] = {WHOLE: partial(self._send_whole, weakref.ref(cycle))}
 
         def on_message_complete(self) -> None:
             self._request_due = None
@@ -124,6 +130,38 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             else:
                 self._idle_due = self.loop.time() + self.timeout_keep_alive
                 self._watch_for(self._idle_due)
+
+        async def _send_whole(self, ref: weakref.ref[Any], status: int, lines: bytes, body: bytes) -> None:
+            """The :data:`WHOLE` extension: the response ``status`` with the header
+            ``lines`` (``name: value\\r\\n`` each, valid as given) and the whole ``body``,
+            in one write; what uvicorn's ``send`` does for such a response, without its
+            per-header checks. (The cycle is held weakly: the scope holds this.)"""
+            cycle = ref()
+            if cycle is None:
+                return
+            if cycle.flow.write_paused and not cycle.disconnected:
+                await cycle.flow.drain()
+            if cycle.disconnected:
+                return
+            if cycle.response_started:
+                raise RuntimeError("payemu.whole: the response has started already")
+            cycle.response_started = True
+            cycle.waiting_for_100_continue = False
+            head = [STATUS_LINE[status]]
+            for name, value in cycle.default_headers:
+                head += (name, b": ", value, b"\r\n")
+            head.append(lines)
+            if not cycle.keep_alive:
+                head.append(b"connection: close\r\n")
+            head.append(b"\r\n")
+            if cycle.scope["method"] != "HEAD":
+                head.append(body)
+            self.transport.write(b"".join(head))
+            cycle.response_complete = True
+            cycle.message_event.set()
+            if not cycle.keep_alive:
+                self.transport.close()
+            cycle.on_response()
 
         # -- the watchdog ------------------------------------------------------------
         def _watch_for(self, due: float) -> None:
@@ -224,6 +262,11 @@ class HeadHeld:
         return getattr(self._transport, name)
 
 
+WHOLE = "payemu.whole"
+"""The scope extension (``scope["extensions"][WHOLE]``) under payemu's server:
+``await whole(status, header_lines, body)`` sends a complete response at once; the
+header lines (``content-type: …\\r\\n``) must be valid HTTP, and no ``connection``,
+``content-length`` other than the body's, or ``transfer-encoding``."""
 _CONTINUE = b"HTTP/1.1 100 "
 
 
