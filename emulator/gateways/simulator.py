@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.gateways import checks, payloads
 from emulator.gateways.catalog import GatewaySpec, ReferenceFormat
-from emulator.gateways.templates import compiled
+from emulator.gateways.templates import Template, compiled
 from emulator.payments import cards
 from emulator.payments.clock import isoformat
 from emulator.payments.model import Card, Money, OperationResult
@@ -363,30 +363,79 @@ def speak(
     and the rendered ``customGatewayResponse``."""
     spec = account.gateway
     operation = item.operation
-    native = spec.code_for(key)
     money = item.money
-    values: dict[str, Any] = {"gatewayResultCode": gateway_code if gateway_code is not None else native.code}
-    described = compiled(gateway_description if gateway_description is not None else native.description, _DESCRIBED)
-    response = compiled(payloads.template(spec, code, operation, reason), _RESPONDED) if spec.response else None
-    facts = _Facts(tenant, account, item, code, reference, approval, token)
-    for name in (described.names | response.names) if response else described.names:
-        if name not in values and name != "gatewayResultDescription":
-            values[name] = _VALUES[name](facts)
-    values["gatewayResultDescription"] = described.fill(values)
-    return OperationResult(
+    plan = _plan(spec, code, operation, reason, key, gateway_code, gateway_description)
+    values: dict[str, Any] = {"gatewayResultCode": plan.code}
+    if plan.values:
+        facts = _Facts(tenant, account, item, code, reference, approval, token)
+        for name, value in plan.values:
+            values[name] = value(facts)
+    values["gatewayResultDescription"] = plan.described.fill(values)
+    response = plan.response
+    return OperationResult(  # positional: in the field order
         operation,
         code,
         money,
         text,
-        authorization_code=approval if operation in AUTHORIZING else None,
-        custom_gateway_response=response.fill(values) if response else None,
-        gateway_name=spec.name,
-        gateway_reference=reference,
-        gateway_result_code=values["gatewayResultCode"],
-        gateway_result_description=values["gatewayResultDescription"],
-        gateway_token=token,
-        reject_reason=reason if code == ResultCode.REJECTED else None,
+        approval if operation in AUTHORIZING else None,
+        response.fill(values) if response else None,
+        spec.name,
+        reference,
+        values["gatewayResultCode"],
+        values["gatewayResultDescription"],
+        None,  # gatewayResultSubCode
+        None,  # gatewayResultSubDescription
+        token,
+        reason if code == ResultCode.REJECTED else None,
     )
+
+
+class _Plan:
+    """How one case of a gateway is spoken (see :func:`_plan`)."""
+
+    __slots__ = ("code", "described", "response", "values")
+
+    def __init__(
+        self, code: Any, described: Template, response: Template | None, values: tuple[tuple[str, Any], ...]
+    ) -> None:
+        self.code = code  # gatewayResultCode
+        self.described = described  # gatewayResultDescription
+        self.response = response  # customGatewayResponse, when the gateway has one
+        self.values = values  # (name, how to compute it) of each other value the two read
+
+
+MAX_PLANS = 4096
+_PLANS: dict[tuple[int, str, str, str | None, str], tuple[GatewaySpec, _Plan]] = {}
+
+
+def _plan(
+    spec: GatewaySpec,
+    code: ResultCode,
+    operation: Operation,
+    reason: str | None,
+    key: str,
+    gateway_code: str | None,
+    gateway_description: str | None,
+) -> _Plan:
+    """The native code, the compiled description and answer templates, and the values
+    they read, for ``key`` of ``code`` at ``spec``: made once per gateway and case (a
+    scenario's own code or description is planned afresh)."""
+    cached = gateway_code is None and gateway_description is None
+    if cached:
+        hit = _PLANS.get((id(spec), code, operation, reason, key))
+        if hit is not None and hit[0] is spec:
+            return hit[1]
+    native = spec.code_for(key)
+    described = compiled(gateway_description if gateway_description is not None else native.description, _DESCRIBED)
+    response = compiled(payloads.template(spec, code, operation, reason), _RESPONDED) if spec.response else None
+    names = (described.names | response.names) if response else described.names
+    values = tuple((name, _VALUES[name]) for name in sorted(names) if name in _VALUES)
+    plan = _Plan(gateway_code if gateway_code is not None else native.code, described, response, values)
+    if cached:
+        if len(_PLANS) >= MAX_PLANS:
+            _PLANS.clear()
+        _PLANS[(id(spec), code, operation, reason, key)] = (spec, plan)
+    return plan
 
 
 def brand_of(number: str) -> str | None:

@@ -86,8 +86,11 @@ def currencies(runtime: Runtime) -> frozenset[str]:
 
 
 def currency_of(runtime: Runtime, value: str) -> str:
+    known = currencies(runtime)
+    if value in known:
+        return value
     code = value.strip().upper()
-    if code not in currencies(runtime):
+    if code not in known:
         raise errors.invalid("currency", f"Unknown currency code '{value}'.")
     return code
 
@@ -134,7 +137,9 @@ async def _pay(
     runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
 ) -> Outcome:
     operation = request.operation
-    chain = [primary_account(runtime, tenant, request), *fallback_accounts(runtime, tenant, request)]
+    chain = [primary_account(runtime, tenant, request)]
+    if request.fallbacks:
+        chain += fallback_accounts(runtime, tenant, request)
     money = Money.none() if operation == Operation.TOKENIZE else money_of(runtime, request)
     card = resolved_card(tenant, request)
     attempts: list[AttemptRecord] = []
@@ -142,17 +147,17 @@ async def _pay(
     for number, account in enumerate(chain, start=1):
         token_number, problem = token_for(tenant, request.user_token, account.gateway.name)
         paying = card.with_number(token_number or card.number) if card else Card(number=token_number)
-        item = AttemptInput(
-            operation=operation,
-            money=money,
-            card=paying,
-            my_ref=request.my_ref,
-            order_desc=request.order_desc,
-            client_ip=request.client_ip,
-            network_token_brand=request.network_token_brand,
-            generate_token=request.generate_token,
-            token_problem=problem,
-            number=number,
+        item = AttemptInput(  # positional: in the field order
+            operation,
+            money,
+            paying,
+            request.my_ref,
+            request.order_desc,
+            request.client_ip,
+            request.network_token_brand,
+            request.generate_token,
+            problem,
+            number,
         )
         last = await _attempt(runtime, tenant, account, item, attempt_number=number)
         token = last.result.gateway_token

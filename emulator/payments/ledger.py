@@ -289,22 +289,23 @@ def record(
     code = result.code
     if result.gateway_reference is None or result.gateway_name is None:
         raise ValueError("only an attempt that reached a gateway is a transaction")
-    tx = Transaction(
-        reference=result.gateway_reference,
-        operation=operation,
-        gateway=result.gateway_name,
-        account=account,
-        amount=result.money.amount,
-        currency=result.money.currency,
-        result_code=code,
-        reject_reason=result.reject_reason,
-        created_at=now,
-        my_ref=my_ref,
-        card_number=card_number,
-        authorization_code=result.authorization_code,
-        parent=parent.reference if parent else None,
-        attempt_number=attempt_number,
-        attempts=attempt_number,
+    money = result.money
+    tx = Transaction(  # positional: in the field order
+        result.gateway_reference,
+        operation,
+        result.gateway_name,
+        account,
+        money.amount,
+        money.currency,
+        code,
+        result.reject_reason,
+        now,
+        my_ref,
+        card_number,
+        result.authorization_code,
+        parent.reference if parent else None,
+        attempt_number,
+        attempt_number,  # attempts
         clock=tenant.clock,
     )
     if operation == Operation.PRE_AUTH:
@@ -312,7 +313,7 @@ def record(
     if code == ResultCode.ACCEPTED and settles_to:
         tx.settles_to = settles_to
         tx.settle_at = now + timedelta(seconds=settle_after_seconds or 0)
-    limits.admit_transaction(tenant)  # hardening: drops the oldest finished transaction or raises a 507
+    limits.admit_transaction(tenant, now)  # hardening: drops the oldest finished transaction or raises a 507
     tenant.ledger.add(tx)
     if parent is not None:
         parent.operations.append(OperationEntry(operation, tx.reference, tx.amount, code, now))

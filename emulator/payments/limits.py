@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 from emulator.http import errors
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from emulator.config import KeySpec
     from emulator.payments.tenants import Tenant, TenantRegistry
     from emulator.runtime import Runtime
@@ -162,13 +164,14 @@ def admit_name(tenant: Tenant, held: Collection[str], name: str, what: str, fiel
 
 
 # -- transactions ----------------------------------------------------------------------------
-def admit_transaction(tenant: Tenant) -> None:
+def admit_transaction(tenant: Tenant, now: datetime | None = None) -> None:
     """Make room for one more transaction: drop the oldest finished ones, or raise a 507
-    when every transaction is still open (authorized, pending or busy at a gateway)."""
+    when every transaction is still open (authorized, pending or busy at a gateway).
+    ``now``: the tenant's time, when the caller has it."""
     limits = _limits(tenant)
     ledger = tenant.ledger
     excess = len(ledger) - limits.transactions + 1
-    if excess > 0 and not ledger.evict_oldest_finished(excess, tenant.now()):
+    if excess > 0 and not ledger.evict_oldest_finished(excess, now or tenant.now()):
         raise errors.limit_reached(
             "transactions",
             f"This API key holds its limit of {limits.transactions} transactions and all are still open "

@@ -130,14 +130,15 @@ class Card:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Card:
-        return cls(
-            number=data.get("cardNumber"),
-            holder=data.get("cardHolderName"),
-            expiration_month=data.get("expirationMonth"),
-            expiration_year=data.get("expirationYear"),
-            cvv=data.get("cvv"),
-            brand=data.get("cardType"),
-            owner_id=data.get("ownerID"),
+        get = data.get
+        return cls(  # positional: in the field order
+            get("cardNumber"),
+            get("cardHolderName"),
+            get("expirationMonth"),
+            get("expirationYear"),
+            get("cvv"),
+            get("cardType"),
+            get("ownerID"),
         )
 
     def with_number(self, number: str | None) -> Card:
@@ -188,31 +189,35 @@ class PaymentRequest:
     @classmethod
     def from_body(cls, operation: Operation, body: Mapping[str, Any]) -> PaymentRequest:
         """The request of a schema-valid body (keys in their canonical spelling)."""
-        inline = body.get("paymentGatewayAccount")
-        amount = body.get("amount")
-        card = body.get("card")
-        payer = body.get("payerDetails") or {}
-        return cls(
-            operation=operation,
-            account_name=body.get("paymentGatewayAccountName"),
-            inline_account=InlineAccount(inline.get("paymentGatewayName"), tuple(inline.get("credentials") or ()))
+        get = body.get
+        inline = get("paymentGatewayAccount")
+        amount = get("amount")
+        card = get("card")
+        payer = get("payerDetails")
+        fallbacks = get("fallbackUpgs")
+        return cls(  # positional: in the field order
+            operation,
+            get("paymentGatewayAccountName"),
+            InlineAccount(inline.get("paymentGatewayName"), tuple(inline.get("credentials") or ()))
             if inline is not None
             else None,
-            certificate=body.get("certificateName"),
-            fallbacks=tuple(
+            get("certificateName"),
+            tuple(
                 AccountRef(entry["paymentGatewayAccountName"], entry.get("paymentGatewayCertName"))
-                for entry in body.get("fallbackUpgs") or []
-            ),
-            amount=decimal_of(amount) if amount is not None else None,
-            currency=body.get("currency"),
-            card=Card.from_json(card) if card else None,
-            user_token=body.get("userToken"),
-            my_ref=body.get("myRef"),
-            order_desc=body.get("orderDesc"),
-            client_ip=payer.get("clientIPAddress"),
-            network_token_brand=body.get("networkTokenBrand"),
-            generate_token=bool(body.get("generateToken")),
-            ref_trans_id=body.get("refTransId"),
+                for entry in fallbacks
+            )
+            if fallbacks
+            else (),
+            decimal_of(amount) if amount is not None else None,
+            get("currency"),
+            Card.from_json(card) if card else None,
+            get("userToken"),
+            get("myRef"),
+            get("orderDesc"),
+            payer.get("clientIPAddress") if payer else None,
+            get("networkTokenBrand"),
+            bool(get("generateToken")),
+            get("refTransId"),
         )
 
 
