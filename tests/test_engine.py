@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from emulator.http.errors import ApiError
 from emulator.payments import engine
 from emulator.payments.accounts import StoredAccount
-from emulator.payments.model import AttemptRecord, DropConnection, PaymentRequest
+from emulator.payments.model import AttemptRecord, DropConnection, PaymentRequest, decimal_of
 from emulator.payments.tenants import Tenant
 from emulator.runtime import Runtime
 from emulator.scenarios import parse_rules
@@ -333,3 +333,16 @@ def test_account_key_names_the_stored_account(world: tuple[Runtime, Tenant]) -> 
     other = process(world, "PreAuth", {**MATCHING, "fallbackUpgs": [{"paymentGatewayAccountName": "adyenOther"}]})
     assert other.status == 200
     assert other.result["gatewayName"] == "Adyen"
+
+
+@pytest.mark.parametrize(
+    ("sent", "text"),
+    [(10.5, "10.5"), (10.0, "10.0"), (10, "10"), (0.1, "0.1"), (-0.0, "-0.0"), (0.0, "0.0"), (1e-7, "1E-7")],
+)
+def test_an_amount_keeps_the_text_the_client_sent_each_time(sent: float | int, text: str) -> None:
+    # floats are remembered (amounts repeat), yet 10 and 10.0, 0.0 and -0.0 stay apart
+    for _ in range(2):
+        for value in (sent, -0.0, 0.0, 10, 10.0):
+            decimal_of(value)
+        assert str(decimal_of(sent)) == text
+        assert str(PaymentRequest.from_body(Operation.CHARGE, {"amount": sent}).amount) == text

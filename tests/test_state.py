@@ -126,3 +126,33 @@ def test_cli_refuses_a_file_that_is_not_sqlite_in_one_line(tmp_path: Path) -> No
     )
     assert result.returncode == 2
     assert result.stderr.splitlines() == [f"payemu: {text}: not a payemu state file"]
+
+
+# Written by payemu before transactions had slots (its pickles hold each one's __dict__):
+# an authorization of 120.00 USD, captured in full, then the clock advanced a day.
+OLD_FILE = ROOT / "tests" / "data" / "state-before-slotted-transactions.sqlite"
+OLD_REFERENCE = "NULL-APUEXBTKPRH870WOP57Y"
+
+
+def test_a_state_file_from_before_slotted_transactions_is_read(
+    make_app: Callable[..., Starlette], tmp_path: Path
+) -> None:
+    path = tmp_path / "old.sqlite"
+    path.write_bytes(OLD_FILE.read_bytes())
+    with TestClient(make_app(state_path=str(path)), headers=SANDBOX) as client:
+        listed = client.get("/_emulator/transactions").json()["transactions"]
+        (tx,) = [t for t in listed if t["reference"] == OLD_REFERENCE]
+        assert (tx["operation"], tx["state"], tx["capturedAmount"]) == ("PreAuth", "Captured", 120.0)
+        assert tx["cardMasked"].startswith("411111") and tx["cardMasked"].endswith("1111")
+        again = client.put(
+            "/PaymentGateway/capture",
+            json={
+                "refTransId": OLD_REFERENCE,
+                "amount": 1.0,
+                "currency": "USD",
+                "card": CARD,
+                "paymentGatewayAccountName": "demo",
+            },
+        )
+        assert again.status_code == 409
+        assert again.json()["rejectReasonCode"] == "AlreadyCaptured"

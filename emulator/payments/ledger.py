@@ -25,11 +25,11 @@ Amounts are exact :class:`~decimal.Decimal` values (see :mod:`emulator.payments.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from emulator.payments import limits
 from emulator.payments.clock import Clock, isoformat
@@ -77,10 +77,11 @@ class OperationEntry:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class Transaction:
     """One operation a gateway processed. ``card_number`` stays in memory (scenario rules
-    of later operations match on it) and never leaves payemu: :meth:`to_json` masks it."""
+    of later operations match on it) and never leaves payemu: :meth:`to_json` masks it.
+    Slotted: a ledger holds tens of thousands, each one object without a ``__dict__``."""
 
     reference: str
     operation: Operation  # Charge, PreAuth, Capture, Void, Refund, Tokenize
@@ -107,6 +108,17 @@ class Transaction:
     operations: list[OperationEntry] = field(default_factory=list)
     busy: Operation | None = None  # the operation in progress at the gateway
     clock: Clock | None = field(default=None, repr=False, compare=False)  # the tenant's
+
+    def __setstate__(self, state: Any) -> None:
+        """Unpickling (``--state`` files, copies): the slots as pickled, or the ``__dict__``
+        of a file written before transactions had slots; a field the file lacks (added
+        since) takes its default."""
+        if isinstance(state, tuple):  # (instance dict, slots): what object.__getstate__ gives
+            state = {**(state[0] or {}), **(state[1] or {})}
+        for name, default in _DEFAULTS.items():
+            setattr(self, name, default())
+        for name, value in state.items():
+            setattr(self, name, value)
 
     def settle(self, now: datetime) -> None:
         """An Accepted operation takes its scenario's final result once its time has come."""
@@ -171,6 +183,14 @@ class Transaction:
             "operations": [entry.to_json() for entry in self.operations],
             "attempts": self.attempts,
         }
+
+
+# each field's default, as a factory (read by Transaction.__setstate__)
+_DEFAULTS: dict[str, Callable[[], Any]] = {
+    spec.name: spec.default_factory if spec.default_factory is not MISSING else (lambda value=spec.default: value)  # type: ignore[misc]
+    for spec in fields(Transaction)
+    if spec.default is not MISSING or spec.default_factory is not MISSING
+}
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,20 @@ EXPONENTS: dict[str, int] = {
 ZERO = Decimal(0)
 
 
+_FLOATS: dict[float, Decimal] = {}  # amounts repeat: each float's Decimal is made once
+MAX_FLOATS = 4096
+
+
 def decimal_of(value: float | int | str | Decimal) -> Decimal:
     """An amount as the client wrote it: a JSON number's shortest text, exactly."""
+    if type(value) is float:
+        found = _FLOATS.get(value)
+        if found is None:
+            found = Decimal(str(value))
+            # 0.0 and -0.0 are one key but two texts: neither is kept
+            if value and len(_FLOATS) < MAX_FLOATS:
+                _FLOATS[value] = found
+        return found
     if isinstance(value, Decimal):
         return value
     return Decimal(str(value))
