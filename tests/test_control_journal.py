@@ -40,6 +40,7 @@ def test_an_entry_holds_the_whole_exchange(client: TestClient) -> None:
     assert entry["attempts"] == []
     assert entry["id"] == 1
     assert entry["latencyMs"] >= 0
+    assert entry["latencyMs"] == round(entry["latencyMs"], 3)  # milliseconds to the microsecond
     assert entry["time"].endswith("Z")
 
 

@@ -299,11 +299,11 @@ class Endpoint:
             "time": tenant.now(),  # written as ISO text when the journal is first read
             "method": scope["method"],
             "path": scope["path"],
-            "query": scope["query_string"].decode("latin-1"),
+            "query": scope["query_string"].decode("latin-1") if scope["query_string"] else "",
             "operationId": op.operation_id,
             "interfaceVersion": op.api.interface_version if op.api else None,
             "status": reply.status if reply else None,
-            "latencyMs": round((perf_counter() - started) * 1000, 3),
+            "latencyMs": (perf_counter() - started) * 1000,  # rounded when the journal is first read
             "request": body,  # the journal masks entries before anything reads them
             "response": payload if payload is not None else (reply.body if reply else None),
             "attempts": call.attempts if call else [],

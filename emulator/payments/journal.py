@@ -86,6 +86,8 @@ class Journal:
                         entry[name] = json.loads(entry[name])  # recorded as its JSON text
                 if isinstance(entry.get("time"), datetime):
                     entry["time"] = isoformat(entry["time"])
+                if isinstance(entry.get("latencyMs"), float):
+                    entry["latencyMs"] = round(entry["latencyMs"], 3)
                 if "attempts" in entry:
                     entry["attempts"] = _rendered(entry["attempts"])
                 keep = references(*(entry.get(name) for name in _MASKED_FIELDS))
