@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
 import yaml
-from jsonschema import Draft7Validator
 
 from emulator.http.validation import field_path
 from emulator.safeparse import TooComplex, check_yaml
@@ -56,6 +56,13 @@ def load_checked(
         raise error(f"{path}: cannot read the {what}: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
         raise error(f"{path}{_yaml_where(exc)}: cannot read the {what}: not valid YAML: {_yaml_problem(exc)}") from exc
+    try:  # jsonschema-rs judges; jsonschema (imported only then) words the problems
+        if jsonschema_rs.Draft7Validator(schema, validate_formats=False).is_valid(data):
+            return data
+    except ValueError:  # a value jsonschema-rs cannot take (a key that is not text)
+        pass
+    from jsonschema import Draft7Validator
+
     problems = []
     for found in Draft7Validator(schema).iter_errors(data):
         parts = list(found.absolute_path)

@@ -7,12 +7,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft7Validator, ValidationError, validators
+import jsonschema_rs
 
 from emulator.vocabulary import AUTHENTICATION_OPTIONS, FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
+
+if TYPE_CHECKING:
+    from jsonschema import Draft7Validator
+    from jsonschema.exceptions import ValidationError
 
 MAX_DELAY_MS = 60000
 MAX_SETTLE_SECONDS = 365 * 86400
@@ -111,24 +117,65 @@ RULE: dict[str, Any] = {
 
 
 def _ienum(validator: Any, choices: list[str], instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+    from jsonschema.exceptions import ValidationError
+
     if isinstance(instance, str) and instance.lower() not in {c.lower() for c in choices}:
         yield ValidationError(f"{instance!r} is not one of {', '.join(choices)}")
 
 
-RuleValidator = validators.extend(Draft7Validator, {"ienum": _ienum})  # type: ignore[no-untyped-call]
-RULE_VALIDATOR = RuleValidator(RULE)
+@cache
+def _rule_validator() -> Draft7Validator:
+    """jsonschema with ``ienum``: it words every problem (imported on first use: a file
+    of valid rules never needs it)."""
+    from jsonschema import Draft7Validator, validators
+
+    extended = validators.extend(Draft7Validator, {"ienum": _ienum})  # type: ignore[no-untyped-call]
+    validator: Draft7Validator = extended(RULE)
+    return validator
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _fast_form(schema: Any) -> Any:
+    """``schema`` for jsonschema-rs: each ``ienum`` becomes a pattern of its choices with
+    every letter in both cases (``[cC][hH]…``). That pattern takes a value only where
+    ``ienum`` does; the other way round (a non-ASCII letter whose lower case is ASCII),
+    jsonschema decides, since a value jsonschema-rs refuses is checked again by it."""
+    if isinstance(schema, list):
+        return [_fast_form(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _fast_form(value) for key, value in schema.items() if key != "ienum"}
+    if "ienum" in schema:
+        choices = schema["ienum"]
+        if not all(_WORD.fullmatch(choice) for choice in choices):
+            raise ValueError(f"ienum choices must be letters and digits: {choices}")
+        either = "|".join("".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in x) for x in choices)
+        out["allOf"] = [*out.get("allOf", []), {"pattern": f"^(?:{either})$"}]
+    return out
+
+
+@cache
+def _fast() -> jsonschema_rs.Draft7Validator:
+    return jsonschema_rs.Draft7Validator(_fast_form(RULE), validate_formats=False)
 
 
 def fits(schema: dict[str, Any], instance: Any) -> bool:
     """Whether ``instance`` has one of the JSON types ``schema`` declares."""
     declared = schema.get("type")
     types = declared if isinstance(declared, list) else [declared]
-    return any(RULE_VALIDATOR.is_type(instance, t) for t in types if t)
+    return any(_rule_validator().is_type(instance, t) for t in types if t)
 
 
 def rule_errors(rule: Any) -> Iterator[tuple[list[Any], str]]:
     """(path inside the rule, reason) for every structural problem of ``rule``."""
-    for error in sorted(RULE_VALIDATOR.iter_errors(rule), key=lambda e: list(map(str, e.absolute_path))):
+    try:
+        if _fast().is_valid(rule):  # the common case, in microseconds
+            return
+    except ValueError:  # a value jsonschema-rs cannot take (a key that is not text)
+        pass
+    for error in sorted(_rule_validator().iter_errors(rule), key=lambda e: list(map(str, e.absolute_path))):
         yield from _explain(error)
 
 
