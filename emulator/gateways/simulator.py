@@ -136,7 +136,7 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused 
         return unimplemented, unimplemented, f"{spec.name} does not support {operation}.{hint}"
     if item.network_token_brand and not spec.supports_network_token:
         return unimplemented, unimplemented, f"{spec.name} does not support network tokens."
-    missing = [key for key in spec.credentials if not account.credentials.get(key)]
+    missing = [key for key in spec.credentials if not account.credentials.get(key)] if spec.credentials else None
     if missing:
         where = f"stored account '{account.name}'" if account.name else "the inline paymentGatewayAccount"
         return (
