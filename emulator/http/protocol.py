@@ -266,7 +266,8 @@ WHOLE = "payemu.whole"
 """The scope extension (``scope["extensions"][WHOLE]``) under payemu's server:
 ``await whole(status, header_lines, body)`` sends a complete response at once; the
 header lines (``content-type: …\\r\\n``) must be valid HTTP, and no ``connection``,
-``content-length`` other than the body's, or ``transfer-encoding``."""
+``content-length`` other than the body's, or ``transfer-encoding``. It writes no access
+log line (payemu runs uvicorn without its access log)."""
 _CONTINUE = b"HTTP/1.1 100 "
 
 

@@ -1,0 +1,194 @@
+"""CPU time per request without the network: for comparing two versions of the hot path.
+
+    python -m tests.benchmarks.inprocess [--through app|protocol] [--requests 3000] [--profile]
+
+``--through app`` (the default) drives payemu's ASGI app directly with a prepared scope
+and body. ``--through protocol`` feeds the raw HTTP request to payemu's uvicorn protocol
+(`emulator.http.protocol`) over a fake transport, so the protocol's own work (parsing,
+the request cycle, the response head) counts too. Each path runs three times after a
+warm-up and the best is printed: on a VM whose speed drifts, the least disturbed run is
+the closest to the cost. ``--profile`` prints cProfile's top functions for the charge.
+
+The figures are for comparisons (``git stash``, run, unstash, run; pin with
+``taskset -c 0``). A request costs more in the real server, where the kernel's network
+path runs between requests on the same core: ``python -m tests.benchmarks.run`` measures
+that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import pstats
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from uvicorn.server import ServerState
+
+from emulator.config import load_config_file
+from emulator.http.app import create_app
+from emulator.server import best_loop, config_for
+from tests.benchmarks.run import BENCH_CONFIG, KEY, PATHS
+
+Runner = Callable[[], Awaitable[bytes]]
+
+
+class _Transport:
+    """What the protocol writes to, and what it asks of a socket."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.closing = False
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50000)}.get(name, default)
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def close(self) -> None:
+        self.closing = True
+
+    def abort(self) -> None:
+        self.closing = True
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def _request(name: str) -> tuple[str, str, bytes]:
+    method, path, body = PATHS[name]
+    return method, path, json.dumps(body).encode() if body is not None else b""
+
+
+def through_app(app: Any, name: str) -> Runner:
+    method, path, raw = _request(name)
+    headers = [
+        (b"host", b"127.0.0.1"),
+        (b"x-api-key", KEY.encode()),
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(raw)).encode()),
+    ]
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
+
+    async def one() -> bytes:
+        sent: list[Any] = []
+        given = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal given
+            if not given:
+                given = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            await asyncio.sleep(3600)
+            return {"type": "http.disconnect"}
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        await app({**scope, "state": {}}, receive, send)
+        return b"HTTP/1.1 %d " % sent[0]["status"]
+
+    return one
+
+
+def through_protocol(app: Any, settings: Any, name: str) -> Runner:
+    method, path, raw = _request(name)
+    request = (
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: {KEY}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(raw)}\r\n\r\n"
+    ).encode() + raw
+    config = config_for(app, settings)
+    config.load()
+    connection = config.http_protocol_class(config=config, server_state=ServerState(), app_state={})
+    transport = _Transport()
+    connection.connection_made(transport)
+
+    async def one() -> bytes:
+        transport.written.clear()
+        connection.data_received(request)
+        while not (transport.written and connection.cycle.response_complete):
+            await asyncio.sleep(0)
+        return b"".join(transport.written)
+
+    return one
+
+
+async def _measure(run: Runner, count: int) -> float:
+    for _ in range(300):
+        answer = await run()
+    if not answer.startswith((b"HTTP/1.1 200 ", b"HTTP/1.1 201 ")):
+        raise SystemExit(f"the request was not answered 200 or 201: {answer[:200]!r}")
+    best = float("inf")
+    for _ in range(3):
+        began = time.process_time()
+        for _ in range(count):
+            await run()
+        best = min(best, (time.process_time() - began) / count)
+    return best * 1e6
+
+
+async def _main(through: str, count: int, profile: bool) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        config = Path(scratch) / "bench.yaml"
+        config.write_text(BENCH_CONFIG)
+        settings = load_config_file(config)
+    app = create_app(settings)
+    runners = {
+        name: through_app(app, name) if through == "app" else through_protocol(app, settings, name) for name in PATHS
+    }
+    if profile:
+        await _measure(runners["charge"], 300)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(count):
+            await runners["charge"]()
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+        return
+    print(f"through the {through}, CPU time per request (best of 3 x {count}):")
+    for name, run in runners.items():
+        print(f"{name:<14}{await _measure(run, count):8.1f} µs")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--through", choices=["app", "protocol"], default="app")
+    parser.add_argument("--requests", type=int, default=3000, help="per timed run")
+    parser.add_argument("--profile", action="store_true", help="cProfile the charge path")
+    args = parser.parse_args()
+    factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+    if best_loop() == "uvloop":  # as the server runs
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(_main(args.through, args.requests, args.profile))
+
+
+if __name__ == "__main__":
+    main()

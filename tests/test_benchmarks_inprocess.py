@@ -1,0 +1,33 @@
+"""The in-process benchmark's two harnesses answer every benchmarked path for real (no
+timing here: speed figures belong to the benchmark commands, not to the suite)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from emulator.config import Settings
+from emulator.http.app import create_app
+from tests.benchmarks.inprocess import through_app, through_protocol
+from tests.benchmarks.run import PATHS
+
+
+def test_both_harnesses_answer_every_path() -> None:
+    settings = Settings(log_level="warning")
+    app = create_app(settings)
+
+    async def run() -> dict[str, tuple[bytes, bytes]]:
+        found = {}
+        for name in PATHS:
+            by_app = await through_app(app, name)()
+            by_protocol = await through_protocol(app, settings, name)()
+            found[name] = (by_app, by_protocol)
+        return found
+
+    answers = asyncio.run(run())
+    assert set(answers) == {"charge", "string-token", "api-key"}
+    for by_app, by_protocol in answers.values():
+        status = by_protocol.split(b"\r\n", 1)[0]
+        assert by_app.split(b" ")[1] == status.split(b" ")[1] in (b"200", b"201")
+    charge = json.loads(answers["charge"][1].partition(b"\r\n\r\n")[2])
+    assert charge["operationResultCode"] == "Success"
