@@ -23,7 +23,7 @@ from uvicorn.server import ServerState
 
 from emulator.config import Settings
 from emulator.http.app import create_app
-from emulator.http.protocol import WHOLE, HeadHeld, http_protocol, refusal
+from emulator.http.protocol import WHOLE, HeadHeld, header_lines, http_protocol, refusal
 from emulator.server import loopback_socket
 from emulator.testing import Payemu, PayemuServer
 
@@ -338,6 +338,30 @@ def test_an_operation_answers_in_one_write_byte_for_byte_as_uvicorns_send() -> N
     assert json.loads(guarded.writes[0].partition(b"\r\n\r\n")[2])["status"] == "OK"
     assert b"".join(guarded.writes) == b"".join(plain.writes)
     assert not guarded.closed_by_server
+
+
+def test_an_answer_with_headers_of_its_own_is_whole_too_and_the_same_bytes() -> None:
+    body = b'{"payload": "4111111111111111"}'
+    request = (
+        b"POST /StringTokens HTTP/1.1\r\nHost: payemu\r\nX-Api-Key: sandbox-api-key\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+    ) + body
+    answers = []
+    for protocol in (http_protocol(Settings()), HttpToolsProtocol):
+        settings = Settings(log_level="warning", seed=7)  # the same token from both
+        answers.append(_exchange(protocol, create_app(settings), [request]))
+    guarded, plain = answers
+    assert len(guarded.writes) == 1
+    head = guarded.writes[0].partition(b"\r\n\r\n")[0]
+    assert head.startswith(b"HTTP/1.1 201 Created\r\n")
+    assert b"\r\nlocation: http://payemu/StringTokens/" in head
+    assert guarded.writes == [b"".join(plain.writes)]
+
+
+def test_headers_that_are_not_valid_http_are_left_to_uvicorn() -> None:
+    assert header_lines({"Location": "/a", "Retry-After": "1"}) == b"location: /a\r\nretry-after: 1\r\n"
+    for bad in ({"X-Split": "a\r\nb"}, {"Bad Name": "x"}, {"X-Euro": "\u20ac"}, {"Content-Length": "3"}):
+        assert header_lines(bad) is None
 
 
 def test_a_whole_answer_to_a_closing_client_says_so_and_closes() -> None:

@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from emulator.http import errors
 from emulator.http.pipeline import Answer, Endpoint, OperationRoute
-from emulator.http.protocol import WHOLE
+from emulator.http.protocol import WHOLE, header_lines
 from emulator.http.wire import JSON_MEDIA, dumps
 from emulator.payments.model import DropConnection
 
@@ -66,13 +66,15 @@ async def _answer(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send
     payload = answer.payload
     extensions = scope.get("extensions")
     whole = extensions.get(WHOLE) if extensions else None
-    if whole is not None and not answer.headers and answer.status >= 200 and answer.status not in _NO_LENGTH:
+    if whole is not None and answer.status >= 200 and answer.status not in _NO_LENGTH:
         # payemu's server: the answer in one call (emulator.http.protocol.WHOLE)
-        if payload is None:
-            await whole(answer.status, b"content-length: 0\r\n", b"")
-        else:
-            await whole(answer.status, _JSON_LINE + b"content-length: %d\r\n" % len(payload), payload)
-        return
+        extra = header_lines(answer.headers) if answer.headers else b""
+        if extra is not None:
+            if payload is None:
+                await whole(answer.status, b"content-length: 0\r\n" + extra, b"")
+            else:
+                await whole(answer.status, _JSON_LINE + b"content-length: %d\r\n" % len(payload) + extra, payload)
+            return
     headers: list[tuple[bytes, bytes]] = []
     if payload is not None:
         headers.append((b"content-type", _JSON))

@@ -33,7 +33,9 @@ installed, uvicorn's h11 protocol is used; h11 bounds the head itself (16 KiB).
 from __future__ import annotations
 
 import asyncio
+import re
 import weakref
+from collections.abc import Mapping
 from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -260,6 +262,28 @@ class HeadHeld:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
+
+
+# what uvicorn refuses in a header's name and in its value (uvicorn's own expressions)
+_BAD_NAME = re.compile(b'[\x00-\x1f\x7f()<>@,;:\\[\\]={} \t\\\\"]')
+_BAD_VALUE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
+_FRAMING = frozenset({b"content-length", b"connection", b"transfer-encoding"})
+
+
+def header_lines(headers: Mapping[str, str]) -> bytes | None:
+    """``headers`` as the header lines :data:`WHOLE` takes (``name: value\\r\\n``, names
+    in lower case); None when one is not valid HTTP, not Latin-1, or frames the message
+    (the caller then sends as usual, and uvicorn refuses what it refuses)."""
+    lines: list[bytes] = []
+    for name, value in headers.items():
+        try:
+            raw_name, raw_value = name.lower().encode("latin-1"), value.encode("latin-1")
+        except UnicodeEncodeError:
+            return None
+        if raw_name in _FRAMING or _BAD_NAME.search(raw_name) or _BAD_VALUE.search(raw_value):
+            return None
+        lines += (raw_name, b": ", raw_value, b"\r\n")
+    return b"".join(lines)
 
 
 WHOLE = "payemu.whole"
