@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
-from emulator.payments.journal import Journal
+from emulator.payments.journal import FIELDS, Journal
 
 PAN = "4111111111111111"
 
@@ -54,3 +55,45 @@ def test_query_filters() -> None:
     assert [e["id"] for e in journal.query(since="2030-01-01T00:00:04.000Z")] == [5, 6]
     assert [e["id"] for e in journal.query(until="2030-01-01T00:00:01.000Z")] == [1, 2]
     assert [e["id"] for e in journal.query(limit=2)] == [5, 6]
+
+
+def _call(n: int, fault: str | None = None) -> tuple[object, ...]:
+    """A call as the pipeline records it: a tuple in the order of journal.FIELDS."""
+    request = json.dumps({"card": {"cardNumber": PAN, "cvv": "123"}}).encode()
+    when = datetime(2030, 1, 1, 0, 0, n, tzinfo=UTC)
+    return (
+        when,
+        "POST",
+        "/PaymentGateway/charge",
+        "",
+        "GatewayCharge",
+        "1.0.11.6",
+        200,
+        1.23456,
+        request,
+        b'{"ok":true}',
+        [],
+        fault,
+        None,
+    )
+
+
+def test_a_call_recorded_as_a_tuple_reads_as_an_entry_and_keeps_its_place() -> None:
+    journal = Journal(3)
+    assert FIELDS[0] == "time" and FIELDS[-2:] == ("fault", "warnings") and len(FIELDS) == len(_call(0))
+    assert journal.record(_entry(0)) == 1
+    assert journal.record(_call(1), weight=100) == 2
+    assert journal.record(_call(2, fault="reset"), weight=100) == 3
+    assert journal.record(_call(3)) == 4  # no weight given: weighed as its entry
+    entries = list(journal)
+    assert [e["id"] for e in entries] == [2, 3, 4]
+    first = entries[0]
+    assert list(first) == [*FIELDS[:-2], "id"]  # fault and warnings left out when None
+    assert first["time"] == "2030-01-01T00:00:01.000Z"
+    assert first["latencyMs"] == 1.235
+    assert first["request"] == {"card": {"cardNumber": "411111******1111"}}
+    assert first["response"] == {"ok": True}
+    assert entries[1]["fault"] == "reset"
+    assert journal.bytes > 200  # the two weights given and the one weighed (the first was dropped)
+    assert list(journal) == entries  # read twice: the same entries
+    assert journal.query(limit=1)[0]["id"] == 4
