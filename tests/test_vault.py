@@ -296,3 +296,10 @@ def test_payments_read_tokens_of_their_own_key_only(client: TestClient) -> None:
     assert gone.json() == [
         {"fieldName": "card.cardNumber", "errors": [f"The string token {token} does not exist for this API key."]}
     ]
+
+
+def test_location_follows_each_request_host(make_app) -> None:  # type: ignore[no-untyped-def]
+    with TestClient(make_app(), headers=SANDBOX) as client:
+        for host in ("emu.example:9000", "[::1]:8080", "emu.example:9000", "other.test"):
+            created = client.post("/StringTokens", json={"payload": "x"}, headers={"Host": host})
+            assert created.headers["location"] == f"http://{host}/StringTokens/{created.json()['token']}"

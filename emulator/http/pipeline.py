@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
@@ -86,13 +87,24 @@ class Call:
         """``http://host:port`` as the client addressed us (for Location headers, links):
         the Host header as sent when it is a plain host, else as Starlette reads it."""
         scope = self.request.scope
-        host = self.headers.get("host")
-        if host and _PLAIN_HOST.fullmatch(host):
-            return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}".rstrip("/")
+        host = next((value for name, value in scope["headers"] if name == b"host"), None)
+        if host:
+            found = _plain_base(scope.get("scheme", "http"), host, scope.get("root_path", ""))
+            if found is not None:
+                return found
         return str(self.request.base_url).rstrip("/")
 
 
 _PLAIN_HOST = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+
+
+@lru_cache(maxsize=256)
+def _plain_base(scheme: str, host: bytes, root_path: str) -> str | None:
+    """``scheme://host/root`` for a plain Host header (name or address, and a port), else None."""
+    text = host.decode("latin-1")
+    return f"{scheme}://{text}{root_path}".rstrip("/") if _PLAIN_HOST.fullmatch(text) else None
+
+
 Handler = Callable[[Call], Awaitable[Reply]]
 TenantOf = Callable[[Request], "Tenant | None"]
 
