@@ -1,5 +1,5 @@
 """The HTTP protocol payemu's server runs: uvicorn's httptools protocol with the guards
-that httptools lacks, and two savings per request.
+that httptools lacks, and three savings per request.
 
 * **Head size**: the request line and headers may take at most ``max_head_bytes``
   (64 KiB by default). httptools buffers a header of any length and any number of
