@@ -10,8 +10,9 @@ from emulator.payments.journal import FIELDS, Journal
 PAN = "4111111111111111"
 
 
-def _entry(n: int, body: object = None) -> dict[str, object]:
-    return {
+def _entry(n: int, body: object = None) -> tuple[object, ...]:
+    """A call as the pipeline records it: a tuple in the order of journal.FIELDS."""
+    values: dict[str, object] = {
         "time": f"2030-01-01T00:00:{n:02d}.000Z",
         "method": "POST",
         "path": "/PaymentGateway/charge" if n % 2 else "/StringTokens",
@@ -21,6 +22,7 @@ def _entry(n: int, body: object = None) -> dict[str, object]:
         "response": {"ok": True},
         "attempts": [],
     }
+    return tuple(values.get(name) for name in FIELDS)
 
 
 def test_bounded_and_counts_what_it_dropped() -> None:

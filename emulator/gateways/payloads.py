@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.gateways.catalog import GatewaySpec
+from emulator.gateways.memo import IdentityMemo
 
 _SUCCESSFUL = frozenset({"Success", "Accepted"})
 
@@ -29,20 +30,13 @@ def merge(base: Any, change: Any) -> Any:
     return out
 
 
-_CHOSEN: dict[tuple[int, str, str, str | None], tuple[GatewaySpec, Any]] = {}
-MAX_CHOSEN = 4096
+_CHOSEN: IdentityMemo[Any] = IdentityMemo()
 
 
 def template(gateway: GatewaySpec, code: str, operation: str, reason: str | None = None) -> Any:
     """The template for ``operation`` answered ``code`` (``reason`` when Rejected): one
     object per gateway and case, made once (so its compiled form is found by identity)."""
-    key = (id(gateway), code, operation, reason)
-    hit = _CHOSEN.get(key)
-    if hit is None or hit[0] is not gateway:
-        if len(_CHOSEN) >= MAX_CHOSEN:
-            _CHOSEN.clear()
-        hit = _CHOSEN[key] = (gateway, _choose(gateway, code, operation, reason))
-    return hit[1]
+    return _CHOSEN.get((id(gateway), code, operation, reason), gateway, _choose, gateway, code, operation, reason)
 
 
 def _choose(gateway: GatewaySpec, code: str, operation: str, reason: str | None) -> Any:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.gateways import checks, payloads
 from emulator.gateways.catalog import GatewaySpec, ReferenceFormat
+from emulator.gateways.memo import IdentityMemo
 from emulator.gateways.templates import Template, compiled
 from emulator.payments import cards
 from emulator.payments.clock import isoformat
@@ -404,8 +405,7 @@ class _Plan:
         self.values = values  # (name, how to compute it) of each other value the two read
 
 
-MAX_PLANS = 4096
-_PLANS: dict[tuple[int, str, str, str | None, str], tuple[GatewaySpec, _Plan]] = {}
+_PLANS: IdentityMemo[_Plan] = IdentityMemo()
 
 
 def _plan(
@@ -420,22 +420,28 @@ def _plan(
     """The native code, the compiled description and answer templates, and the values
     they read, for ``key`` of ``code`` at ``spec``: made once per gateway and case (a
     scenario's own code or description is planned afresh)."""
-    cached = gateway_code is None and gateway_description is None
-    if cached:
-        hit = _PLANS.get((id(spec), code, operation, reason, key))
-        if hit is not None and hit[0] is spec:
-            return hit[1]
+    if gateway_code is None and gateway_description is None:
+        return _PLANS.get(
+            (id(spec), code, operation, reason, key), spec, _made_plan, spec, code, operation, reason, key
+        )
+    return _made_plan(spec, code, operation, reason, key, gateway_code, gateway_description)
+
+
+def _made_plan(
+    spec: GatewaySpec,
+    code: ResultCode,
+    operation: Operation,
+    reason: str | None,
+    key: str,
+    gateway_code: str | None = None,
+    gateway_description: str | None = None,
+) -> _Plan:
     native = spec.code_for(key)
     described = compiled(gateway_description if gateway_description is not None else native.description, _DESCRIBED)
     response = compiled(payloads.template(spec, code, operation, reason), _RESPONDED) if spec.response else None
     names = (described.names | response.names) if response else described.names
     values = tuple((name, _VALUES[name]) for name in sorted(names) if name in _VALUES)
-    plan = _Plan(gateway_code if gateway_code is not None else native.code, described, response, values)
-    if cached:
-        if len(_PLANS) >= MAX_PLANS:
-            _PLANS.clear()
-        _PLANS[(id(spec), code, operation, reason, key)] = (spec, plan)
-    return plan
+    return _Plan(gateway_code if gateway_code is not None else native.code, described, response, values)
 
 
 def brand_of(number: str) -> str | None:

@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from emulator.gateways.memo import IdentityMemo
+
 PLACEHOLDER = re.compile(r"\{([A-Za-z][A-Za-z0-9]*)\}")
 Values = Mapping[str, object]
 Fill = Callable[[Values], Any]
@@ -82,20 +84,13 @@ def _compile(template: Any, known: frozenset[str], names: set[str]) -> Fill:
     return fill
 
 
-MAX_CACHED = 4096
-_CACHE: dict[tuple[int, frozenset[str]], tuple[Any, Template]] = {}
+_COMPILED: IdentityMemo[Template] = IdentityMemo()
 
 
 def compiled(template: Any, known: frozenset[str]) -> Template:
     """``compile_template`` remembered per template object (catalog templates live as long
-    as their catalog; the cache keeps each object alive so its id is never reused)."""
-    key = (id(template), known)
-    hit = _CACHE.get(key)
-    if hit is None:
-        if len(_CACHE) >= MAX_CACHED:
-            _CACHE.clear()
-        hit = _CACHE[key] = (template, compile_template(template, known))
-    return hit[1]
+    as their catalog)."""
+    return _COMPILED.get((id(template), known), template, compile_template, template, known)
 
 
 def render(template: Any, values: Values) -> Any:

@@ -4,9 +4,9 @@ as its JSON text), oldest dropped first, bodies masked.
 Entries are stored as recorded and masked the first time anything reads them (the
 masked copy then replaces the raw one); attempts may be recorded as objects with a
 ``to_json`` (the engine's AttemptRecords), and the request and response as their JSON
-text (bytes), and are rendered then too. The pipeline records a call as a tuple of
-:data:`FIELDS` (200 bytes with its id, where a dict of 13 keys took 460),
-made a dict on first read. Every way out of the journal — iteration and
+text (bytes), and are rendered then too. A call is recorded as a tuple of
+:data:`FIELDS` (200 bytes with its id, where a dict of 13 keys took 460) and becomes its
+entry, a dict, on first read. Every way out of the journal — iteration and
 :meth:`Journal.query` — hands out masked entries only, so card numbers, CVVs, token
 payloads and credential values never leave it; the request path pays nothing for masking.
 """
@@ -24,7 +24,6 @@ from emulator.payments.clock import isoformat
 from emulator.payments.masking import mask, mask_query, mask_text, references
 
 _MASKED_FIELDS = ("request", "response", "attempts")
-_RAW = "_raw"
 # a recorded call, in this order (Journal.record takes it as a tuple); the last two are
 # left out of the entry when None
 FIELDS = (
@@ -70,13 +69,33 @@ def weigh(entry: dict[str, Any]) -> int:
         return 64 * 1024
 
 
-def _unpacked(number: int, values: tuple[Any, ...]) -> dict[str, Any]:
-    """A recorded tuple of :data:`FIELDS` as the entry (still raw)."""
+def _entry(number: int, values: tuple[Any, ...]) -> dict[str, Any]:
+    """A recorded tuple of :data:`FIELDS` as its entry (not yet rendered nor masked)."""
     entry = {
         name: value for name, value in zip(FIELDS, values, strict=True) if value is not None or name not in _OPTIONAL
     }
     entry["id"] = number
-    entry[_RAW] = True
+    return entry
+
+
+def _render_and_mask(entry: dict[str, Any]) -> dict[str, Any]:
+    for name in ("request", "response"):
+        if isinstance(entry.get(name), bytes):
+            entry[name] = json.loads(entry[name])  # recorded as its JSON text
+    if isinstance(entry.get("time"), datetime):
+        entry["time"] = isoformat(entry["time"])
+    if isinstance(entry.get("latencyMs"), float):
+        entry["latencyMs"] = round(entry["latencyMs"], 3)
+    if "attempts" in entry:
+        entry["attempts"] = _rendered(entry["attempts"])
+    keep = references(*(entry.get(name) for name in _MASKED_FIELDS))
+    for name in _MASKED_FIELDS:
+        if name in entry:
+            entry[name] = mask(entry[name], keep=keep)
+    if entry.get("query"):
+        entry["query"] = mask_query(entry["query"], keep)
+    if entry.get("path"):
+        entry["path"] = mask_text(entry["path"], keep)
     return entry
 
 
@@ -84,28 +103,22 @@ class Journal:
     def __init__(self, size: int, max_bytes: int = UNLIMITED) -> None:
         self.size = size
         self.max_bytes = max_bytes
-        # a dict, or (id, a tuple of FIELDS) until first read
-        self._entries: deque[dict[str, Any] | tuple[int, tuple[Any, ...]]] = deque()
+        # (id, a tuple of FIELDS) as recorded; the masked entry (a dict) once read
+        self._entries: deque[tuple[int, tuple[Any, ...]] | dict[str, Any]] = deque()
         self._weights: deque[int] = deque()  # weigh() of each entry, in the same order
         self._ids = count(1)
         self.dropped = 0
         self.bytes = 0
 
-    def record(self, entry: dict[str, Any] | tuple[Any, ...], weight: int | None = None) -> int:
-        """Store an entry (a dict, or a tuple of :data:`FIELDS`; raw: it is masked on
-        first read) and give it a sequence id, which is returned; the oldest entries go
-        while there are more than ``size`` or ``max_bytes``. ``weight``: the entry's
-        bytes when the caller knows them (else :func:`weigh`)."""
+    def record(self, values: tuple[Any, ...], weight: int | None = None) -> int:
+        """Store a call (a tuple of :data:`FIELDS`, masked on first read) and give it a
+        sequence id, which is returned; the oldest entries go while there are more than
+        ``size`` or ``max_bytes``. ``weight``: the entry's bytes when the caller knows
+        them (else :func:`weigh`)."""
         number = next(self._ids)
-        if type(entry) is tuple and weight is not None:
-            self._entries.append((number, entry))
-        else:
-            entry = _unpacked(number, entry) if isinstance(entry, tuple) else entry
-            entry["id"] = number
-            if weight is None:
-                weight = weigh(entry)
-            entry[_RAW] = True
-            self._entries.append(entry)
+        self._entries.append((number, values))
+        if weight is None:
+            weight = weigh(_entry(number, values))
         self._weights.append(weight)
         self.bytes += weight
         while len(self._entries) > self.size or (self.bytes > self.max_bytes and len(self._entries) > 1):
@@ -115,35 +128,11 @@ class Journal:
         return number
 
     def _masked(self) -> list[dict[str, Any]]:
-        entries: list[dict[str, Any]] = []
-        unpacked = False
-        for stored in self._entries:
-            if isinstance(stored, tuple):
-                entry = _unpacked(*stored)
-                unpacked = True
-            else:
-                entry = stored
-            entries.append(entry)
-            if entry.pop(_RAW, False):
-                for name in ("request", "response"):
-                    if isinstance(entry.get(name), bytes):
-                        entry[name] = json.loads(entry[name])  # recorded as its JSON text
-                if isinstance(entry.get("time"), datetime):
-                    entry["time"] = isoformat(entry["time"])
-                if isinstance(entry.get("latencyMs"), float):
-                    entry["latencyMs"] = round(entry["latencyMs"], 3)
-                if "attempts" in entry:
-                    entry["attempts"] = _rendered(entry["attempts"])
-                keep = references(*(entry.get(name) for name in _MASKED_FIELDS))
-                for name in _MASKED_FIELDS:
-                    if name in entry:
-                        entry[name] = mask(entry[name], keep=keep)
-                if entry.get("query"):
-                    entry["query"] = mask_query(entry["query"], keep)
-                if entry.get("path"):
-                    entry["path"] = mask_text(entry["path"], keep)
-        if unpacked:
-            self._entries = deque(entries)
+        """Every entry, masked; those read for the first time replace what was recorded."""
+        entries = [
+            _render_and_mask(_entry(*stored)) if isinstance(stored, tuple) else stored for stored in self._entries
+        ]
+        self._entries = deque(entries)
         return entries
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
