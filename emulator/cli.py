@@ -274,16 +274,16 @@ def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False)) -
         app = create_app(settings)
     except DocumentError as exc:
         raise ConfigError(f"--openapi: {exc}") from None
+    from emulator.proxy.commands import replay_note, wrap_replay  # --replay (emulator.proxy)
+
+    served = wrap_replay(app, *replay)  # the recording is read before anything listens
     try:
         sock = bind_socket(settings.host, settings.port)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ConfigError(f"cannot listen on {settings.host}:{settings.port}: {reason.lower()}") from None
     form_sock, form_line = card_form_listener(settings)
-    print(banner(settings, app.state.runtime, form_line), flush=True)
-    from emulator.proxy.commands import wrap_replay  # --replay (emulator.proxy)
-
-    served = wrap_replay(app, *replay)
+    print(banner(settings, app.state.runtime, form_line) + replay_note(served), flush=True)
     if form_sock is None:
         serve_forever(served, settings, sock)
     else:

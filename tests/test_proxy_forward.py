@@ -99,11 +99,13 @@ def test_a_violating_upstream_answer_comes_back_as_it_came_and_is_flagged(tmp_pa
             direct.put("/PaymentGatewayAccounts/proxyMain", json=ACCOUNT)
             expected_400 = direct.post("/PaymentGateway/charge", json={"currency": "USD"})
             expected_charge = direct.post("/PaymentGateway/charge", json=charge())
-        with proxy_to(mutating.url, tmp_path / "bad.har") as proxy:
-            with httpx.Client(base_url=proxy.url, headers=HEADERS, trust_env=False) as client:
-                bad_400 = client.post("/PaymentGateway/charge", json={"currency": "USD"})
-                bad_charge = client.post("/PaymentGateway/charge", json=charge())
-                journal = client.get("/_emulator/requests").json()
+        with (
+            proxy_to(mutating.url, tmp_path / "bad.har") as proxy,
+            httpx.Client(base_url=proxy.url, headers=HEADERS, trust_env=False) as client,
+        ):
+            bad_400 = client.post("/PaymentGateway/charge", json={"currency": "USD"})
+            bad_charge = client.post("/PaymentGateway/charge", json=charge())
+            journal = client.get("/_emulator/requests").json()
     assert bad_400.status_code == 400
     assert isinstance(bad_400.json(), dict)  # the mutated object, as the upstream sent it
     assert bad_400.json().keys() == expected_400.json().keys()
@@ -113,8 +115,9 @@ def test_a_violating_upstream_answer_comes_back_as_it_came_and_is_flagged(tmp_pa
     assert bad_charge.status_code == 202
     assert DROPPED_FIELD not in bad_charge.json()
     assert bad_charge.json().keys() == expected_charge.json().keys()
-    assert f"{DROPPED_FIELD}: The {DROPPED_FIELD[:1].upper()}{DROPPED_FIELD[1:]} field is required" in (
-        bad_charge.headers[VIOLATIONS_HEADER]
+    assert (
+        f"{DROPPED_FIELD}: The {DROPPED_FIELD[:1].upper()}{DROPPED_FIELD[1:]} field is required"
+        in (bad_charge.headers[VIOLATIONS_HEADER])
     )
     entries = [e for e in journal["requests"] if e["path"] == "/PaymentGateway/charge"]
     assert len(entries) == 2

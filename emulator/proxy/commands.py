@@ -101,8 +101,18 @@ def wrap_replay(app: App, path: str | None, strict: bool) -> ASGIApp:
         recording = Recording(path)
     except HarError as exc:
         raise ConfigError(f"--replay: {exc}") from None
-    print(f"  replay         {path} ({len(recording.entries)} exchanges{', strict' if strict else ''})", flush=True)
     return Replay(app, recording, strict)
+
+
+def replay_note(served: object) -> str:
+    """The banner's line about ``--replay`` ("" without it)."""
+    from emulator.proxy.replay import Replay
+
+    if not isinstance(served, Replay):
+        return ""
+    recording = served.recording
+    strict = ", strict: a request not in it gets a 404" if served.strict else ", else the simulation answers"
+    return f"\n  replay         {recording.path} ({len(recording.entries)} exchanges{strict})"
 
 
 def run(args: argparse.Namespace) -> int:
