@@ -168,7 +168,7 @@ async def run(
     api_key: str,
     account: str | None = None,
     timeout: float = 30.0,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
     script: Script | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> tuple[int, dict[str, Any]]:
@@ -182,7 +182,7 @@ async def run(
     started = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     rows: list[report.Drift] = []
     steps: list[dict[str, Any]] = []
-    say: Callable[[str], None] = lambda text: print(text, file=out, flush=True)  # noqa: E731
+    say: Callable[[str], None] = lambda text: print(text, file=out or sys.stdout, flush=True)  # noqa: E731
     async with (
         httpx.AsyncClient(base_url=upstream_url, timeout=timeout, transport=transport, trust_env=False) as theirs,
         httpx.AsyncClient(base_url="http://payemu.local", transport=httpx.ASGITransport(app=app)) as ours,
@@ -259,7 +259,7 @@ async def run(
     return (EXIT_DRIFT if rows else EXIT_OK), document
 
 
-def main(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def main(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from emulator.config import ConfigError
 
     url = check_url(args.upstream)
@@ -278,5 +278,8 @@ def main(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         except OSError as exc:
             print(f"payemu verify: --json {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_ERROR
-        print(f"report written to {args.json} ({report.REPORT_FORMAT} version {report.REPORT_VERSION})", file=out)
+        print(
+            f"report written to {args.json} ({report.REPORT_FORMAT} version {report.REPORT_VERSION})",
+            file=out or sys.stdout,
+        )
     return status
