@@ -64,6 +64,7 @@ def test_each_mutation_is_named_with_its_operation(tmp_path: Path, capsys: pytes
     assert {row["step"] for row in shapes} >= {"charge-400", "account-set-400", "iin-400", "capture-without-card"}
     assert {(row["upstream"], row["payemu"]) for row in shapes} == {("object", "ValidationErrorMessage array")}
     assert {row["operation"] for row in shapes} >= {"GatewayCharge", "PaymentGatewayAccountSet", "IinLookup"}
+    assert all("error-bodies" in row["ledger"] for row in shapes)
     # a field dropped from every OperationResult
     dropped = _rows(document, aspect="field", field=DROPPED_FIELD)
     assert {row["operation"] for row in dropped} >= {"GatewayCharge", "GatewayAuthorize", "GatewayRefund"}
@@ -121,7 +122,7 @@ def test_the_script_covers_every_operation_and_names_real_ledger_entries(openapi
     documented = {op.operation_id for op in openapi.operations.values()}
     assert script.operations == documented
     ledger = {entry["id"] for entry in yaml.safe_load(data_path("fidelity.yaml").read_text())["choices"]}
-    named = {e for step in script.steps for e in step.ledger} | set(script.fields.values())
+    named = {e for step in script.steps for e in step.ledger} | {*script.fields.values(), *script.aspects.values()}
     assert named <= ledger
     assert len({step.id for step in script.steps}) == len(script.steps)
     statuses = {step.id.rsplit("-", 1)[-1] for step in script.steps}

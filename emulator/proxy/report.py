@@ -156,8 +156,12 @@ def _ignored(path: str, ignore: Sequence[str]) -> bool:
     return any(path == prefix or path.startswith((prefix + ".", prefix + "[")) for prefix in ignore)
 
 
-def _last_name(path: str) -> str:
-    return path.replace("[]", "").rsplit(".", 1)[-1]
+def _field_entry(path: str, by_field: Mapping[str, str]) -> str | None:
+    """The ledger entry of the nearest field of ``path`` (``a.b[].c``: c, then b, then a) that names one."""
+    for name in reversed(path.replace("[]", "").split(".")):
+        if name in by_field:
+            return by_field[name]
+    return None
 
 
 def compare(
@@ -169,6 +173,7 @@ def compare(
     enums: Mapping[str, frozenset[str]],
     ledger: Sequence[str] = (),
     field_ledger: Mapping[str, str] | None = None,
+    aspect_ledger: Mapping[str, str] | None = None,
     ignore: Sequence[str] = (),
 ) -> list[Drift]:
     """The differences between two answers to one step (see the module doc)."""
@@ -176,8 +181,12 @@ def compare(
     by_field = field_ledger or {}
 
     def add(aspect: str, path: str | None, theirs: str, ours: str) -> None:
-        named = by_field.get(_last_name(path)) if path else None
-        rows.append(Drift(operation, step, aspect, path, theirs, ours, [named] if named else list(ledger)))
+        named = _field_entry(path, by_field) if path else None
+        entries = [named] if named else list(ledger)
+        also = (aspect_ledger or {}).get(aspect)
+        if also and also not in entries:
+            entries.append(also)
+        rows.append(Drift(operation, step, aspect, path, theirs, ours, entries))
 
     if upstream.status != payemu.status:
         add("status", None, str(upstream.status), str(payemu.status))

@@ -54,6 +54,7 @@ class Script:
     version: int
     steps: list[Step]
     fields: dict[str, str]
+    aspects: dict[str, str] = field(default_factory=dict)
 
     @property
     def operations(self) -> set[str]:
@@ -79,7 +80,9 @@ def load_script(path: str | Path = SCRIPT) -> Script:
         )
         for item in data["steps"]
     ]
-    return Script(int(data["version"]), steps, {str(k): str(v) for k, v in (data.get("fields") or {}).items()})
+    fields = {str(k): str(v) for k, v in (data.get("fields") or {}).items()}
+    aspects = {str(k): str(v) for k, v in (data.get("aspects") or {}).items()}
+    return Script(int(data["version"]), steps, fields, aspects)
 
 
 def fill(value: Any, variables: Mapping[str, str]) -> Any:
@@ -213,6 +216,7 @@ async def run(
                 enums=enums,
                 ledger=step.ledger,
                 field_ledger=script.fields,
+                aspect_ledger=script.aspects,
                 ignore=step.ignore,
             )
             rows += found
