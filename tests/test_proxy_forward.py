@@ -106,6 +106,7 @@ def test_a_violating_upstream_answer_comes_back_as_it_came_and_is_flagged(tmp_pa
             bad_400 = client.post("/PaymentGateway/charge", json={"currency": "USD"})
             bad_charge = client.post("/PaymentGateway/charge", json=charge())
             journal = client.get("/_emulator/requests").json()
+            page = client.get("/_emulator/", params={"key": KEY}, headers={"Accept": "text/html"}).text
     assert bad_400.status_code == 400
     assert isinstance(bad_400.json(), dict)  # the mutated object, as the upstream sent it
     assert bad_400.json().keys() == expected_400.json().keys()
@@ -126,6 +127,7 @@ def test_a_violating_upstream_answer_comes_back_as_it_came_and_is_flagged(tmp_pa
     assert f"violation: response 202 {DROPPED_FIELD}: The GatewayName field is required." in notes[1]
     assert entries[1]["operationId"] == "GatewayCharge"
     assert entries[1]["request"]["card"]["cardNumber"] == "411111******1111"  # the journal's masking
+    assert "violation: response 400" in page  # the dashboard shows the journal's warnings
     recorded = read_entries(tmp_path / "bad.har")
     assert any(DROPPED_FIELD in " ".join(item.get("_payemuViolations", [])) for item in recorded)
 

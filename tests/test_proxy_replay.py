@@ -145,3 +145,38 @@ def test_serve_replay_options_are_checked(tmp_path: Path, capsys: pytest.Capture
     err = capsys.readouterr().err
     assert "bad.har" in err
     assert "no log.entries" in err
+
+
+def test_payemu_serve_replay_answers_from_the_file(recorded: tuple[Path, list[httpx.Response]]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.test_cli import ROOT, free_port, wait_until_up
+
+    record, answers = recorded
+    port = free_port()
+    argv = ["serve", "--port", str(port), "--replay", str(record), "--replay-strict", "--log-level", "warning"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "emulator", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "PAYEMU_CARD_FORM_PORT": "0"},
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_until_up(base, process)
+        with httpx.Client(base_url=base, headers=HEADERS, trust_env=False) as client:
+            method, path, body = CALLS[1]
+            again = client.request(method, path, json=body)
+            missed = client.request(method, path, json=charge(99.0))
+    finally:
+        process.terminate()
+        output, _ = process.communicate(timeout=20)
+    assert again.status_code == answers[1].status_code
+    assert again.content == answers[1].content
+    assert missed.status_code == NO_MATCH_STATUS
+    assert "body amount: 99.0 sent, 25.0 recorded" in missed.json()[0]["errors"][0]
+    assert f"replay         {record} (6 exchanges, strict" in output
