@@ -20,6 +20,7 @@ import pytest
 
 from emulator.config import Settings
 from emulator.http.app import create_app
+from emulator.proxy import har
 from emulator.proxy.forward import VIOLATIONS_HEADER, Matcher, Proxy, Upstream, violations_header
 from emulator.proxy.har import HarWriter, read_entries
 from emulator.server import BackgroundServer, loopback_socket
@@ -239,3 +240,33 @@ def test_proxy_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest
 
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_violation_quoting_a_card_number_shows_it_masked() -> None:
+    body = {**charge(), CARD: 1}  # a property named after the card: the message quotes it
+    with (
+        payemu_upstream() as upstream,
+        proxy_to(upstream.url) as proxy,
+        httpx.Client(base_url=proxy.url, headers=HEADERS, trust_env=False) as client,
+    ):
+        client.put("/PaymentGatewayAccounts/proxyMain", json=ACCOUNT)
+        answer = client.post("/PaymentGateway/charge", json=body)
+        journal = client.get("/_emulator/requests").json()["requests"]
+    recording = json.dumps(
+        har.entry(
+            started=har.now(),
+            elapsed_ms=1.0,
+            method="POST",
+            url="http://up/PaymentGateway/charge",
+            request_headers=[],
+            request_body=json.dumps(body).encode(),
+            status=200,
+            response_headers=[("X-Payemu-Warnings", f"unknown-property={CARD}")],
+            response_body=answer.content,
+        )
+    )
+    assert CARD not in recording
+    flagged = answer.headers[VIOLATIONS_HEADER]
+    assert "Unknown property '411111******1111'" in flagged
+    assert CARD not in flagged
+    assert CARD not in json.dumps(journal)

@@ -33,6 +33,7 @@ from starlette.types import Receive, Scope, Send
 from emulator.http import errors
 from emulator.http.openapi import OpenApi, Operation
 from emulator.http.wire import JSON_MEDIA, dumps, read_body, read_parameter
+from emulator.payments.masking import mask_text
 from emulator.proxy import har
 
 if TYPE_CHECKING:
@@ -193,7 +194,7 @@ class Proxy:
         try:
             body = await read_body(request, self.runtime.settings.max_body_bytes)
         except errors.ApiError as exc:
-            await _send(send, exc.status, [("content-type", JSON_MEDIA)], dumps(exc.body))
+            await send_answer(send, exc.status, [("content-type", JSON_MEDIA)], dumps(exc.body))
             return
         except ClientDisconnect:
             return
@@ -201,7 +202,7 @@ class Proxy:
         shown = list(headers)
         if violations:
             shown.append((VIOLATIONS_HEADER, violations_header(violations)))
-        await _send(send, status, shown, payload)
+        await send_answer(send, status, shown, payload)
 
     async def exchange(
         self, scope: Scope, body: bytes
@@ -238,9 +239,10 @@ class Proxy:
             violations += response_violations(op, status, upstream.headers.get("content-type", ""), payload)
         elapsed = (perf_counter() - began) * 1000
         key = by_name.get("x-api-key")
+        violations = [_shown(v, key) for v in violations]  # a message may quote what was sent
         self._journal(key, op, method, path, query, status, elapsed, body, payload, violations, fault)
         if self.recorder is not None:
-            self.recorder.append(
+            self._record(
                 har.entry(
                     started=started,
                     elapsed_ms=elapsed,
@@ -256,6 +258,15 @@ class Proxy:
                 )
             )
         return status, headers, payload, violations, fault
+
+    def _record(self, item: dict[str, Any]) -> None:
+        """Append to the recording; a recording that cannot be written is logged, and the
+        exchange still answered."""
+        assert self.recorder is not None
+        try:
+            self.recorder.append(item)
+        except OSError as exc:
+            log.error("cannot write the recording %s: %s", self.recorder.path, exc.strerror or exc)
 
     async def _send(self, method: str, url: str, headers: list[tuple[str, str]], body: bytes) -> httpx.Response:
         request = self.client.build_request(method, url, headers=headers, content=body or None)
@@ -317,16 +328,31 @@ def _reason(exc: Exception) -> str:
     return text.rstrip(".")
 
 
+def _shown(violation: str, key: str | None) -> str:
+    """A violation as the header, journal and recording show it: card numbers masked, the
+    API key struck out."""
+    text = mask_text(violation)
+    return text.replace(key, har.REDACTED) if key else text
+
+
 def _value(raw: bytes) -> Any:
-    """A body as the journal keeps it: its JSON value, else its text (masked on read)."""
+    """A body as the journal keeps it: its JSON value, else its text, masked as the
+    recording is (the journal masks values again when read; this also masks a card number
+    used as a property name)."""
     if not raw:
         return None
-    value, problem = _json(raw)
-    return raw.decode("utf-8", "replace") if problem else value
+    text = har.masked_text(raw.decode("utf-8", "replace"))
+    value, problem = _json(text.encode())
+    return text if problem else value
 
 
-async def _send(send: Send, status: int, headers: list[tuple[str, str]], payload: bytes) -> None:
+async def send_answer(send: Send, status: int, headers: list[tuple[str, str]], payload: bytes) -> None:
+    """An answer to the ASGI ``send``: the headers given and its Content-Length (none for a
+    status that has no body: 1xx, 204, 304)."""
     raw = [(k.lower().encode("latin-1"), v.encode("latin-1", "replace")) for k, v in headers]
-    raw.append((b"content-length", str(len(payload)).encode()))
+    if status >= 200 and status not in (204, 304):
+        raw.append((b"content-length", str(len(payload)).encode()))
+    else:
+        payload = b""
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": payload})

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from emulator import __version__
-from emulator.payments.masking import mask, mask_query, mask_text
+from emulator.payments.masking import mask, mask_query, mask_text, references
 
 HAR_VERSION = "1.2"
 CREATOR = {"name": "payemu", "version": __version__}
@@ -55,8 +55,12 @@ def masked_text(text: str, secrets: Iterable[str] = ()) -> str:
     except ValueError:
         shown = mask_text(text)
     else:
-        hidden = mask(value)
-        shown = text if hidden == value else json.dumps(hidden, ensure_ascii=False, separators=(",", ":"))
+        keep = references(value)  # gateway references stay, as in the journal
+        hidden = mask(value, keep=keep)
+        if hidden == value and mask_text(text, keep) == text:
+            shown = text
+        else:  # the text masked again: a card number used as a property name too
+            shown = mask_text(json.dumps(hidden, ensure_ascii=False, separators=(",", ":")), keep)
     for secret in secrets:
         if secret:
             shown = shown.replace(secret, REDACTED)

@@ -32,7 +32,7 @@ from emulator.http.pipeline import NOTES
 from emulator.http.wire import JSON_MEDIA, dumps, read_body
 from emulator.payments.masking import mask_query, mask_text
 from emulator.proxy import har
-from emulator.proxy.forward import LOCAL_PREFIXES, NOT_RETURNED, Matcher
+from emulator.proxy.forward import LOCAL_PREFIXES, NOT_RETURNED, Matcher, send_answer
 
 if TYPE_CHECKING:
     from emulator.http.entry import App
@@ -194,7 +194,7 @@ class Replay:
         try:
             body = await read_body(Request(scope, receive), self.runtime.settings.max_body_bytes)
         except errors.ApiError as exc:
-            await _answer(send, exc.status, [("content-type", JSON_MEDIA)], dumps(exc.body))
+            await send_answer(send, exc.status, [("content-type", JSON_MEDIA)], dumps(exc.body))
             return
         except ClientDisconnect:
             return
@@ -209,7 +209,7 @@ class Replay:
         if found is not None:
             self._journal(scope, query, found.status, body, found.body, f"replayed: {self.name} {found.label}")
             headers = [*found.headers, (REPLAY_HEADER, f"{self.name} entry {found.number}")]
-            await _answer(send, found.status, headers, found.body)
+            await send_answer(send, found.status, headers, found.body)
             return
         if self.strict:
             await self._near_miss(scope, query, key, body, send)
@@ -229,7 +229,7 @@ class Replay:
         error = errors.ApiError(NO_MATCH_STATUS, [("replay", [message])])
         payload = dumps(error.body)
         self._journal(scope, query, error.status, body, payload, f"replay: {message}")
-        await _answer(send, error.status, [("content-type", JSON_MEDIA), (REPLAY_HEADER, "no-match")], payload)
+        await send_answer(send, error.status, [("content-type", JSON_MEDIA), (REPLAY_HEADER, "no-match")], payload)
 
     def _journal(self, scope: Scope, query: str, status: int, body: bytes, payload: bytes, note: str) -> None:
         headers = dict(reversed(scope["headers"]))
@@ -277,10 +277,3 @@ def _again(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return again
-
-
-async def _answer(send: Send, status: int, headers: list[tuple[str, str]], payload: bytes) -> None:
-    raw = [(k.lower().encode("latin-1"), v.encode("latin-1", "replace")) for k, v in headers]
-    raw.append((b"content-length", str(len(payload)).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": payload})
