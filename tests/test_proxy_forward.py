@@ -270,3 +270,19 @@ def test_a_violation_quoting_a_card_number_shows_it_masked() -> None:
     assert "Unknown property '411111******1111'" in flagged
     assert CARD not in flagged
     assert CARD not in json.dumps(journal)
+
+
+def test_an_upstream_answer_is_read_within_a_bound() -> None:
+    import asyncio
+
+    from emulator.proxy.forward import AnswerTooLarge, fetch
+
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, content=b"x" * 100))
+
+    async def read(limit: int) -> bytes:
+        async with httpx.AsyncClient(transport=transport) as client:
+            return (await fetch(client, client.build_request("GET", "http://up/"), limit=limit)).content
+
+    assert asyncio.run(read(100)) == b"x" * 100
+    with pytest.raises(AnswerTooLarge, match="larger than 99 bytes"):
+        asyncio.run(read(99))

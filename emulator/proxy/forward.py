@@ -228,13 +228,13 @@ class Proxy:
             error = errors.ApiError(
                 504, [("upstream", [f"{self.upstream.url} did not answer within {self.upstream.timeout_seconds:g} s."])]
             )
-        except (httpx.HTTPError, _TooLarge) as exc:
+        except httpx.HTTPError as exc:
             fault = "upstream-unreachable"
             error = errors.ApiError(502, [("upstream", [f"{self.upstream.url} could not be reached: {_reason(exc)}."])])
         if fault is not None:
             status, headers, payload = error.status, [("content-type", JSON_MEDIA)], dumps(error.body)
         else:
-            status, payload = upstream.status_code, upstream.content
+            status, payload = upstream.status, upstream.content
             headers = [(k, v) for k, v in upstream.headers.multi_items() if k.lower() not in NOT_RETURNED]
             violations += response_violations(op, status, upstream.headers.get("content-type", ""), payload)
         elapsed = (perf_counter() - began) * 1000
@@ -268,21 +268,9 @@ class Proxy:
         except OSError as exc:
             log.error("cannot write the recording %s: %s", self.recorder.path, exc.strerror or exc)
 
-    async def _send(self, method: str, url: str, headers: list[tuple[str, str]], body: bytes) -> httpx.Response:
+    async def _send(self, method: str, url: str, headers: list[tuple[str, str]], body: bytes) -> Fetched:
         request = self.client.build_request(method, url, headers=headers, content=body or None)
-        response = await self.client.send(request, stream=True)
-        try:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_raw():
-                size += len(chunk)
-                if size > MAX_UPSTREAM_BYTES:
-                    raise _TooLarge(f"its answer is larger than {MAX_UPSTREAM_BYTES} bytes")
-                chunks.append(chunk)
-        finally:
-            await response.aclose()
-        response._content = b"".join(chunks)
-        return response
+        return await fetch(self.client, request, raw=True)
 
     def _journal(
         self,
@@ -319,8 +307,36 @@ class Proxy:
         tenant.journal.record(record, len(body) + len(payload) + 512)
 
 
-class _TooLarge(Exception):
-    pass
+class AnswerTooLarge(httpx.HTTPError):
+    """An upstream answer past :data:`MAX_UPSTREAM_BYTES`."""
+
+
+@dataclass
+class Fetched:
+    """An upstream answer read whole (and bounded)."""
+
+    status: int
+    headers: httpx.Headers
+    content: bytes
+
+
+async def fetch(
+    client: httpx.AsyncClient, request: httpx.Request, *, raw: bool = False, limit: int = MAX_UPSTREAM_BYTES
+) -> Fetched:
+    """Send ``request`` and read its answer, at most ``limit`` bytes (else
+    :class:`AnswerTooLarge`); ``raw``: the bytes as sent (not decoded from gzip, …)."""
+    response = await client.send(request, stream=True)
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_raw() if raw else response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise AnswerTooLarge(f"its answer is larger than {limit} bytes")
+            chunks.append(chunk)
+    finally:
+        await response.aclose()
+    return Fetched(response.status_code, response.headers, b"".join(chunks))
 
 
 def _reason(exc: Exception) -> str:

@@ -27,6 +27,7 @@ from emulator import INTERFACE_VERSION, __version__
 from emulator.datafiles import data_path, parse_yaml
 from emulator.proxy import report
 from emulator.proxy.commands import check_url
+from emulator.proxy.forward import fetch
 
 SCRIPT = data_path("conformance.yaml")
 BAD_KEY = "payemu-verify-not-a-key"
@@ -125,16 +126,17 @@ class Side:
         options: dict[str, Any] = {"headers": headers, "params": fill(step.query, self.variables) or None}
         if step.has_body:
             options["json"] = fill(step.body, self.variables)
-        response = await self.client.request(step.method, fill(step.path, self.variables), **options)
+        request = self.client.build_request(step.method, fill(step.path, self.variables), **options)
+        response = await fetch(self.client, request)
         try:
-            body, is_json = (response.json() if response.content else None), True
+            body, is_json = (json.loads(response.content) if response.content else None), True
         except ValueError:
-            body, is_json = response.text, False
+            body, is_json = response.content.decode("utf-8", "replace"), False
         for name, dotted in step.save.items():
             found = pick(body, dotted)
             if isinstance(found, str) and found:
                 self.variables[name] = found
-        return report.Answer(response.status_code, dict(response.headers), body, is_json)
+        return report.Answer(response.status, dict(response.headers), body, is_json)
 
 
 class VerifyError(Exception):
