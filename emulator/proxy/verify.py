@@ -222,7 +222,7 @@ async def run(
                 ignore=step.ignore,
             )
             rows += found
-            verdict = "same" if not found else f"{len(found)} difference{'s' if len(found) > 1 else ''}"
+            verdict = _count(len(found), "difference") if found else "same"
             say(
                 f"[{number:>{width}}/{len(chosen)}] {step.operation:<28} {step.id:<24} "
                 f"upstream {theirs_answer.status}  payemu {ours_answer.status}  {verdict}"
@@ -242,13 +242,17 @@ async def run(
     covered = script.operations & documented
     say("")
     if rows:
-        say(f"drift ({len(rows)} difference{'s' if len(rows) > 1 else ''}):")
+        say(f"drift ({_count(len(rows), 'difference')}):")
         say(report.table(rows))
         say("")
     drifting = sorted({row.operation for row in rows})
     say(
         f"summary: {len(steps)} steps over {len(covered)} of {len(documented)} operations; "
-        + (f"{len(rows)} differences in {len(drifting)} operations: {', '.join(drifting)}" if rows else "no drift")
+        + (
+            f"{_count(len(rows), 'difference')} in {_count(len(drifting), 'operation')}: {', '.join(drifting)}"
+            if rows
+            else "no drift"
+        )
     )
     missing = sorted(documented - covered)
     if missing:
@@ -263,6 +267,10 @@ async def run(
     }
     document = report.document(header=header, steps=steps, rows=rows, operations=len(covered))
     return (EXIT_DRIFT if rows else EXIT_OK), document
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def main(args: argparse.Namespace, out: TextIO | None = None) -> int:
