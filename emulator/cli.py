@@ -139,6 +139,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="how much the server logs (default info)",
     )
 
+    # -- proxy, record, replay and verify (emulator.proxy) --
+    from emulator.proxy import commands as proxying
+
+    proxying.add_replay_options(serve)
+    proxying.add_parsers(commands)
+    # --
+
     scenarios = commands.add_parser("scenarios", help="check or list scenario rules")
     actions = scenarios.add_subparsers(dest="action", required=True, metavar="ACTION")
     check = actions.add_parser("check", help="validate scenario files; exit 1 on any error")
@@ -257,7 +264,7 @@ def _describe(limits: object) -> str:
     return str(limits)
 
 
-def serve(settings: Settings) -> int:
+def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False)) -> int:
     from emulator.http.app import create_app
     from emulator.http.versions import DocumentError
     from emulator.server import bind_socket, serve_forever
@@ -267,19 +274,22 @@ def serve(settings: Settings) -> int:
         app = create_app(settings)
     except DocumentError as exc:
         raise ConfigError(f"--openapi: {exc}") from None
+    from emulator.proxy.commands import replay_note, wrap_replay  # --replay (emulator.proxy)
+
+    served = wrap_replay(app, *replay)  # the recording is read before anything listens
     try:
         sock = bind_socket(settings.host, settings.port)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ConfigError(f"cannot listen on {settings.host}:{settings.port}: {reason.lower()}") from None
     form_sock, form_line = card_form_listener(settings)
-    print(banner(settings, app.state.runtime, form_line), flush=True)
+    print(banner(settings, app.state.runtime, form_line) + replay_note(served), flush=True)
     if form_sock is None:
-        serve_forever(app, settings, sock)
+        serve_forever(served, settings, sock)
     else:
         from emulator.http.pages import cardform
 
-        serve_forever(cardform.PortSplit(app, cardform.app(), settings.card_form_port), settings, sock, [form_sock])
+        serve_forever(cardform.PortSplit(served, cardform.app(), settings.card_form_port), settings, sock, [form_sock])
     print("payemu stopped", flush=True)
     return 0
 
@@ -333,7 +343,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "serve":
-            return serve(settings_from(args))
+            from emulator.proxy.commands import replay_wrapper  # --replay (emulator.proxy)
+
+            return serve(settings_from(args), replay_wrapper(args))
+        if args.command in ("proxy", "verify"):  # emulator.proxy
+            from emulator.proxy import commands as proxying
+
+            return proxying.run(args)
         return scenarios_command(args)
     except ConfigError as exc:
         print(f"payemu: {exc}", file=sys.stderr)

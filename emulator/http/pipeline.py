@@ -111,6 +111,7 @@ TenantOf = Callable[[Request], "Tenant | None"]
 
 ENTRY_OVERHEAD = 512  # bytes an entry (and each of its attempts) holds beyond the bodies
 CLIENT_GONE = "client-disconnected"  # the journal's fault for a client that left mid-request
+NOTES = "payemu.notes"  # scope key: notes a wrapper (emulator.proxy.replay) adds to the journal's warnings
 
 
 # -- the endpoint --------------------------------------------------------------------
@@ -151,7 +152,10 @@ class Endpoint:
         call: Call | None = None
         body: Any = None
         sent: bytes | None = None  # the body's JSON text, when it is exactly ``body``
-        warnings: list[str] = []  # leniencies used to read the request (emulator.http.leniency)
+        # leniencies used to read the request (emulator.http.leniency), after any note a
+        # wrapper left in the scope (NOTES: the replay's "not in the recording")
+        notes = request.scope.get(NOTES)
+        warnings: list[str] = list(notes) if notes else []
         headers = _header_map(request.scope)
         try:
             if op.secured:
