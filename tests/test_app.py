@@ -156,10 +156,10 @@ def test_runs_against_another_published_copy(make_app: Callable[..., Starlette])
         client.post("/_emulator/settings", json={"strict": True})
         strict = client.post("/PaymentGateway/charge", json={"fallbackUpgs": []})
     assert response.status_code == 400
-    # that export declares its 400 body as one ValidationErrorMessage, not a list
-    assert "fallbackUpgs" not in " ".join(response.json()["errors"])
+    # that export declares its 400 body as one ValidationErrorMessage; the runtime sends a list
+    assert "fallbackUpgs" not in {entry["fieldName"] for entry in response.json()}
     assert response.headers["X-Payemu-Warnings"] == "unknown-property=fallbackUpgs"
-    assert "fallbackUpgs: Unknown property 'fallbackUpgs'" in " ".join(strict.json()["errors"])
+    assert "fallbackUpgs" in {entry["fieldName"] for entry in strict.json()}
 
 
 def test_a_yaml_export_loads(tmp_path: Path) -> None:

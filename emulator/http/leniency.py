@@ -48,7 +48,7 @@ class _Reader:
             branches = schema.get("anyOf") or schema.get("oneOf")
             if branches:
                 useful = [self.resolve(b, value) for b in branches]
-                useful = [b for b in useful if isinstance(b, dict) and b.get("enum") != [None]]
+                useful = [b for b in useful if isinstance(b, dict) and b.get("enum") != [None] and b.get("type") != "null"]
                 schema = next((b for b in useful if _fits(b, value)), useful[0] if useful else {})
                 continue
             return schema
@@ -63,6 +63,9 @@ class _Reader:
                 ("wrapped-token", "body", 'The body is {"token": ...}; the documented body is the string.')
             )
             return value["token"]
+        enum = schema.get("enum")
+        if type(value) is int and isinstance(enum, list) and all(isinstance(v, str) or v is None for v in enum):
+            return self._enum_number(enum, value, path)
         if isinstance(value, str) and _kinds(schema) & set(_NUMBER_KINDS) and "string" not in _kinds(schema):
             number = _number(value, "integer" in _kinds(schema) and "number" not in _kinds(schema))
             if number is not None:
@@ -77,6 +80,17 @@ class _Reader:
         if isinstance(value, list) and isinstance(schema.get("items"), dict):
             return [self.read(schema["items"], item, [*path, i]) for i, item in enumerate(value)]
         return value
+
+    def _enum_number(self, enum: list[Any], value: int, path: list[Any]) -> Any:
+        """An enum sent as its number: System.Text.Json's string-enum converter reads
+        integers by default; the number is the value's place in the document's list
+        (.NET numbers an enum's members from 0 in declaration order)."""
+        names = [v for v in enum if v is not None]
+        if not 0 <= value < len(names):
+            return value  # no member has that number: the schema check names the field
+        where = field_path(path) or "body"
+        self.found.append(("enum-as-integer", where, f"The field {where} is an enum sent as its number ({value})."))
+        return names[value]
 
     def _object(self, schema: dict[str, Any], value: dict[str, Any], path: list[Any]) -> dict[str, Any]:
         props: dict[str, Any] = schema["properties"]
