@@ -4,8 +4,8 @@ and generated clients (openapi-python-client) that ignore the extensions."""
 from __future__ import annotations
 
 import copy
-import re
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path

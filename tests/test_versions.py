@@ -201,3 +201,20 @@ def test_a_tenant_cannot_choose_a_bad_document(client: TestClient) -> None:
         }
     ]
     assert client.get("/_emulator/interface").json()["serverDefault"] is True
+
+
+def test_a_tenant_chooses_a_yaml_document(make_app: Callable[..., Starlette]) -> None:
+    """PUT /_emulator/interface reads YAML as --openapi does."""
+    app = make_app()
+    text = yaml.safe_dump(json.loads(OLDER.read_text()), sort_keys=False)
+    with TestClient(app, headers=SANDBOX) as client:
+        chosen = client.put("/_emulator/interface", content=text, headers={"Content-Type": "application/yaml"})
+        wrong = client.put("/_emulator/interface", content="a: [", headers={"Content-Type": "application/yaml"})
+        form = client.put(
+            "/_emulator/interface", content=b"x=1", headers={"Content-Type": "application/x-www-form-urlencoded"}
+        )
+    assert chosen.status_code == 200
+    assert chosen.json()["interfaceVersion"] == "1.0.9.36"
+    assert wrong.status_code == 400
+    assert wrong.json()[0]["fieldName"] == "body"
+    assert form.status_code == 415

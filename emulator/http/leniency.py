@@ -48,7 +48,9 @@ class _Reader:
             branches = schema.get("anyOf") or schema.get("oneOf")
             if branches:
                 useful = [self.resolve(b, value) for b in branches]
-                useful = [b for b in useful if isinstance(b, dict) and b.get("enum") != [None] and b.get("type") != "null"]
+                useful = [
+                    b for b in useful if isinstance(b, dict) and b.get("enum") != [None] and b.get("type") != "null"
+                ]
                 schema = next((b for b in useful if _fits(b, value)), useful[0] if useful else {})
                 continue
             return schema

@@ -16,7 +16,6 @@ from emulator.http.pipeline import Call, Handler, Reply
 from emulator.payments.cards import MAX_BIN, MIN_BIN, default_table, luhn_valid
 from emulator.payments.risk import assess, default_ip_table
 
-
 _SEPARATORS = str.maketrans("", "", " -")
 
 
