@@ -238,7 +238,8 @@ def _plan(op: Operation, status: int, error: bool) -> Plan:
     declared = responses.get(str(status))
     if declared is None:
         if error and status == 404:
-            return _plan(op, 400, error)[:3] + (400,)  # not found, where 404 is not declared
+            shaper, declared_as, body_only, _ = _plan(op, 400, error)
+            return shaper, declared_as, body_only, 400  # not found, where 404 is not declared
         if error and status in RUNTIME_ERRORS:
             return None, None, False, status
         return None, status, False, status  # checked: undeclared, so a violation

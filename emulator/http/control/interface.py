@@ -1,8 +1,9 @@
 """Control: which published version of the interface serves the caller's key.
 
 ``PUT /_emulator/interface`` with an OpenAPI 3.0 document as the body (JSON or YAML, as
-``--openapi`` reads it) serves the caller's tenant with it (requests validated against it, answers shaped for it); ``DELETE`` goes
-back to the server's document; ``GET`` tells which one serves.
+``--openapi`` reads it) serves the caller's tenant with it (requests validated against
+it, answers shaped for it); ``DELETE`` goes back to the server's document; ``GET``
+tells which one serves.
 """
 
 from __future__ import annotations
