@@ -47,13 +47,13 @@ def _requests(api: OpenApi, served: OpenApi) -> Iterator[tuple[Operation, str, s
         if op.body is not None or op.raw_body:
             yield op, method, url, {"params": query, "headers": KEY, "json": {}}
             yield (
-                op.operation_id,
+                op,
                 method,
                 url,
                 {"params": query, "headers": {**KEY, "Content-Type": "application/json"}, "content": b"{"},
             )
             yield (
-                op.operation_id,
+                op,
                 method,
                 url,
                 {"params": query, "headers": {**KEY, "Content-Type": "text/csv"}, "content": b"a,b"},

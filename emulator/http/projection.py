@@ -20,7 +20,8 @@ document expects it:
   414, 415 and 431 (the HTTP server's), 507 (payemu's memory limits) and an internal
   500. A not-found error where the operation declares no 404 is answered as the 400 the
   binder gives — or, for a delete that declares only a bodiless 200 (the 1.0.7.15
-  export's account delete), as that 200: there was nothing to delete. Any other undeclared status is a violation, as a schema violation is.
+  export's account delete), as that 200: there was nothing to delete. Any other
+  undeclared status is a violation, as a schema violation is.
 
 Each response schema is turned once into a function (no schema walk per request).
 """
