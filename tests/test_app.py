@@ -15,7 +15,7 @@ from emulator.http import api
 from emulator.http.app import SWAGGER_PATH
 from emulator.http.openapi import OpenApi, default_schema_path
 from emulator.http.pipeline import Call, Reply
-from tests.conftest import LIVE
+from tests.conftest import LIVE, SANDBOX
 
 # An older published export of the interface (1.0.9.36), kept in the repository.
 OLDER = Path(__file__).resolve().parent / "data" / "openapi-1.0.9.36.json"
@@ -168,3 +168,26 @@ def test_a_yaml_export_loads(tmp_path: Path) -> None:
     old = OpenApi.load(copy)
     assert old.find("POST", "/PaymentGateway/status") is not None
     assert old.find("GET", "/Tools/brand") is None
+
+
+def test_a_card_number_sent_as_a_property_name_never_leaves_unmasked(make_app: Callable[..., Starlette]) -> None:
+    """Neither the warnings header nor the journal shows a card number sent as a key."""
+    body = {
+        "amount": 10,
+        "currency": "USD",
+        "paymentGatewayAccount": {"paymentGatewayName": "NULLSuccess", "credentials": []},
+        "card": {
+            "cardHolderName": "J",
+            "cardNumber": "4242424242424242",
+            "expirationMonth": 12,
+            "expirationYear": 2031,
+        },
+        "4111111111111111": "oops",
+    }
+    with TestClient(make_app(), headers=SANDBOX) as client:
+        answer = client.post("/PaymentGateway/charge", json=body)
+        journal = client.get("/_emulator/requests").text
+    assert answer.status_code == 200
+    assert answer.headers["X-Payemu-Warnings"] == "unknown-property=411111******1111"
+    assert "4111111111111111" not in journal
+    assert "411111******1111" in journal

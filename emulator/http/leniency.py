@@ -5,7 +5,8 @@ not have and reads numbers sent as strings (``"amount": "10.00"``), and the inte
 document says old requests keep working (an older client may still send the session's
 ``clientCertificate``, now ``paymentGatewayCertName``; the eWallet library's public example
 wraps the result token as ``{"token": ...}``). payemu accepts the same, and
-reports every leniency it used as a short ``kind=field`` warning: in the
+reports every leniency it used as a short ``kind=field`` warning (a card number in a
+field's name masked, as everywhere): in the
 ``X-Payemu-Warnings`` response header, the journal entry and the dashboard. Strict mode
 (``--strict``, ``strict: true`` in the config file, or per API key through
 ``POST /_emulator/settings``) answers each of them with a 400 naming the property.
@@ -23,6 +24,7 @@ from urllib.parse import quote
 
 from emulator.http import errors
 from emulator.http.validation import Compiled, field_path
+from emulator.payments.masking import mask_text
 
 WARNINGS_HEADER = "X-Payemu-Warnings"
 # Older names the service still binds: old name → current property of the same object.
@@ -164,7 +166,9 @@ def read(body: Compiled, value: Any, strict: bool, warnings: list[str]) -> Any:
     relaxed = reader.read(body.schema, value, [])
     if not reader.found:
         return value
-    warnings.extend(f"{kind}={quote(where[:100], safe='.[]_-')}" for kind, where, _ in reader.found[:MAX_WARNINGS])
+    warnings.extend(
+        f"{kind}={quote(mask_text(where)[:100], safe='.[]_-*')}" for kind, where, _ in reader.found[:MAX_WARNINGS]
+    )
     if len(reader.found) > MAX_WARNINGS:
         warnings.append(f"more={len(reader.found) - MAX_WARNINGS}")
     return relaxed
