@@ -228,7 +228,7 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
     base = f"http://{settings.host}:{settings.port}"
     keys = ", ".join(f"{k.key} ({'sandbox' if k.is_sandbox else 'live'})" for k in settings.keys)
     lines = [
-        f"payemu {__version__} — payment orchestration emulator, interface {INTERFACE_VERSION}",
+        f"payemu {__version__} — payment orchestration emulator, interface {runtime.api.interface_version}",
         f"  listening on   {base}",
         f"  API keys       {keys}{' (+ any key: --any-key)' if settings.any_key else ''}",
         f"  schema         {runtime.api.source} (version {runtime.api.version})",

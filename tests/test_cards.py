@@ -146,7 +146,7 @@ def test_scheme_home_country_when_no_bin_row() -> None:
 def test_iin_data_shape() -> None:
     assert default_table().lookup("510510").to_iin_data() == {
         "bin": "510510",
-        "cardBrand": "MasterCard",
+        "cardBrand": "MASTERCARD",
         "cardType": "DEBIT",
         "category": "PREPAID",
         "issuingOrganization": "Payemu Test Bank",

@@ -124,3 +124,17 @@ def test_banner_lists_keys_scenario_files_with_rule_counts_and_dashboard(tmp_pat
     assert len(builtin) == 1
     assert re.search(r"default-scenarios\.yaml \(\d+ rules\)$", builtin[0])
     assert "  dashboard      http://127.0.0.1:9123/_emulator/" in lines
+
+
+def test_banner_names_the_served_interface_version() -> None:
+    from emulator.http.app import create_app
+    from emulator.http.openapi import OpenApi
+
+    older = Path(__file__).resolve().parent / "data" / "openapi-1.0.9.36.json"
+    settings = cli.settings_from(cli.build_parser().parse_args(["serve", "--openapi", str(older)]))
+    served = cli.banner(settings, create_app(settings, openapi=OpenApi.load(older)).state.runtime)
+    default = cli.banner(
+        settings, create_app(cli.settings_from(cli.build_parser().parse_args(["serve"]))).state.runtime
+    )
+    assert served.splitlines()[0].endswith("interface 1.0.9.36")
+    assert default.splitlines()[0].endswith("interface 1.0.11.6")

@@ -211,7 +211,7 @@ def test_fallback_certificates(shop: Shop) -> None:
     assert status == 200
     assert body["gatewayName"] == "FirstDataIPG"
     status, body = shop.pay("nullFail", "ipgMain", payerDetails=payer)
-    assert status == 500
+    assert status == 409
     assert "paymentGatewayCertName" in body["operationResultDescription"]
     status, body = shop.pay("nullFail", {"paymentGatewayAccountName": "ipgMain", "paymentGatewayCertName": "other"})
     assert status == 400

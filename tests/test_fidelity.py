@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -107,3 +108,57 @@ def test_generated_client_ignores_the_extensions(tmp_path: Path) -> None:
     fidelity._strip(plain)
     assert plain != document
     assert _generate(document, tmp_path, "annotated") == _generate(plain, tmp_path, "plain")
+
+
+# -- the ledger against the interface document ---------------------------------------------
+DOCUMENT = ROOT / "tests" / "data" / "interface-1.0.11.6.md"
+_SENTENCE_END = re.compile(r"(?<=[.:])\s+(?=[A-Z`])")
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _not_shown_points(text: str) -> list[str]:
+    """What the document says is not shown: in a table, the row's cells up to the one
+    that says so (joined by ` | `); in prose, the sentence that says so."""
+    points = []
+    for line in text.splitlines():
+        if "not shown" not in line:
+            continue
+        if line.startswith("|"):
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            last = next(i for i, cell in enumerate(cells) if "not shown" in cell)
+            points.append(_squeezed(" | ".join(cells[: last + 1])))
+            continue
+        body = re.sub(r"^\d+\.\s+", "", line.strip())
+        points += [_squeezed(s) for s in _SENTENCE_END.split(body) if "not shown" in s]
+    return points
+
+
+def test_the_document_copy_has_the_points_the_ledger_is_checked_against() -> None:
+    points = _not_shown_points(DOCUMENT.read_text(encoding="utf-8"))
+    assert len(points) == 22
+    assert "Webhooks or other outbound events: not shown." in points
+    assert any(p.startswith("DELETE `/StringTokens/{token}`") for p in points)
+
+
+def test_every_spec_quotes_the_document_exactly() -> None:
+    document = _squeezed(DOCUMENT.read_text(encoding="utf-8"))
+    misquoted = [i["id"] for i in fidelity.choices() if _squeezed(i["spec"]) not in document]
+    assert misquoted == []
+
+
+def test_every_not_shown_point_has_a_ledger_entry() -> None:
+    quoted = [_squeezed(i["spec"]) for i in fidelity.choices()]
+    points = _not_shown_points(DOCUMENT.read_text(encoding="utf-8"))
+    missing = [point for point in points if not any(point in spec for spec in quoted)]
+    assert missing == []
+
+
+def test_the_ledger_check_catches_an_uncovered_point() -> None:
+    """The completeness check fails for a document with a point no entry quotes."""
+    text = DOCUMENT.read_text(encoding="utf-8") + "\nRefund reasons: not shown.\n"
+    quoted = [_squeezed(i["spec"]) for i in fidelity.choices()]
+    missing = [p for p in _not_shown_points(text) if not any(p in spec for spec in quoted)]
+    assert missing == ["Refund reasons: not shown."]

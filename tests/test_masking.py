@@ -41,3 +41,8 @@ def test_grouped_numbers_and_numbers_sent_as_numbers_are_masked_too() -> None:
     assert mask_text("order 12345 2030-01-01 1234 5678") == "order 12345 2030-01-01 1234 5678"
     masked = mask({"cardNumber": 4111111111111111, "amounts": [5555555555554444, 10.5], "ok": True, "n": 42})
     assert masked == {"cardNumber": "411111******1111", "amounts": ["555555******4444", 10.5], "ok": True, "n": 42}
+
+
+def test_a_card_number_sent_as_a_property_name_is_masked() -> None:
+    masked = mask({"card": {"4111111111111111": "x"}, "4242424242424242": 1})
+    assert masked == {"card": {"411111******1111": "x"}, "424242******4242": 1}

@@ -111,19 +111,43 @@ def test_a_status_declared_without_a_body_keeps_the_runtime_body(older_app: Star
     assert declined["rejectReasonCode"] == "CardDeclined"
 
 
-def test_the_400_takes_the_shape_that_document_declares(older_app: Starlette) -> None:
+def test_the_400_is_an_array_where_that_document_declares_one_object(older_app: Starlette) -> None:
+    """The interface document: the 400 "was corrected to be an array …; runtime behavior
+    did not change" — so under 1.0.9.36 too the runtime sends an array."""
     with TestClient(older_app, headers=SANDBOX) as client:
         body = client.post("/PaymentGateway/charge", json={"amount": "ten", "currency": "USD", "card": CARD}).json()
-    assert body == {"fieldName": "amount", "errors": ["The field Amount must be a number."]}
+    assert body == [{"fieldName": "amount", "errors": ["The field Amount must be a number."]}]
 
 
-def test_an_undeclared_error_status_takes_the_400_shape(older_app: Starlette) -> None:
+def test_a_runtime_error_status_goes_out_where_the_document_lists_none(older_app: Starlette) -> None:
     with TestClient(older_app, headers=SANDBOX) as client:
         answer = client.post(
             "/StringTokens", content=b"payload=x", headers={"Content-Type": "application/x-www-form-urlencoded"}
         )
     assert answer.status_code == 415
-    assert answer.json()["fieldName"] == "Content-Type"
+    assert answer.json()[0]["fieldName"] == "Content-Type"
+
+
+def test_not_found_is_the_binders_400_where_the_document_declares_no_404(older_app: Starlette) -> None:
+    """1.0.9.36 declares 200, 400 and 401 for deleting an account: an unknown name is a 400
+    naming it (a generated client would raise on a 404)."""
+    with TestClient(older_app, headers=SANDBOX) as client:
+        answer = client.delete("/PaymentGatewayAccounts/nosuchAccount")
+    assert answer.status_code == 400
+    assert answer.json() == [{"fieldName": "name", "errors": ["No payment gateway account named nosuchAccount."]}]
+
+
+def test_an_undeclared_status_is_a_violation(older_app: Starlette) -> None:
+    """A status the served document does not declare, other than the runtime's own
+    answers, is caught like a schema violation (a 500 naming it)."""
+    from emulator.http import projection
+    from emulator.http.openapi import OpenApi
+
+    api = OpenApi.load(OLDER)
+    op = api.by_id()["GatewayStatus"]
+    assert projection.shape(op, 503, {"x": 1}, False)[1] == 503  # checked, and 503 is not declared there
+    assert "503" not in op.raw["responses"]
+    assert projection.shape(op, 401, [], True)[1] is None  # the key check's 401 goes out as it is
 
 
 def test_the_journal_names_the_version(make_app: Callable[..., Starlette]) -> None:
@@ -151,7 +175,7 @@ def test_a_tenant_chooses_the_older_version(make_app: Callable[..., Starlette]) 
             client.put("/PaymentGatewayAccounts/acct1", json=ACCOUNT)
         assert "rejectReasonCode" not in _pay(old, 10.0).json()
         assert _pay(new, 10.0).json()["rejectReasonCode"] is None
-        assert old.post("/PaymentGateway/charge", json={"fallbackUpgs": []}).json()["fieldName"] == "amount"
+        assert old.post("/PaymentGateway/charge", json={"fallbackUpgs": []}).json()[0]["fieldName"] == "amount"
         assert old.get("/Tools/brand", params={"iin": "411111"}).status_code == 404
         assert new.get("/Tools/brand", params={"iin": "411111"}).status_code == 200
         assert old.get("/swagger/1.0/swagger.json").json()["info"]["description"].startswith("Code Version 1.0.9.36")
@@ -177,3 +201,20 @@ def test_a_tenant_cannot_choose_a_bad_document(client: TestClient) -> None:
         }
     ]
     assert client.get("/_emulator/interface").json()["serverDefault"] is True
+
+
+def test_a_tenant_chooses_a_yaml_document(make_app: Callable[..., Starlette]) -> None:
+    """PUT /_emulator/interface reads YAML as --openapi does."""
+    app = make_app()
+    text = yaml.safe_dump(json.loads(OLDER.read_text()), sort_keys=False)
+    with TestClient(app, headers=SANDBOX) as client:
+        chosen = client.put("/_emulator/interface", content=text, headers={"Content-Type": "application/yaml"})
+        wrong = client.put("/_emulator/interface", content="a: [", headers={"Content-Type": "application/yaml"})
+        form = client.put(
+            "/_emulator/interface", content=b"x=1", headers={"Content-Type": "application/x-www-form-urlencoded"}
+        )
+    assert chosen.status_code == 200
+    assert chosen.json()["interfaceVersion"] == "1.0.9.36"
+    assert wrong.status_code == 400
+    assert wrong.json()[0]["fieldName"] == "body"
+    assert form.status_code == 415

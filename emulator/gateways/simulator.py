@@ -98,6 +98,7 @@ class AttemptResult:
     settle_after_seconds: float | None = None
     rule: str | None = None
     at: datetime | None = None  # when the ledger recorded it
+    refused: bool = False  # the gateway refused the request itself (requirement_failure)
 
     @property
     def code(self) -> ResultCode:
@@ -233,6 +234,7 @@ async def attempt(runtime: Runtime, tenant: Tenant, account: GatewayAccount, ite
         settles_to=outcome.settles_to if outcome and code == ResultCode.ACCEPTED else None,
         settle_after_seconds=outcome.settle_after_seconds if outcome and code == ResultCode.ACCEPTED else None,
         rule=outcome.rule if outcome else None,
+        refused=refused is not None,
     )
 
 

@@ -5,7 +5,8 @@ not have and reads numbers sent as strings (``"amount": "10.00"``), and the inte
 document says old requests keep working (an older client may still send the session's
 ``clientCertificate``, now ``paymentGatewayCertName``; the eWallet library's public example
 wraps the result token as ``{"token": ...}``). payemu accepts the same, and
-reports every leniency it used as a short ``kind=field`` warning: in the
+reports every leniency it used as a short ``kind=field`` warning (a card number in a
+field's name masked, as everywhere): in the
 ``X-Payemu-Warnings`` response header, the journal entry and the dashboard. Strict mode
 (``--strict``, ``strict: true`` in the config file, or per API key through
 ``POST /_emulator/settings``) answers each of them with a 400 naming the property.
@@ -23,6 +24,7 @@ from urllib.parse import quote
 
 from emulator.http import errors
 from emulator.http.validation import Compiled, field_path
+from emulator.payments.masking import mask_text
 
 WARNINGS_HEADER = "X-Payemu-Warnings"
 # Older names the service still binds: old name → current property of the same object.
@@ -48,7 +50,9 @@ class _Reader:
             branches = schema.get("anyOf") or schema.get("oneOf")
             if branches:
                 useful = [self.resolve(b, value) for b in branches]
-                useful = [b for b in useful if isinstance(b, dict) and b.get("enum") != [None]]
+                useful = [
+                    b for b in useful if isinstance(b, dict) and b.get("enum") != [None] and b.get("type") != "null"
+                ]
                 schema = next((b for b in useful if _fits(b, value)), useful[0] if useful else {})
                 continue
             return schema
@@ -63,6 +67,9 @@ class _Reader:
                 ("wrapped-token", "body", 'The body is {"token": ...}; the documented body is the string.')
             )
             return value["token"]
+        enum = schema.get("enum")
+        if type(value) is int and isinstance(enum, list) and all(isinstance(v, str) or v is None for v in enum):
+            return self._enum_number(enum, value, path)
         if isinstance(value, str) and _kinds(schema) & set(_NUMBER_KINDS) and "string" not in _kinds(schema):
             number = _number(value, "integer" in _kinds(schema) and "number" not in _kinds(schema))
             if number is not None:
@@ -77,6 +84,17 @@ class _Reader:
         if isinstance(value, list) and isinstance(schema.get("items"), dict):
             return [self.read(schema["items"], item, [*path, i]) for i, item in enumerate(value)]
         return value
+
+    def _enum_number(self, enum: list[Any], value: int, path: list[Any]) -> Any:
+        """An enum sent as its number: System.Text.Json's string-enum converter reads
+        integers by default; the number is the value's place in the document's list
+        (.NET numbers an enum's members from 0 in declaration order)."""
+        names = [v for v in enum if v is not None]
+        if not 0 <= value < len(names):
+            return value  # no member has that number: the schema check names the field
+        where = field_path(path) or "body"
+        self.found.append(("enum-as-integer", where, f"The field {where} is an enum sent as its number ({value})."))
+        return names[value]
 
     def _object(self, schema: dict[str, Any], value: dict[str, Any], path: list[Any]) -> dict[str, Any]:
         props: dict[str, Any] = schema["properties"]
@@ -148,7 +166,9 @@ def read(body: Compiled, value: Any, strict: bool, warnings: list[str]) -> Any:
     relaxed = reader.read(body.schema, value, [])
     if not reader.found:
         return value
-    warnings.extend(f"{kind}={quote(where[:100], safe='.[]_-')}" for kind, where, _ in reader.found[:MAX_WARNINGS])
+    warnings.extend(
+        f"{kind}={quote(mask_text(where)[:100], safe='.[]_-*')}" for kind, where, _ in reader.found[:MAX_WARNINGS]
+    )
     if len(reader.found) > MAX_WARNINGS:
         warnings.append(f"more={len(reader.found) - MAX_WARNINGS}")
     return relaxed

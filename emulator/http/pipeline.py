@@ -22,7 +22,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from emulator.http import errors, leniency, projection
+from emulator.http import binder, errors, leniency, projection
 from emulator.http.openapi import OpenApi, Operation
 from emulator.http.wire import JSON_MEDIA, dumps, is_json_media, parse_json, read_body, read_parameter
 from emulator.payments import tenant_settings
@@ -133,6 +133,9 @@ class Endpoint:
         # how an operation without an API key finds its tenant (default: an X-Api-Key sent
         # anyway); the payment page finds it by the session token in its URL
         self.tenant_of = tenant_of
+        body = operation.body
+        # integer fields, where the binder refuses a fraction (see emulator.http.binder)
+        self.integers = binder.integer_paths(body.schema, body._compiler.definitions) if body else ()
 
     async def __call__(self, request: Request) -> Response:
         """The answer as a Starlette response (the routed way in)."""
@@ -240,8 +243,19 @@ class Endpoint:
             raise errors.unsupported_media_type(content_type)
         value = parse_json(raw)
         if op.body.canonical_when_valid and op.body.is_valid(value):
+            if self.integers:
+                self._whole_numbers(value)
             return value, raw  # valid as sent: nothing to rewrite or forgive (the common case)
-        return self._forgiven(value, tenant, warnings), None
+        value = self._forgiven(value, tenant, warnings)
+        if self.integers:
+            self._whole_numbers(value)
+        return value, None
+
+    def _whole_numbers(self, value: Any) -> None:
+        """A 400 for an integer field sent with a fraction, as the binder answers it."""
+        problems = binder.fractions(value, self.integers)
+        if problems:
+            raise errors.invalid_many(problems)
 
     def _forgiven(self, value: Any, tenant: Tenant | None, warnings: list[str]) -> Any:
         """A body not valid as sent: read case-insensitively and as leniently as the real
@@ -268,7 +282,7 @@ class Endpoint:
         if reply.status == 501:  # a pending operation (see emulator.pending)
             return reply
         # the body as the operation's document declares it (see emulator.http.projection)
-        reply.body, declared = projection.shape(op, reply.status, reply.body, reply.error)
+        reply.body, declared, reply.status = projection.shape(op, reply.status, reply.body, reply.error)
         if declared is None:
             return reply
         if declared not in op.responses:

@@ -9,12 +9,19 @@ document expects it:
   catches a handler that invents a field;
 * an optional field whose schema does not admit null (a bare ``$ref``, as the published
   exports write nested models) is left out rather than sent as null;
-* an error list becomes the single ``ValidationErrorMessage`` object where the document
-  declares the 400 body that way, and the other way round;
+* an error body is a ``ValidationErrorMessage`` array under every document: the interface
+  document says the 400 response "was corrected to be an array … runtime behavior did
+  not change", so an export that declares one object (1.0.9.36) is not checked there;
 * a status the document declares without a body keeps the body the runtime always sent,
-  unchecked; an error status the document does not declare (413, 415, an internal 500)
-  takes the shape of its 400 body; another document's undeclared statuses go out
-  unchecked too (payemu's own document must declare every status payemu sends).
+  unchecked;
+* every other status must be declared by the operation's document, with the runtime's
+  own answers aside (the README's Errors section lists them): 401 (the key check), 400
+  (the binder's model validation, which ASP.NET answers for every operation), 408, 413,
+  414, 415 and 431 (the HTTP server's), 507 (payemu's memory limits) and an internal
+  500. A not-found error where the operation declares no 404 is answered as the 400 the
+  binder gives — or, for a delete that declares only a bodiless 200 (the 1.0.7.15
+  export's account delete), as that 200: there was nothing to delete. Any other
+  undeclared status is a violation, as a schema violation is.
 
 Each response schema is turned once into a function (no schema walk per request).
 """
@@ -34,6 +41,10 @@ _COMPONENTS = "#/components/schemas/"
 
 def _identity(value: Any) -> Any:
     return value
+
+
+def _drop_body(value: Any) -> Any:
+    return None
 
 
 def content_schema(response: Any) -> Any:
@@ -185,28 +196,10 @@ class Projector:
 
         return shape
 
-    # -- error bodies --------------------------------------------------------------------
-    def error_body(self, schema: Any, body: Any) -> Any:
-        """An error list as one object where ``schema`` declares one, and back."""
-        if isinstance(body, list) and self._is_object(schema) and not self._is_array(schema):
-            return _fold(body)
-        if isinstance(body, dict) and self._is_array(schema):
-            return [body]
-        return body
-
-
-def _fold(entries: list[Any]) -> Any:
-    """The entries of an error list as one ValidationErrorMessage: the first entry's field,
-    the other entries' messages after its own, each naming its field."""
-    if not entries or not all(isinstance(e, dict) for e in entries):
-        return entries
-    first = entries[0]
-    messages = list(first.get("errors") or [])
-    for entry in entries[1:]:
-        name = entry.get("fieldName")
-        for message in entry.get("errors") or []:
-            messages.append(f"{name}: {message}" if name and name != first.get("fieldName") else message)
-    return {"fieldName": first.get("fieldName"), "errors": messages}
+    def declares_one_object(self, schema: Any) -> bool:
+        """An error body declared as one object (the 1.0.9.36 export's 400), where the
+        runtime sends an array."""
+        return self._is_object(schema) and not self._is_array(schema)
 
 
 _PROJECTORS: weakref.WeakKeyDictionary[OpenApi, Projector] = weakref.WeakKeyDictionary()
@@ -219,49 +212,53 @@ def projector(api: OpenApi) -> Projector:
     return found
 
 
-def shape(op: Operation, status: int, body: Any, error: bool) -> tuple[Any, int | None]:
-    """``body`` shaped for the document of ``op``, and the status whose declaration it is
-    to be checked against (None: send it unchecked)."""
+def shape(op: Operation, status: int, body: Any, error: bool) -> tuple[Any, int | None, int]:
+    """``body`` shaped for the document of ``op``, the status whose declaration it is to
+    be checked against (None: send it unchecked), and the status to send."""
     if op.api is None:
-        return body, status
+        return body, status, status
     plans = op.plans
     plan = plans.get((status, error))
     if plan is None:
         plan = plans[(status, error)] = _plan(op, status, error)
-    shaper, declared, body_only = plan
+    shaper, declared, body_only, sent = plan
     if body_only and body is not None:
         declared = None  # declared without a body (another document): sent unchecked
-    return (shaper(body) if shaper is not None else body), declared
+    return (shaper(body) if shaper is not None else body), declared, sent
 
 
-Plan = tuple["Shaper | None", "int | None", bool]
+Plan = tuple["Shaper | None", "int | None", bool, int]
+# Answers of the runtime itself, sent whether or not an operation declares them: the key
+# check's 401, the binder's 400, the HTTP server's 408/413/414/415/431, payemu's limits'
+# 507, an internal error's 500.
+RUNTIME_ERRORS = frozenset({400, 401, 408, 413, 414, 415, 431, 500, 507})
 
 
 def _plan(op: Operation, status: int, error: bool) -> Plan:
-    """How answers of ``status`` to ``op`` are shaped (worked out once per operation,
-    status and error-ness): the shaping function, the status checked against, and
-    whether a body makes it go out unchecked instead."""
+    """How answers of ``status`` to ``op`` are shaped and checked (worked out once per
+    operation, status and error-ness): the shaping function, the status checked against,
+    whether a body makes it go out unchecked instead, and the status sent."""
     api = op.api
     assert api is not None
     responses = op.raw.get("responses") or {}
     declared = responses.get(str(status))
     if declared is None:
-        fallback = responses.get("400")
-        if error and fallback is not None:
-            schema = content_schema(fallback)
-            if schema is None:
-                return None, None, False
-            tools = projector(api)
-            return (lambda body: tools.error_body(schema, body)), 400, False
-        # payemu's own document must declare what payemu sends; another one may not (a
-        # status operation's FatalFailure is a 500 the 1.0.9.36 export does not list)
-        return None, (status if api.own else None), False
+        if error and status == 404:
+            ok = responses.get("200")
+            if "400" not in responses and op.method == "DELETE" and ok is not None and content_schema(ok) is None:
+                return _drop_body, None, False, 200  # a delete of nothing, where 200 is all it declares
+            shaper, declared_as, body_only, _ = _plan(op, 400, error)
+            return shaper, declared_as, body_only, 400  # not found, where 404 is not declared
+        if error and status in RUNTIME_ERRORS:
+            return None, None, False, status
+        return None, status, False, status  # checked: undeclared, so a violation
     schema = content_schema(declared)
     if schema is None:
         # declared without a body: the runtime's body goes out as it always did
-        return None, status, not api.own
+        return None, status, not api.own, status
     tools = projector(api)
-    shaper = tools.shaper(schema)
     if error:
-        return (lambda body: shaper(tools.error_body(schema, body))), status, False
-    return (None if shaper is _identity else shaper), status, False
+        # an error array where the document declares one object goes out unchecked
+        return None, (None if tools.declares_one_object(schema) else status), False, status
+    shaper = tools.shaper(schema)
+    return (None if shaper is _identity else shaper), status, False, status

@@ -37,6 +37,7 @@ _SCHEMA: dict[str, Any] = {
                 "required": ["brand", "logo", "lengths", "ranges"],
                 "properties": {
                     "brand": {"type": "string", "minLength": 1},
+                    "tools": {"type": "string", "minLength": 1},
                     "logo": {"type": "string", "minLength": 1},
                     "lengths": {
                         "type": "array",
@@ -75,10 +76,11 @@ class CardTableError(ValueError):
 
 @dataclass(frozen=True)
 class Brand:
-    name: str
+    name: str  # as the Payments.CardTypes enum spells it
     logo_url: str
     lengths: tuple[int, ...]
     country: str | None
+    tools_name: str = ""  # as the service's card tools answer it (`tools` in bins.yaml)
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ class IinInfo:
         row = self.row
         return {
             "bin": self.bin,
-            "cardBrand": self.brand.name if self.brand else None,
+            "cardBrand": self.brand.tools_name if self.brand else None,
             "cardType": row.card_type if row else None,
             "category": row.category if row else None,
             "issuingOrganization": row.issuer if row else None,
@@ -196,7 +198,9 @@ def load_table(path: str | Path | None = None) -> CardTable:
     brands: list[Brand] = []
     spans: list[_Span] = []
     for item in data["brands"]:
-        brand = Brand(item["brand"], data["logoBase"] + item["logo"], tuple(item["lengths"]), item.get("country"))
+        name = item["brand"]
+        logo = data["logoBase"] + item["logo"]
+        brand = Brand(name, logo, tuple(item["lengths"]), item.get("country"), item.get("tools", name.upper()))
         if any(b.name == brand.name for b in brands):
             raise CardTableError(f"{path}: brand {brand.name} is listed twice")
         brands.append(brand)

@@ -171,7 +171,7 @@ async def _pay(
         if not falls_over(runtime, tenant, last.result):
             break
     assert last is not None
-    return answer(last.result, attempts)
+    return answer(last.result, attempts, status=_refused_status(last))
 
 
 async def _attempt(
@@ -235,7 +235,13 @@ async def _follow_up(
     call_attempts.append(entry)
     if result.fault == Fault.LOST_RESPONSE:
         raise DropConnection(Fault.LOST_RESPONSE)
-    return answer(result.result, [entry])
+    return answer(result.result, [entry], status=_refused_status(result))
+
+
+def _refused_status(result: AttemptResult) -> int | None:
+    """409 for a request the gateway refused itself (credentials, certificate, a parameter
+    it needs): a gateway result, never an internal error; None: the result code's status."""
+    return 409 if result.refused else None
 
 
 def _not_found(reference: str) -> rules.Refusal:
@@ -274,8 +280,8 @@ async def _status(
     failed = await _status_lookup(runtime, tenant, account, item)
     if failed is not None:
         call_attempts.append(attempt_record(tenant, account, 1, failed))
-        rejected = failed.code in (ResultCode.REJECTED, ResultCode.NOT_IMPLEMENTED)
-        return answer(failed, status=409 if rejected else 500)
+        # status is documented with 200, 400, 401 and 409 only: a failed lookup is a 409
+        return answer(failed, status=409)
     state = tx.state(now)
     code, reason = tx.result_code, tx.reject_reason
     result = simulator.speak(

@@ -114,10 +114,12 @@ def mask(value: Any, credentials: bool = False, keep: Collection[str] = ()) -> A
         return _mask_number(value, keep)
     if kind is dict:
         out: dict[str, Any] = {}
-        for key, item in value.items():
-            lower = key.lower() if isinstance(key, str) else ""
+        for name, item in value.items():
+            lower = name.lower() if isinstance(name, str) else ""
             if lower in _DROP:
                 continue
+            # a card number sent as a property name is masked like one sent as a value
+            key = mask_text(name, keep) if isinstance(name, str) and len(name) >= 13 else name
             if lower in _CARD and type(item) in (str, int, float):
                 out[key] = mask_card(item)
             elif lower in _REDACT and type(item) is str:

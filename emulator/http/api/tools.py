@@ -1,16 +1,39 @@
 """``/Tools``: card tools from the BIN table (country, brand, IIN data, Luhn check) and
-the card risk check."""
+the card risk check.
+
+Brands are named as the service's tools answer them (``VISA``, ``MASTERCARD``,
+``AMERICAN EXPRESS``: the ``tools`` names of bins.yaml). Numbers are read as the tools
+reference writes them: spaces and dashes between digit groups are dropped, and what is
+left must be the digits the operation takes — under any served document, whose own
+pattern may be looser (the 1.0.7.15 export gives ``number`` as a plain string and ``iin``
+an unanchored pattern), so no number reaches the table that is not all digits.
+"""
 
 from __future__ import annotations
 
 from emulator.http import errors
 from emulator.http.pipeline import Call, Handler, Reply
-from emulator.payments.cards import default_table, luhn_valid
+from emulator.payments.cards import MAX_BIN, MIN_BIN, default_table, luhn_valid
 from emulator.payments.risk import assess, default_ip_table
+
+_SEPARATORS = str.maketrans("", "", " -")
+
+
+def digits(call: Call, name: str, low: int, high: int) -> str:
+    """The query parameter ``name`` as digits (spaces and dashes dropped), ``low`` to
+    ``high`` of them, else a 400 naming it."""
+    value = str(call.query[name]).strip().translate(_SEPARATORS)
+    if not (value.isascii() and value.isdigit() and low <= len(value) <= high):
+        raise errors.invalid(name, f"The field {name} must be {low} to {high} digits (spaces and dashes allowed).")
+    return value
+
+
+def _iin(call: Call) -> str:
+    return digits(call, "iin", MIN_BIN, MAX_BIN)
 
 
 async def country_lookup(call: Call) -> Reply:
-    iin = call.query["iin"]
+    iin = _iin(call)
     country = default_table().lookup(iin).country
     if country is None:
         raise errors.not_found("iin", f"No issuing country is known for BIN {iin}.")
@@ -18,16 +41,16 @@ async def country_lookup(call: Call) -> Reply:
 
 
 async def brand_lookup(call: Call) -> Reply:
-    brand = default_table().lookup(call.query["iin"]).brand
-    return Reply(200, {"brand": brand.name if brand else None, "brandLogoUrl": brand.logo_url if brand else None})
+    brand = default_table().lookup(_iin(call)).brand
+    return Reply(200, {"brand": brand.tools_name if brand else None, "brandLogoUrl": brand.logo_url if brand else None})
 
 
 async def iin_lookup(call: Call) -> Reply:
-    return Reply(200, default_table().lookup(call.query["iin"]).to_iin_data())
+    return Reply(200, default_table().lookup(_iin(call)).to_iin_data())
 
 
 async def luhn_check(call: Call) -> Reply:
-    number = call.query["number"]
+    number = digits(call, "number", 8, 19)
     table = default_table()
     iin_data = table.lookup(number, whole_card=True).to_iin_data() if call.query.get("metaData") else None
     return Reply(200, {"iinData": iin_data, "luhnValid": luhn_valid(number), "error": table.length_problem(number)})
@@ -39,7 +62,7 @@ async def card_validate(call: Call) -> Reply:
         ip = default_ip_table().facts(body["clientIPAddress"])
     except ValueError:
         raise errors.invalid("clientIPAddress", "The ClientIPAddress field must be an IPv4 or IPv6 address.") from None
-    info = default_table().lookup(call.query["iin"])
+    info = default_table().lookup(_iin(call))
     row = info.row
     billing = body["countryCode"]
     result = assess(info.country, ip.country, billing, ip.anonymous_proxy)
@@ -48,7 +71,7 @@ async def card_validate(call: Call) -> Reply:
         {
             "description": result.description,
             "riskLevel": result.level,
-            "cardBrand": info.brand.name if info.brand else None,
+            "cardBrand": info.brand.tools_name if info.brand else None,
             "cardType": row.card_type if row else None,
             "cardCategory": row.category if row else None,
             "issuerName": row.issuer if row else None,

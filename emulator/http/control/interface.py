@@ -1,23 +1,50 @@
 """Control: which published version of the interface serves the caller's key.
 
-``PUT /_emulator/interface`` with an OpenAPI 3.0 document as the body serves the caller's
-tenant with it (requests validated against it, answers shaped for it); ``DELETE`` goes
-back to the server's document; ``GET`` tells which one serves.
+``PUT /_emulator/interface`` with an OpenAPI 3.0 document as the body (JSON or YAML, as
+``--openapi`` reads it) serves the caller's tenant with it (requests validated against
+it, answers shaped for it); ``DELETE`` goes back to the server's document; ``GET``
+tells which one serves.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import yaml
+
+from emulator.datafiles import parse_yaml
 from emulator.http import errors, versions
+from emulator.http.control.scenarios import ACCEPTED_MEDIA
 from emulator.http.pipeline import Call, Handler, Reply
+from emulator.http.wire import parse_json
 
 
 async def read(call: Call) -> Reply:
     return Reply(200, versions.describe(call.runtime, call.tenant))
 
 
-async def select(call: Call) -> Reply:
+def _document(call: Call) -> Any:
+    """The body's document: JSON by its media type, else YAML (which JSON is a part of)."""
+    content_type = call.headers.get("content-type", "")
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media not in ACCEPTED_MEDIA:
+        raise errors.unsupported_media_type(content_type)
+    text: str = call.body or ""
+    if not text.strip():
+        raise errors.invalid("body", "A body is required: an OpenAPI 3.0 document as JSON or YAML.")
+    if "json" in media:
+        return parse_json(text.encode())
     try:
-        api = versions.from_document(call.body, source="PUT /_emulator/interface")
+        return parse_yaml(text)
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise errors.invalid("body", f"The body is not JSON or YAML: {first}") from None
+
+
+async def select(call: Call) -> Reply:
+    document = _document(call)
+    try:
+        api = versions.from_document(document, source="PUT /_emulator/interface")
     except versions.DocumentError as exc:
         raise errors.invalid("body", f"The document cannot be served: {exc}.") from None
     versions.choose(call.runtime, call.tenant, api)

@@ -1,0 +1,74 @@
+"""What the real service's JSON binder refuses that a JSON Schema accepts.
+
+The exports name .NET 8 types, so requests are bound by System.Text.Json with ASP.NET's
+web defaults. JSON Schema counts ``12.0`` as an integer; System.Text.Json does not read a
+number with a fraction (or an exponent) into an ``int`` and answers 400. payemu refuses
+the same, strict mode or not: it is the binder, not a leniency.
+
+The integer fields of a body schema are found once, when the schema is compiled, as paths
+of property names (``None`` for every item of an array); a request then costs one lookup
+per integer field that is present.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from emulator.http.errors import FieldErrors
+from emulator.http.validation import field_path
+
+Path = tuple[str | None, ...]
+MAX_DEPTH = 12  # schemas nest models a few levels deep; a model that contains itself stops here
+
+
+def integer_paths(schema: Any, definitions: dict[str, Any]) -> tuple[Path, ...]:
+    """Every path under ``schema`` whose value must be an integer."""
+    found: list[Path] = []
+    _walk(schema, definitions, (), found, 0)
+    return tuple(dict.fromkeys(found))
+
+
+def _walk(schema: Any, definitions: dict[str, Any], at: Path, found: list[Path], depth: int) -> None:
+    if not isinstance(schema, dict) or depth > MAX_DEPTH:
+        return
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        _walk(definitions.get(ref.rsplit("/", 1)[-1]), definitions, at, found, depth + 1)
+        return
+    kind = schema.get("type")
+    kinds = set(kind) if isinstance(kind, list) else {kind}
+    if "integer" in kinds and "number" not in kinds:
+        found.append(at)
+    for key in ("allOf", "anyOf", "oneOf"):
+        for branch in schema.get(key) or ():
+            _walk(branch, definitions, at, found, depth + 1)
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for name, sub in properties.items():
+            _walk(sub, definitions, (*at, name), found, depth + 1)
+    items = schema.get("items")
+    if isinstance(items, dict):
+        _walk(items, definitions, (*at, None), found, depth + 1)
+
+
+def fractions(value: Any, paths: tuple[Path, ...]) -> list[FieldErrors]:
+    """A 400 entry for each integer field of ``value`` sent as a number with a fraction."""
+    problems: list[FieldErrors] = []
+    for path in paths:
+        _check(value, path, [], problems)
+    return problems
+
+
+def _check(value: Any, path: Path, where: list[Any], problems: list[FieldErrors]) -> None:
+    if not path:
+        if type(value) is float:
+            name = field_path(where) or "body"
+            problems.append((name, [f"The JSON value {value!r} could not be converted to an integer ({name})."]))
+        return
+    head, rest = path[0], path[1:]
+    if head is None:
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                _check(item, rest, [*where, index], problems)
+    elif isinstance(value, dict) and head in value:
+        _check(value[head], rest, [*where, head], problems)
