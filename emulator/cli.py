@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--config", metavar="FILE", help="YAML config file whose scenario files are listed too")
     table = actions.add_parser("table", help="print the Markdown table of the built-in test cards")
     table.add_argument("--write-readme", action="store_true", help="write it into README.md between its markers")
+    from emulator.state import migrate  # payemu state migrate OLD NEW
+
+    migrate.add_commands(commands)
     return parser
 
 
@@ -235,8 +238,7 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
     if limits:
         lines.append(f"  limits         {_describe(limits)}")
     if settings.state_path:
-        every = f"{settings.state_interval_seconds:g}s"
-        lines.append(f"  state          {settings.state_path} (saved every {every} and at shutdown)")
+        lines.append(f"  state          {settings.state_path} (changes on disk within 1 s; docs/state.md)")
     if settings.seed is not None:
         lines.append(f"  seed           {settings.seed}")
     lines.append(f"  dashboard      {base}/_emulator/")
@@ -281,7 +283,9 @@ def serve(settings: Settings) -> int:
 
         serve_forever(cardform.PortSplit(app, cardform.app(), settings.card_form_port), settings, sock, [form_sock])
     print("payemu stopped", flush=True)
-    return 0
+    from emulator.state import exit_status
+
+    return exit_status(app)  # 1 when a save of --state failed
 
 
 def card_form_listener(settings: Settings) -> tuple[socket.socket | None, str | None]:
@@ -334,6 +338,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "serve":
             return serve(settings_from(args))
+        if args.command == "state":
+            from emulator.state import migrate
+
+            return migrate.run(args)
         return scenarios_command(args)
     except ConfigError as exc:
         print(f"payemu: {exc}", file=sys.stderr)
