@@ -1,5 +1,6 @@
-"""``--state FILE``: a restart keeps accounts, tokens, transactions and the journal; a
-foreign file is refused; card data at rest is masked and CVVs are never written."""
+"""``--state FILE`` (emulator.state): a restart keeps accounts, tokens, transactions, the
+journal, runtime tenants' accountIds and /_emulator/settings; a foreign or newer file is
+refused; card data at rest is masked and CVVs are never written."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.config import Settings
-from emulator.payments.state import StateError, restore
-from emulator.payments.tenants import TenantRegistry
+from emulator.state import StateError
+from emulator.state.database import read
 from tests.conftest import SANDBOX
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,8 +52,10 @@ def first_run(make_app: Callable[..., Starlette], path: Path) -> dict[str, Any]:
         )
         assert captured.status_code == 200, captured.text
         client.post("/_emulator/clock", json={"advance": "1d"})
+        assert client.post("/_emulator/settings", json={"successStatus": "always-202"}).status_code == 200
+        made = client.post("/_emulator/tenants", json={"userName": "ci-job-7"}).json()
         journal = client.get("/_emulator/requests").json()["requests"]
-    return {"token": token, "reference": charge["gatewayReference"], "journal": journal}
+    return {"token": token, "reference": charge["gatewayReference"], "journal": journal, "tenant": made}
 
 
 @pytest.fixture
@@ -93,6 +96,20 @@ def test_clock_offset_survives(second: TestClient) -> None:
     assert second.get("/_emulator/clock").json()["offset"] >= 86400
 
 
+def test_settings_overrides_survive(second: TestClient) -> None:
+    settings = second.get("/_emulator/settings").json()
+    assert (settings["successStatus"], settings["overridden"]) == ("always-202", ["successStatus"])
+
+
+def test_runtime_tenant_keeps_its_account_id(second: TestClient, saved: tuple[Path, dict[str, Any]]) -> None:
+    made = saved[1]["tenant"]
+    again = second.get("/Utils/apiKey", headers={"X-Api-Key": made["apiKey"]})
+    assert again.status_code == 200, again.text
+    assert (again.json()["accountId"], again.json()["userName"]) == (made["accountId"], "ci-job-7")
+    newer = second.post("/_emulator/tenants", json={}).json()
+    assert newer["accountId"] > made["accountId"]  # ids are not handed out twice
+
+
 def test_no_card_number_or_cvv_at_rest(saved: tuple[Path, dict[str, Any]]) -> None:
     raw = saved[0].read_bytes()
     assert b"4111111111111111" not in raw
@@ -104,14 +121,14 @@ def test_foreign_sqlite_file_is_refused(tmp_path: Path) -> None:
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE notes (text TEXT)")
     with pytest.raises(StateError, match=r"other\.sqlite: not a payemu state file$"):
-        restore(TenantRegistry(Settings()), other)
+        read(other, Settings())
 
 
 def test_newer_format_is_refused(saved: tuple[Path, dict[str, Any]]) -> None:
     with sqlite3.connect(saved[0]) as db:
-        db.execute("UPDATE payemu_state SET version = 99")
-    with pytest.raises(StateError, match="state format version 99 is not the version 1 this payemu reads"):
-        restore(TenantRegistry(Settings()), saved[0])
+        db.execute("UPDATE payemu_meta SET value = '99' WHERE name = 'version'")
+    with pytest.raises(StateError, match="state format version 99 is not the version 2 this payemu reads"):
+        read(saved[0], Settings())
 
 
 def test_cli_refuses_a_file_that_is_not_sqlite_in_one_line(tmp_path: Path) -> None:
@@ -126,33 +143,3 @@ def test_cli_refuses_a_file_that_is_not_sqlite_in_one_line(tmp_path: Path) -> No
     )
     assert result.returncode == 2
     assert result.stderr.splitlines() == [f"payemu: {text}: not a payemu state file"]
-
-
-# Written by payemu before transactions had slots (its pickles hold each one's __dict__):
-# an authorization of 120.00 USD, captured in full, then the clock advanced a day.
-OLD_FILE = ROOT / "tests" / "data" / "state-before-slotted-transactions.sqlite"
-OLD_REFERENCE = "NULL-APUEXBTKPRH870WOP57Y"
-
-
-def test_a_state_file_from_before_slotted_transactions_is_read(
-    make_app: Callable[..., Starlette], tmp_path: Path
-) -> None:
-    path = tmp_path / "old.sqlite"
-    path.write_bytes(OLD_FILE.read_bytes())
-    with TestClient(make_app(state_path=str(path)), headers=SANDBOX) as client:
-        listed = client.get("/_emulator/transactions").json()["transactions"]
-        (tx,) = [t for t in listed if t["reference"] == OLD_REFERENCE]
-        assert (tx["operation"], tx["state"], tx["capturedAmount"]) == ("PreAuth", "Captured", 120.0)
-        assert tx["cardMasked"].startswith("411111") and tx["cardMasked"].endswith("1111")
-        again = client.put(
-            "/PaymentGateway/capture",
-            json={
-                "refTransId": OLD_REFERENCE,
-                "amount": 1.0,
-                "currency": "USD",
-                "card": CARD,
-                "paymentGatewayAccountName": "demo",
-            },
-        )
-        assert again.status_code == 409
-        assert again.json()["rejectReasonCode"] == "AlreadyCaptured"
