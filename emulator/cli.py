@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--state",
         metavar="FILE",
-        help="keep every tenant's state in this SQLite file: restored at start, saved at shutdown and periodically",
+        help="keep every tenant's state in this SQLite file: restored at start, each change on disk within 1 s",
     )
     serve.add_argument(
         "--card-form-port",

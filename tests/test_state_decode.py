@@ -46,13 +46,16 @@ def _edit(path: Path, kind: str, change: Callable[[dict[str, object]], None]) ->
 
 def wrong_type(path: Path) -> str:
     _edit(path, "transaction", lambda tx: tx.update(amount=10.0))
-    return "refused, a transaction document: amount: 10.0 is not of type \"string\""
+    return 'refused, a transaction document: amount: 10.0 is not of type "string"'
 
 
 def wrong_tenant_type(path: Path) -> str:
     with sqlite3.connect(path) as db:
         (text,) = db.execute("SELECT doc FROM tenants WHERE key = 'sandbox-api-key'").fetchone()
-        db.execute("UPDATE tenants SET doc = ? WHERE key = 'sandbox-api-key'", (text.replace('"sandbox":true', '"sandbox":"yes"'),))
+        db.execute(
+            "UPDATE tenants SET doc = ? WHERE key = 'sandbox-api-key'",
+            (text.replace('"sandbox":true', '"sandbox":"yes"'),),
+        )
     return 'refused, a tenant document: sandbox: "yes" is not of type "boolean"'
 
 
@@ -92,12 +95,24 @@ def id_mismatch(path: Path) -> str:
 
 def bad_reference(path: Path) -> str:
     with sqlite3.connect(path) as db:
-        capture, authorization = [ref for (ref,) in db.execute("SELECT id FROM records WHERE kind = 'transaction' ORDER BY rowid DESC")]
+        _capture, authorization = [
+            ref for (ref,) in db.execute("SELECT id FROM records WHERE kind = 'transaction' ORDER BY rowid DESC")
+        ]
     _edit(path, "transaction", lambda tx: tx.update(capturedBy=authorization))  # names itself
     return f"refused, transaction '{authorization}' names '{authorization}', not an operation on it"
 
 
-KINDS = [wrong_type, wrong_tenant_type, bad_enum, oversize_field, oversize_row, not_json, orphan_record, id_mismatch, bad_reference]
+KINDS = [
+    wrong_type,
+    wrong_tenant_type,
+    bad_enum,
+    oversize_field,
+    oversize_row,
+    not_json,
+    orphan_record,
+    id_mismatch,
+    bad_reference,
+]
 
 
 @pytest.mark.parametrize("spoil", KINDS, ids=[kind.__name__ for kind in KINDS])

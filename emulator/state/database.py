@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from emulator.state import schema
 from emulator.state.decode import Builder, Invalid, StateError
 
 Statement = tuple[str, Sequence[tuple[Any, ...]]]
+BUSY_TIMEOUT = 1.0  # seconds a write waits for a lock another process holds on the file
 
 
 def migrate_hint(path: Path | str) -> str:
@@ -106,11 +106,6 @@ def _check_format(db: sqlite3.Connection, path: Path) -> None:
         )
 
 
-@contextlib.contextmanager
-def _no_tables(db: sqlite3.Connection) -> Iterator[None]:
-    yield
-
-
 class Writer:
     """The one thread that writes the state file, through one SQLite connection."""
 
@@ -135,7 +130,7 @@ class Writer:
                 db.executemany(sql, rows)
 
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=10, isolation_level="DEFERRED")
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level="DEFERRED")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         with db:
@@ -167,7 +162,3 @@ def write_all(path: Path, statements: list[Statement]) -> None:
         writer.submit(statements).result()
     finally:
         writer.close().result()
-
-
-def size_of(path: Path) -> int:
-    return os.stat(path).st_size if path.exists() else 0

@@ -244,7 +244,7 @@ class Builder:
     def add_entry(self, key: object, number: object, raw: object) -> None:
         owner = self._owner(key, "journal entry")
         data = document("journal", raw, schema.MAX_RECORD_DOCUMENT)
-        if data["id"] != number or number <= self._last_entry.get(owner.key, 0):
+        if data["id"] != number or data["id"] <= self._last_entry.get(owner.key, 0):
             raise Invalid("journal entries whose ids are not increasing, or not their rows'")
         self._last_entry[owner.key] = data["id"]
         self._entries.setdefault(owner.key, []).append(data)

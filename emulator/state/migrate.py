@@ -137,7 +137,7 @@ def _store(stores: dict[str, Any], name: str, kind: str) -> Plain | None:
     return found
 
 
-def _transaction(record: Plain) -> Plain:
+def _transaction(record: Plain) -> Any:  # read by encode.transaction as a Transaction
     for spec in _TRANSACTION_FIELDS:  # fields added since the file was written take their default
         if spec.name not in record.__dict__:
             if spec.default is not dataclasses.MISSING:
