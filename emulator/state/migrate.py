@@ -258,8 +258,8 @@ def add_commands(commands: Any) -> None:
         description="Read OLD (a --state file of payemu before the typed format) without running anything it"
         " holds, and write its tenants to NEW in the current format. OLD is left as it was.",
     )
-    move.add_argument("old", metavar="OLD", type=Path)
-    move.add_argument("new", metavar="NEW", type=Path)
+    move.add_argument("old", metavar="OLD", type=Path, help="the state file of the old format (read only)")
+    move.add_argument("new", metavar="NEW", type=Path, help="the file to write (must not exist yet)")
 
 
 def run(args: argparse.Namespace) -> int:
