@@ -76,8 +76,10 @@ class Saver:
         self.writer = writer
         self.tracks: dict[str, Track] = {}
         self.wipe = False  # after a failed save: rewrite every tenant from scratch
-        self.longest_step = 0.0  # seconds: the longest the loop was held by a save
+        self.longest_step = 0.0  # seconds: the longest the loop was held by a save (wall clock)
+        self.longest_step_cpu = 0.0  # the same step's CPU time (the wall clock counts other processes too)
         self._started = 0.0
+        self._started_cpu = 0.0
 
     async def seed(self, loaded: Iterable[Tenant]) -> None:
         """Note the tenants just read from the file as written (so they are not rewritten)."""
@@ -102,7 +104,7 @@ class Saver:
         out: list[Statement] = []
         if self.wipe:
             out += [(f"DELETE FROM {table}", [()]) for table in ("tenants", "records", "journal")]
-        self._started = time.perf_counter()
+        self._start_step()
         live = {owner.key: owner for owner in self.registry}
         for key in [key for key in self.tracks if key not in live]:
             del self.tracks[key]
@@ -115,10 +117,15 @@ class Saver:
     async def _pause(self) -> None:
         self._step_done()
         await asyncio.sleep(0)
+        self._start_step()
+
+    def _start_step(self) -> None:
         self._started = time.perf_counter()
+        self._started_cpu = time.thread_time()
 
     def _step_done(self) -> None:
         self.longest_step = max(self.longest_step, time.perf_counter() - self._started)
+        self.longest_step_cpu = max(self.longest_step_cpu, time.thread_time() - self._started_cpu)
 
     async def _scan(self, owner: Tenant, out: list[Statement], *, emit: bool) -> None:
         key = owner.key
@@ -168,12 +175,11 @@ class Saver:
         for ident, item in items:
             mark = fingerprint(item)
             old = before.get(ident, _MISSING)
-            if old is not mark and old != mark:
+            if emit and old is not mark and old != mark:
                 document = encoder(item)
                 if document is None:  # not kept at rest (a token holding only a security code)
                     continue
-                if emit:
-                    upserts.append((key, kind, ident, encode.text(document)))
+                upserts.append((key, kind, ident, encode.text(document)))
             after[ident] = mark
             if time.perf_counter() - self._started > STEP_SECONDS:
                 await self._pause()
