@@ -4,12 +4,14 @@
 
 One tenant is filled to the default per-tenant limits (20,000 transactions, string tokens
 of 16 KB up to the 16 MB token budget, 1,000 journal entries of card payments, still
-unmasked), with the garbage collector tuned as ``payemu serve`` tunes it, then saved three ways while a probe task asks the loop to wake it every
-millisecond and notes how late each wake-up came: the first save (every record new), a
-save after 500 more transactions and captures of 500 old ones, and a save with nothing
-to do. Printed per save: its wall time, the longest step the saver measured itself
-(:attr:`Saver.longest_step`, and that step's CPU time, which leaves out the time other
-processes had the CPU) and the probe's worst lateness (what a request would have waited). Never part of the suite.
+unmasked), with the garbage collector tuned as ``payemu serve`` tunes it, then saved
+three ways while a probe task asks the loop to wake it every millisecond and notes how
+late each wake-up came: the first save (every record new), a save after 500 more
+transactions and captures of 500 old ones, and a save with nothing to do. Printed per
+save: its wall time, the longest step the saver measured itself
+(:attr:`Saver.longest_step`, and the longest in CPU time, which leaves out the time other
+processes had the CPU) and the probe's worst lateness (what a request would have waited).
+Never part of the suite.
 """
 
 from __future__ import annotations
