@@ -167,8 +167,8 @@ class Journal:
         return fresh
 
     def load(self, entries: list[dict[str, Any]]) -> None:
-        """Hold ``entries`` (masked, with increasing ids; a state file's) as if recorded;
-        later entries are numbered after them."""
+        """Hold ``entries`` (masked, with increasing ids; a state file's) as if recorded,
+        within the same bounds; later entries are numbered after them."""
         for entry in entries:
             self._entries.append(entry)
             weight = weigh(entry)
@@ -176,6 +176,9 @@ class Journal:
             self.bytes += weight
         if entries:
             self._ids = count(int(entries[-1]["id"]) + 1)
+        while len(self._entries) > self.size or (self.bytes > self.max_bytes and len(self._entries) > 1):
+            self._entries.popleft()
+            self.bytes -= self._weights.popleft()
 
     def __len__(self) -> int:
         return len(self._entries)
