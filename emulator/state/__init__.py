@@ -26,13 +26,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from emulator.state import database
-from emulator.state.decode import StateError
-from emulator.state.saver import INTERVAL, Saver
+from emulator.config import ConfigError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the modules doing the work are imported only with --state
     from emulator.payments.tenants import Tenant
     from emulator.runtime import Runtime
+    from emulator.state.database import Writer
+    from emulator.state.saver import Saver
 
 __all__ = ["Persistence", "StateError", "exit_status", "open_state", "wait_for_final_write"]
 log = logging.getLogger("payemu")
@@ -41,12 +41,18 @@ _active: set[Persistence] = set()
 _active_lock = threading.Lock()
 
 
+class StateError(ConfigError):
+    """A state file payemu cannot use; the message is one line naming the file."""
+
+
 def open_state(runtime: Runtime) -> Persistence | None:
     """With ``--state``: check the path can be written, remove temporary files an earlier
     run left, read the file into ``runtime.tenants`` (all or nothing; :class:`StateError`
     otherwise) and return what will keep it saved. None without ``--state``."""
     if not runtime.settings.state_path:
         return None
+    from emulator.state import database
+
     path = Path(runtime.settings.state_path)
     database.check_writable(path)
     for orphan in database.remove_orphans(path):
@@ -61,17 +67,21 @@ class Persistence:
     """Keeps one state file up to date while the server runs."""
 
     def __init__(self, path: Path, runtime: Runtime, loaded: list[Tenant]) -> None:
+        from emulator.state.database import Writer
+        from emulator.state.saver import Saver
+
         self.path = path
         self.runtime = runtime
         self.loaded = loaded
-        self.writer = database.Writer(path)
-        self.saver = Saver(runtime.tenants, self.writer)
+        self.writer: Writer = Writer(path)
+        self.saver: Saver = Saver(runtime.tenants, self.writer)
         self.failed = False
         self.done = threading.Event()
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Note what the file holds, then save every :data:`INTERVAL` until :meth:`stop`."""
+        """Note what the file holds, then save every
+        :data:`~emulator.state.saver.INTERVAL` until :meth:`stop`."""
         with _active_lock:
             _active.add(self)
         await self.saver.seed(self.loaded)
@@ -80,6 +90,8 @@ class Persistence:
         self._task = asyncio.create_task(self._keep_saving(), name="payemu-state")
 
     async def _keep_saving(self) -> None:
+        from emulator.state.saver import INTERVAL
+
         while True:
             await asyncio.sleep(INTERVAL)
             await self._save()

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from emulator.config import ConfigError, KeySpec, Settings
+from emulator.config import KeySpec, Settings
 from emulator.payments.accounts import StoredAccount
 from emulator.payments.clock import Clock
 from emulator.payments.ewallet.sessions import Session, SessionResult
@@ -29,10 +29,6 @@ from emulator.scenarios.loader import ScenarioError, parse_rules
 from emulator.scenarios.model import RUNTIME_SOURCE
 from emulator.state import schema
 from emulator.vocabulary import Operation, ResultCode
-
-
-class StateError(ConfigError):
-    """A state file payemu cannot use; the message is one line naming the file."""
 
 
 class Invalid(ValueError):

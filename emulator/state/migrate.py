@@ -28,8 +28,7 @@ from typing import Any
 
 from emulator.config import Settings
 from emulator.payments.limits import Limits
-from emulator.state import database, encode, schema
-from emulator.state.decode import StateError
+from emulator.state import StateError, database, encode, schema
 
 MAX_BLOB = 1 << 30  # one tenant's pickled stores
 MAX_TENANTS = 1_000_000
