@@ -143,3 +143,33 @@ def test_cli_refuses_a_file_that_is_not_sqlite_in_one_line(tmp_path: Path) -> No
     )
     assert result.returncode == 2
     assert result.stderr.splitlines() == [f"payemu: {text}: not a payemu state file"]
+
+
+def test_sessions_and_runtime_rules_survive(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    rule = (
+        "name: decline-big\nwhen: {amount: {min: 1000}, gateway: NULLSuccess}\nthen: {operationResultCode: Rejected}\n"
+    )
+    session = {"operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 49.99}
+    with TestClient(make_app(state_path=str(path)), headers=SANDBOX) as client:
+        client.put("/PaymentGatewayAccounts/primary", json=ACCOUNT)
+        token = client.post("/EWalletOperations", json={**session, "paymentGatewayAccountId": "primary"}).json()
+        added = client.post("/_emulator/scenarios", content=rule, headers={"content-type": "application/yaml"})
+        assert added.status_code == 201
+    app = make_app(state_path=str(path))
+    with TestClient(app, headers=SANDBOX) as client:
+        found = app.state.runtime.session_index.find(token["token"])
+        assert found is not None
+        owner, held = found
+        assert (owner.key, held.amount, held.currency) == ("sandbox-api-key", 49.99, "USD")
+        rules = client.get("/_emulator/scenarios").json()["rules"]
+        assert [r for r in rules if r["source"] == "runtime"] == [
+            {
+                "name": "decline-big",
+                "when": {"amount": {"min": 1000.0}, "gateway": "NULLSuccess"},
+                "then": {"operationResultCode": "Rejected"},
+                "source": "runtime",
+            }
+        ]
+        body = {"amount": 1500.0, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "primary"}
+        assert client.post("/PaymentGateway/charge", json=body).json()["operationResultCode"] == "Rejected"
