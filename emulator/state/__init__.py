@@ -78,6 +78,7 @@ class Persistence:
         self.failed = False
         self.done = threading.Event()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
 
     async def start(self) -> None:
         """Note what the file holds, then save every
@@ -93,8 +94,12 @@ class Persistence:
         from emulator.state.saver import INTERVAL
 
         while True:
-            await asyncio.sleep(INTERVAL)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), INTERVAL)
+            last = self._stopping.is_set()  # seen before the save starts: it includes everything
             await self._save()
+            if last:
+                return
 
     async def _save(self) -> None:
         try:
@@ -107,11 +112,11 @@ class Persistence:
     async def stop(self) -> None:
         """The last save, then the file is closed (its write-ahead log folded in)."""
         try:
+            self._stopping.set()  # not cancelled: a save under way finishes, then one more runs
             if self._task is not None:
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
-            await self._save()
+                await self._task
+            else:
+                await self._save()
             try:
                 await asyncio.wrap_future(self.writer.close())
             except Exception as exc:
