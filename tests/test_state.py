@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from emulator import state
 from emulator.config import Settings
 from emulator.state import StateError
 from emulator.state.database import read
@@ -173,3 +175,13 @@ def test_sessions_and_runtime_rules_survive(make_app: Callable[..., Starlette], 
         ]
         body = {"amount": 1500.0, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "primary"}
         assert client.post("/PaymentGateway/charge", json=body).json()["operationResultCode"] == "Rejected"
+
+
+def test_the_exit_anyway_timer_waits_for_the_last_save(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    app = make_app(state_path=str(tmp_path / "state.sqlite"))
+    persistence = app.state.persistence
+    with TestClient(app, headers=SANDBOX):
+        assert state.wait_for_final_write(timeout=0.05) == 1  # running: the last save has not been made
+        threading.Timer(0.2, persistence.done.set).start()
+        assert state.wait_for_final_write(timeout=5) == 0  # waited for it
+    assert state.wait_for_final_write(timeout=0.05) == 0  # nothing left to wait for

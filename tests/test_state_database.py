@@ -82,3 +82,12 @@ def test_the_writer_leaves_one_file(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
         assert db.execute("SELECT doc FROM journal").fetchall() == [('{"id":1}',)]
+
+
+def test_a_file_another_process_holds_locked_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    with sqlite3.connect(path) as holder:
+        holder.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StateError, match=r"cannot be written \(database is locked\)$"):
+            check_writable(path)
+        holder.rollback()
