@@ -99,8 +99,11 @@ def _exit_anyway_after(timeout: float | None) -> None:
     _deadline_armed.set()
 
     def finish() -> None:
+        from emulator.state import wait_for_final_write  # the last --state save comes first
+
+        status = wait_for_final_write()
         print(f"payemu stopped: connections still open {timeout or 0:g} s after the signal were cut", flush=True)
-        os._exit(0)
+        os._exit(status)
 
     timer = threading.Timer((timeout or 0) + GRACE_MARGIN_SECONDS, finish)
     timer.daemon = True

@@ -99,3 +99,25 @@ def test_a_call_recorded_as_a_tuple_reads_as_an_entry_and_keeps_its_place() -> N
     assert journal.bytes > 200  # the two weights given and the one weighed (the first was dropped)
     assert list(journal) == entries  # read twice: the same entries
     assert journal.query(limit=1)[0]["id"] == 4
+
+
+def test_entries_after_masks_only_the_new_ones() -> None:
+    journal = Journal(10)
+    for n in range(5):
+        journal.record(_entry(n, {"cardNumber": PAN}))
+    assert (journal.oldest_id(), journal.newest_id()) == (1, 5)
+    fresh = journal.entries_after(3, limit=1)
+    assert [e["id"] for e in fresh] == [4]
+    assert PAN not in json.dumps(fresh)
+    assert [e["id"] for e in journal.entries_after(3, limit=10)] == [4, 5]
+    assert journal.entries_after(5, limit=10) == []
+
+
+def test_loaded_entries_keep_their_ids_and_the_bounds() -> None:
+    source = Journal(10)
+    for n in range(5):
+        source.record(_entry(n))
+    journal = Journal(3)
+    journal.load(list(source))
+    assert [e["id"] for e in journal] == [3, 4, 5]
+    assert journal.record(_entry(9)) == 6

@@ -1,11 +1,13 @@
-"""``--state FILE``: a restart keeps accounts, tokens, transactions and the journal; a
-foreign file is refused; card data at rest is masked and CVVs are never written."""
+"""``--state FILE`` (emulator.state): a restart keeps accounts, tokens, transactions, the
+journal, runtime tenants' accountIds and /_emulator/settings; a foreign or newer file is
+refused; card data at rest is masked and CVVs are never written."""
 
 from __future__ import annotations
 
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,9 +16,10 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from emulator import state
 from emulator.config import Settings
-from emulator.payments.state import StateError, restore
-from emulator.payments.tenants import TenantRegistry
+from emulator.state import StateError
+from emulator.state.database import read
 from tests.conftest import SANDBOX
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,8 +54,10 @@ def first_run(make_app: Callable[..., Starlette], path: Path) -> dict[str, Any]:
         )
         assert captured.status_code == 200, captured.text
         client.post("/_emulator/clock", json={"advance": "1d"})
+        assert client.post("/_emulator/settings", json={"successStatus": "always-202"}).status_code == 200
+        made = client.post("/_emulator/tenants", json={"userName": "ci-job-7"}).json()
         journal = client.get("/_emulator/requests").json()["requests"]
-    return {"token": token, "reference": charge["gatewayReference"], "journal": journal}
+    return {"token": token, "reference": charge["gatewayReference"], "journal": journal, "tenant": made}
 
 
 @pytest.fixture
@@ -93,6 +98,20 @@ def test_clock_offset_survives(second: TestClient) -> None:
     assert second.get("/_emulator/clock").json()["offset"] >= 86400
 
 
+def test_settings_overrides_survive(second: TestClient) -> None:
+    settings = second.get("/_emulator/settings").json()
+    assert (settings["successStatus"], settings["overridden"]) == ("always-202", ["successStatus"])
+
+
+def test_runtime_tenant_keeps_its_account_id(second: TestClient, saved: tuple[Path, dict[str, Any]]) -> None:
+    made = saved[1]["tenant"]
+    again = second.get("/Utils/apiKey", headers={"X-Api-Key": made["apiKey"]})
+    assert again.status_code == 200, again.text
+    assert (again.json()["accountId"], again.json()["userName"]) == (made["accountId"], "ci-job-7")
+    newer = second.post("/_emulator/tenants", json={}).json()
+    assert newer["accountId"] > made["accountId"]  # ids are not handed out twice
+
+
 def test_no_card_number_or_cvv_at_rest(saved: tuple[Path, dict[str, Any]]) -> None:
     raw = saved[0].read_bytes()
     assert b"4111111111111111" not in raw
@@ -104,14 +123,14 @@ def test_foreign_sqlite_file_is_refused(tmp_path: Path) -> None:
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE notes (text TEXT)")
     with pytest.raises(StateError, match=r"other\.sqlite: not a payemu state file$"):
-        restore(TenantRegistry(Settings()), other)
+        read(other, Settings())
 
 
 def test_newer_format_is_refused(saved: tuple[Path, dict[str, Any]]) -> None:
     with sqlite3.connect(saved[0]) as db:
-        db.execute("UPDATE payemu_state SET version = 99")
-    with pytest.raises(StateError, match="state format version 99 is not the version 1 this payemu reads"):
-        restore(TenantRegistry(Settings()), saved[0])
+        db.execute("UPDATE payemu_meta SET value = '99' WHERE name = 'version'")
+    with pytest.raises(StateError, match="state format version 99 is not the version 2 this payemu reads"):
+        read(saved[0], Settings())
 
 
 def test_cli_refuses_a_file_that_is_not_sqlite_in_one_line(tmp_path: Path) -> None:
@@ -128,31 +147,41 @@ def test_cli_refuses_a_file_that_is_not_sqlite_in_one_line(tmp_path: Path) -> No
     assert result.stderr.splitlines() == [f"payemu: {text}: not a payemu state file"]
 
 
-# Written by payemu before transactions had slots (its pickles hold each one's __dict__):
-# an authorization of 120.00 USD, captured in full, then the clock advanced a day.
-OLD_FILE = ROOT / "tests" / "data" / "state-before-slotted-transactions.sqlite"
-OLD_REFERENCE = "NULL-APUEXBTKPRH870WOP57Y"
-
-
-def test_a_state_file_from_before_slotted_transactions_is_read(
-    make_app: Callable[..., Starlette], tmp_path: Path
-) -> None:
-    path = tmp_path / "old.sqlite"
-    path.write_bytes(OLD_FILE.read_bytes())
+def test_sessions_and_runtime_rules_survive(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    rule = (
+        "name: decline-big\nwhen: {amount: {min: 1000}, gateway: NULLSuccess}\nthen: {operationResultCode: Rejected}\n"
+    )
+    session = {"operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 49.99}
     with TestClient(make_app(state_path=str(path)), headers=SANDBOX) as client:
-        listed = client.get("/_emulator/transactions").json()["transactions"]
-        (tx,) = [t for t in listed if t["reference"] == OLD_REFERENCE]
-        assert (tx["operation"], tx["state"], tx["capturedAmount"]) == ("PreAuth", "Captured", 120.0)
-        assert tx["cardMasked"].startswith("411111") and tx["cardMasked"].endswith("1111")
-        again = client.put(
-            "/PaymentGateway/capture",
-            json={
-                "refTransId": OLD_REFERENCE,
-                "amount": 1.0,
-                "currency": "USD",
-                "card": CARD,
-                "paymentGatewayAccountName": "demo",
-            },
-        )
-        assert again.status_code == 409
-        assert again.json()["rejectReasonCode"] == "AlreadyCaptured"
+        client.put("/PaymentGatewayAccounts/primary", json=ACCOUNT)
+        token = client.post("/EWalletOperations", json={**session, "paymentGatewayAccountId": "primary"}).json()
+        added = client.post("/_emulator/scenarios", content=rule, headers={"content-type": "application/yaml"})
+        assert added.status_code == 201
+    app = make_app(state_path=str(path))
+    with TestClient(app, headers=SANDBOX) as client:
+        found = app.state.runtime.session_index.find(token["token"])
+        assert found is not None
+        owner, held = found
+        assert (owner.key, held.amount, held.currency) == ("sandbox-api-key", 49.99, "USD")
+        rules = client.get("/_emulator/scenarios").json()["rules"]
+        assert [r for r in rules if r["source"] == "runtime"] == [
+            {
+                "name": "decline-big",
+                "when": {"amount": {"min": 1000.0}, "gateway": "NULLSuccess"},
+                "then": {"operationResultCode": "Rejected"},
+                "source": "runtime",
+            }
+        ]
+        body = {"amount": 1500.0, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "primary"}
+        assert client.post("/PaymentGateway/charge", json=body).json()["operationResultCode"] == "Rejected"
+
+
+def test_the_exit_anyway_timer_waits_for_the_last_save(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    app = make_app(state_path=str(tmp_path / "state.sqlite"))
+    persistence = app.state.persistence
+    with TestClient(app, headers=SANDBOX):
+        assert state.wait_for_final_write(timeout=0.05) == 1  # running: the last save has not been made
+        threading.Timer(0.2, persistence.done.set).start()
+        assert state.wait_for_final_write(timeout=5) == 0  # waited for it
+    assert state.wait_for_final_write(timeout=0.05) == 0  # nothing left to wait for

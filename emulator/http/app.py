@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -22,9 +21,9 @@ from emulator.http.pages import routes as ewallet_pages
 from emulator.http.pipeline import Call, Reply, build_routes
 from emulator.http.routing import FastRouter
 from emulator.http.wire import error_response, json_response
-from emulator.payments import state
 from emulator.runtime import Runtime
 from emulator.scenarios import watcher
+from emulator.state import Persistence, open_state
 
 log = logging.getLogger("payemu")
 SWAGGER_PATH = "/swagger/1.0/swagger.json"
@@ -43,21 +42,17 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     runtime: Runtime = app.state.runtime
     if runtime.settings.watch:
         runtime.watcher = watcher.start(runtime)
-    settings = runtime.settings
-    saver = None
-    if settings.state_path:
-        saving = state.keep_saving(runtime.tenants, settings.state_path, settings.state_interval_seconds)
-        saver = asyncio.create_task(saving, name="payemu-state")
+    persistence: Persistence | None = app.state.persistence  # --state (emulator.state)
+    if persistence is not None:
+        await persistence.start()
     try:
         yield
     finally:
         if runtime.watcher is not None:
             runtime.watcher.stop()
             runtime.watcher = None
-        if saver is not None:
-            saver.cancel()
-            written = state.save(runtime.tenants, settings.state_path or "")
-            log.info("state of %d tenant(s) saved to %s", written, settings.state_path)
+        if persistence is not None:
+            await persistence.stop()
 
 
 def create_app(settings: Settings | None = None, openapi: OpenApi | None = None) -> App:
@@ -66,8 +61,8 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
     if openapi is None:
         openapi = versions.load_checked(settings.openapi_path) if settings.openapi_path else OpenApi.load()
     runtime = Runtime(settings, openapi)
-    if settings.state_path:
-        state.restore(runtime.tenants, settings.state_path)  # --state: the last run's tenants
+    persistence = open_state(runtime)  # --state: the last run's tenants, or StateError
+    if persistence is not None:
         runtime.index_sessions()
     handlers = api.handlers()
     routes: list[BaseRoute] = [Route(SWAGGER_PATH, _swagger(runtime), methods=["GET"])]
@@ -85,6 +80,7 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
     )
     app.router = FastRouter(app.router.routes, lifespan=lifespan)
     app.state.runtime = runtime
+    app.state.persistence = persistence
     return app
 
 

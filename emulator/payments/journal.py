@@ -99,6 +99,10 @@ def _render_and_mask(entry: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
+def _id_of(stored: tuple[int, tuple[Any, ...]] | dict[str, Any]) -> int:
+    return stored[0] if isinstance(stored, tuple) else int(stored["id"])
+
+
 class Journal:
     def __init__(self, size: int, max_bytes: int = UNLIMITED) -> None:
         self.size = size
@@ -137,6 +141,44 @@ class Journal:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self._masked())
+
+    # -- persistence (emulator.state) --
+    def newest_id(self) -> int:
+        """The id of the newest entry (0 when empty)."""
+        return _id_of(self._entries[-1]) if self._entries else 0
+
+    def oldest_id(self) -> int:
+        """The id of the oldest entry held (0 when empty)."""
+        return _id_of(self._entries[0]) if self._entries else 0
+
+    def entries_after(self, number: int, limit: int) -> list[dict[str, Any]]:
+        """At most ``limit`` masked entries with an id above ``number``, oldest first: only
+        those are rendered and masked, so a save reads what is new and nothing else."""
+        entries = self._entries
+        first = len(entries)
+        while first > 0 and _id_of(entries[first - 1]) > number:
+            first -= 1
+        fresh: list[dict[str, Any]] = []
+        for index in range(first, min(first + limit, len(entries))):
+            stored = entries[index]
+            if isinstance(stored, tuple):
+                stored = entries[index] = _render_and_mask(_entry(*stored))
+            fresh.append(stored)
+        return fresh
+
+    def load(self, entries: list[dict[str, Any]]) -> None:
+        """Hold ``entries`` (masked, with increasing ids; a state file's) as if recorded,
+        within the same bounds; later entries are numbered after them."""
+        for entry in entries:
+            self._entries.append(entry)
+            weight = weigh(entry)
+            self._weights.append(weight)
+            self.bytes += weight
+        if entries:
+            self._ids = count(int(entries[-1]["id"]) + 1)
+        while len(self._entries) > self.size or (self.bytes > self.max_bytes and len(self._entries) > 1):
+            self._entries.popleft()
+            self.bytes -= self._weights.popleft()
 
     def __len__(self) -> int:
         return len(self._entries)

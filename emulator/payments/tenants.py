@@ -218,6 +218,12 @@ class TenantRegistry:
             key = self._new_key()
         return self._add(self._spec(key, sandbox, user_name))
 
+    def adopt(self, tenant: Tenant) -> None:
+        """Hold ``tenant`` (restored by ``--state``) under its key, replacing any tenant
+        there; later tenants get account ids after its own."""
+        self._tenants[tenant.key] = tenant
+        self._next_account = max(self._next_account, tenant.account_id + 1)
+
     def remove(self, key: str) -> bool:
         return self._tenants.pop(key, None) is not None
 

@@ -1,0 +1,155 @@
+"""``payemu serve --state FILE``: every tenant's state in an SQLite file, written as it changes.
+
+The format (:mod:`emulator.state.schema`) is typed JSON documents in SQLite rows: one per
+tenant, one per transaction, gateway token, string token, eWallet session and journal
+entry. Nothing read from it can run code; every document is checked before the server
+starts (:mod:`emulator.state.decode`) and a file that fails is refused with one line.
+Files of the old pickle format are refused too; ``payemu state migrate OLD NEW``
+(:mod:`emulator.state.migrate`) converts them once.
+
+While serving, :class:`Persistence` saves what changed every
+:data:`~emulator.state.saver.INTERVAL` (:mod:`emulator.state.saver`) through one writer
+thread (:mod:`emulator.state.database`), so a write acknowledged to a client is on disk
+within a second; the last save runs at shutdown, before the exit-anyway timer of
+:mod:`emulator.server` may end the process. See docs/state.md.
+
+Persistence sits beside :mod:`emulator.runtime`: it reads the payment stores; nothing in
+:mod:`emulator.payments` imports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from emulator.config import ConfigError
+
+if TYPE_CHECKING:  # the modules doing the work are imported only with --state
+    from emulator.payments.tenants import Tenant
+    from emulator.runtime import Runtime
+    from emulator.state.database import Writer
+    from emulator.state.saver import Saver
+
+__all__ = ["Persistence", "StateError", "exit_status", "open_state", "wait_for_final_write"]
+log = logging.getLogger("payemu")
+FINAL_WRITE_WAIT = 60.0  # seconds the exit-anyway timer waits for the last save
+_active: set[Persistence] = set()
+_active_lock = threading.Lock()
+
+
+class StateError(ConfigError):
+    """A state file payemu cannot use; the message is one line naming the file."""
+
+
+def open_state(runtime: Runtime) -> Persistence | None:
+    """With ``--state``: check the path can be written, remove temporary files an earlier
+    run left, read the file into ``runtime.tenants`` (all or nothing; :class:`StateError`
+    otherwise) and return what will keep it saved. None without ``--state``."""
+    if not runtime.settings.state_path:
+        return None
+    from emulator.state import database
+
+    path = Path(runtime.settings.state_path)
+    database.check_writable(path)
+    for orphan in database.remove_orphans(path):
+        log.info("removed %s, a temporary file left by an earlier run", orphan)
+    loaded = database.read(path, runtime.settings)
+    for owner in loaded:
+        runtime.tenants.adopt(owner)
+    return Persistence(path, runtime, loaded)
+
+
+class Persistence:
+    """Keeps one state file up to date while the server runs."""
+
+    def __init__(self, path: Path, runtime: Runtime, loaded: list[Tenant]) -> None:
+        from emulator.state.database import Writer
+        from emulator.state.saver import Saver
+
+        self.path = path
+        self.runtime = runtime
+        self.loaded = loaded
+        self.writer: Writer = Writer(path)
+        self.saver: Saver = Saver(runtime.tenants, self.writer)
+        self.failed = False
+        self.done = threading.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+
+    async def start(self) -> None:
+        """Note what the file holds, then save every
+        :data:`~emulator.state.saver.INTERVAL` until :meth:`stop`."""
+        with _active_lock:
+            _active.add(self)
+        await self.saver.seed(self.loaded)
+        self.loaded = []
+        await self._save()  # the tenants the config file made and the file did not hold
+        self._task = asyncio.create_task(self._keep_saving(), name="payemu-state")
+
+    async def _keep_saving(self) -> None:
+        from emulator.state.saver import INTERVAL
+
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), INTERVAL)
+            last = self._stopping.is_set()  # seen before the save starts: it includes everything
+            await self._save()
+            if last:
+                return
+
+    async def _save(self) -> None:
+        try:
+            await self.saver.save()
+        except Exception as exc:  # logged; the process then exits non-zero (exit_status)
+            if not self.failed:
+                log.error("could not save the state to %s: %s", self.path, exc)
+            self.failed = True
+
+    async def stop(self) -> None:
+        """The last save, then the file is closed (its write-ahead log folded in)."""
+        try:
+            self._stopping.set()  # not cancelled: a save under way finishes, then one more runs
+            if self._task is not None:
+                await self._task
+            else:
+                await self._save()
+            try:
+                await asyncio.wrap_future(self.writer.close())
+            except Exception as exc:
+                log.error("could not close the state file %s: %s", self.path, exc)
+                self.failed = True
+            tenants = len(self.runtime.tenants)
+            if self.failed:
+                log.error("the state in %s is not complete: a save failed (see above)", self.path)
+            else:
+                log.info("state of %d tenant(s) saved to %s", tenants, self.path)
+            log.debug("longest hold of the event loop by a save: %.1f ms", self.saver.longest_step * 1000)
+        finally:
+            self.done.set()
+            with _active_lock:
+                _active.discard(self)
+
+
+def exit_status(app: Any) -> int:
+    """The process's exit status once ``app`` stopped: 1 when a save of its state failed."""
+    persistence = getattr(app.state, "persistence", None)
+    return 1 if persistence is not None and persistence.failed else 0
+
+
+def wait_for_final_write(timeout: float = FINAL_WRITE_WAIT) -> int:
+    """Called by the exit-anyway timer: wait for a last save still running, then the exit
+    status (1 when one failed or did not finish in ``timeout`` seconds)."""
+    with _active_lock:
+        running = list(_active)
+    status = 0
+    for persistence in running:
+        if not persistence.done.wait(timeout):
+            log.error("the last save of %s did not finish in %g s", persistence.path, timeout)
+            status = 1
+        elif persistence.failed:
+            status = 1
+    return status

@@ -1,0 +1,164 @@
+"""The state file on disk: checks at start, reading it, and the one thread that writes it.
+
+Writes go through SQLite in write-ahead-log mode with ``synchronous=FULL``: a committed
+batch is in the ``-wal`` file and flushed to the disk when :meth:`Writer.apply` returns,
+and a crash at any point leaves the file as of the last committed batch (SQLite replays
+its log on the next open). On close the log is checkpointed into the file and the file
+goes back to rollback-journal mode, so a stopped payemu leaves one file and no ``-wal``,
+``-shm`` or ``-journal`` beside it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from emulator import __version__
+from emulator.config import Settings
+from emulator.payments.tenants import Tenant
+from emulator.state import StateError, schema
+from emulator.state.decode import Builder, Invalid
+
+Statement = tuple[str, Sequence[tuple[Any, ...]]]
+BUSY_TIMEOUT = 1.0  # seconds a write waits for a lock another process holds on the file
+
+
+def migrate_hint(path: Path | str) -> str:
+    return f"convert it once with: payemu state migrate {path} NEW.sqlite (then serve with --state NEW.sqlite)"
+
+
+def check_writable(path: Path) -> None:
+    """Refuse (:class:`StateError`) a ``--state`` path payemu could not write to."""
+    parent = path.parent
+    if not parent.is_dir():
+        reason = "does not exist" if not parent.exists() else "is not a directory"
+        raise StateError(f"--state {path}: the directory {parent} {reason}")
+    if path.is_dir():
+        raise StateError(f"--state {path}: is a directory, not a file")
+    try:
+        with contextlib.closing(sqlite3.connect(path, timeout=1)) as db:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        if "not a database" in str(exc) or "malformed" in str(exc):
+            raise StateError(f"{path}: not a payemu state file") from None
+        raise StateError(f"--state {path}: cannot be written ({exc})") from None
+
+
+def remove_orphans(path: Path) -> list[Path]:
+    """Delete the temporary files an older payemu killed mid-save left beside ``path``
+    (``.NAME.*.tmp``); SQLite's own ``-wal`` and ``-journal`` are replayed on open instead."""
+    removed = []
+    for orphan in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            orphan.unlink()
+            removed.append(orphan)
+    return removed
+
+
+def read(path: Path, settings: Settings) -> list[Tenant]:
+    """Every tenant of the state file at ``path`` (none for an absent or empty file)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return []
+    with path.open("rb") as handle:
+        if handle.read(len(schema.SQLITE_MAGIC)) != schema.SQLITE_MAGIC:
+            raise StateError(f"{path}: not a payemu state file")
+    try:
+        with contextlib.closing(sqlite3.connect(path, timeout=1)) as db:
+            _check_format(db, path)
+            builder = Builder(settings)
+            builder.add_tenants(db.execute("SELECT key, doc FROM tenants ORDER BY rowid"))
+            for key, kind, ident, doc in db.execute("SELECT tenant, kind, id, doc FROM records ORDER BY rowid"):
+                builder.add_record(key, kind, ident, doc)
+            for key, number, doc in db.execute("SELECT tenant, id, doc FROM journal ORDER BY tenant, id"):
+                builder.add_entry(key, number, doc)
+            return builder.tenants()
+    except Invalid as exc:
+        raise StateError(f"{path}: refused, {exc}") from None
+    except sqlite3.Error as exc:
+        raise StateError(f"{path}: not a payemu state file ({str(exc).splitlines()[0]})") from None
+
+
+def _check_format(db: sqlite3.Connection, path: Path) -> None:
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "payemu_state" in tables and "payemu_meta" not in tables:
+        row = db.execute("SELECT format, version FROM payemu_state").fetchone()
+        if row is not None and row[0] == schema.FORMAT and row[1] == schema.OLD_VERSION:
+            raise StateError(
+                f"{path}: a state file of payemu's old pickle format, which is no longer read; {migrate_hint(path)}"
+            )
+        raise StateError(f"{path}: not a payemu state file")
+    if not {"payemu_meta", "tenants", "records", "journal"} <= tables:
+        if not tables:
+            return  # an empty database: payemu starts it
+        raise StateError(f"{path}: not a payemu state file")
+    meta = dict(db.execute("SELECT name, value FROM payemu_meta").fetchall())
+    if meta.get("format") != schema.FORMAT:
+        raise StateError(f"{path}: not a payemu state file")
+    if meta.get("version") != str(schema.VERSION):
+        raise StateError(
+            f"{path}: state format version {str(meta.get('version'))[:20]} is not the version {schema.VERSION}"
+            " this payemu reads; move the file away to start empty"
+        )
+
+
+class Writer:
+    """The one thread that writes the state file, through one SQLite connection."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="payemu-state")
+        self._db: sqlite3.Connection | None = None
+
+    def submit(self, statements: list[Statement]) -> concurrent.futures.Future[None]:
+        return self._thread.submit(self.apply, statements)
+
+    def close(self) -> concurrent.futures.Future[None]:
+        done = self._thread.submit(self._close)
+        self._thread.shutdown(wait=False)
+        return done
+
+    def apply(self, statements: list[Statement]) -> None:
+        """Run ``statements`` as one transaction and commit it to the disk."""
+        db = self._db if self._db is not None else self._open()
+        with db:
+            for sql, rows in statements:
+                db.executemany(sql, rows)
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level="DEFERRED")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        with db:
+            for table in schema.TABLES:
+                db.execute(table)
+            db.executemany(
+                schema.UPSERT_META,
+                [("format", schema.FORMAT), ("version", str(schema.VERSION)), ("payemu", __version__)],
+            )
+        self._db = db
+        return db
+
+    def _close(self) -> None:
+        db = self._db
+        if db is None:
+            return
+        self._db = None
+        try:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            db.execute("PRAGMA journal_mode=DELETE")  # one file at rest: the -wal and -shm go
+        finally:
+            db.close()
+
+
+def write_all(path: Path, statements: list[Statement]) -> None:
+    """Create the state file ``path`` holding ``statements`` (``payemu state migrate``)."""
+    writer = Writer(path)
+    try:
+        writer.submit(statements).result()
+    finally:
+        writer.close().result()

@@ -1,0 +1,258 @@
+"""The state file's documents back into tenants, checked all the way.
+
+Every document is measured (its length, before it is parsed), parsed as JSON, checked
+against its schema (:mod:`emulator.state.schema`) and then converted into the typed
+stores, which check the rest: enum values, times, amounts, references between records
+(a record belongs to a tenant of the file, its id is the document's own, a session's
+``paidBy`` names one of its results) and counts against the configured limits. The
+first problem raises :class:`StateError`; nothing is handed to the registry until every
+tenant of the file has been built.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from emulator.config import KeySpec, Settings
+from emulator.payments.accounts import StoredAccount
+from emulator.payments.clock import Clock
+from emulator.payments.ewallet.sessions import Session, SessionResult
+from emulator.payments.ledger import GatewayToken, OperationEntry, Transaction
+from emulator.payments.tenant_settings import TenantSettings
+from emulator.payments.tenants import Tenant
+from emulator.payments.vault import StringToken
+from emulator.scenarios.loader import ScenarioError, parse_rules
+from emulator.scenarios.model import RUNTIME_SOURCE
+from emulator.state import schema
+from emulator.vocabulary import Operation, ResultCode
+
+
+class Invalid(ValueError):
+    """A document that is not what the format says (the message says where)."""
+
+
+def document(kind: str, raw: object, limit: int) -> dict[str, Any]:
+    """``raw`` (a row's text) parsed and checked as a ``kind`` document."""
+    if not isinstance(raw, str):
+        raise Invalid(f"a {kind} document is {type(raw).__name__}, not JSON text")
+    if len(raw) > limit:
+        raise Invalid(f"a {kind} document of {len(raw)} characters is over the {limit} allowed")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise Invalid(f"a {kind} document is not JSON") from None
+    found = schema.problem(kind, data)
+    if found is not None:
+        raise Invalid(f"a {kind} document: {found}")
+    assert isinstance(data, dict)
+    return data
+
+
+def moment(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise Invalid(f"{text[:40]!r} is not a time") from None
+    if value.tzinfo is None:
+        raise Invalid(f"{text[:40]!r} has no time zone")
+    return value
+
+
+def _maybe_moment(text: str | None) -> datetime | None:
+    return moment(text) if text is not None else None
+
+
+def amount(text: str) -> Decimal:
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        raise Invalid(f"{text[:40]!r} is not an amount") from None
+
+
+def _enum(kind: type[Operation] | type[ResultCode], value: str) -> Any:
+    try:
+        return kind(value)
+    except ValueError:
+        raise Invalid(f"{value[:40]!r} is not a {kind.__name__}") from None
+
+
+def tenant(key: str, data: dict[str, Any], settings: Settings) -> Tenant:
+    """A tenant from its own document (its records come after, by :func:`fill`)."""
+    configured = {spec.key: spec for spec in settings.keys}.get(key)
+    certificates = configured.certificates if configured else ()
+    spec = KeySpec(key, data["userName"], data["accountId"], data["sandbox"], certificates)
+    owner = Tenant(spec, settings, settings.seed)
+    owner.token_secret = bytes.fromhex(data["tokenSecret"])
+    clock = data["clock"]
+    owner.clock = Clock(_maybe_moment(clock["start"]))
+    owner.clock.advance(timedelta(seconds=clock["offsetSeconds"]))
+    chosen = data["settings"]
+    owner.overrides = TenantSettings(chosen["strict"], chosen["successStatus"], chosen["failover"])
+    for account in data["accounts"]:
+        pairs = [(name, value) for name, value in account["credentials"]]
+        owner.accounts.put(StoredAccount(account["name"], account["gateway"], pairs, moment(account["created"])))
+    for name in data["certificates"]:
+        try:
+            owner.certificates.register(name)
+        except ValueError as exc:
+            raise Invalid(f"certificates: {exc}") from None
+    if data["rules"]:
+        try:
+            rules = parse_rules(json.dumps(data["rules"]), RUNTIME_SOURCE)
+            owner.rules.add(rules)
+        except (ScenarioError, ValueError) as exc:
+            raise Invalid(f"rules: {str(exc).splitlines()[0][:200]}") from None
+    return owner
+
+
+def transaction(owner: Tenant, data: dict[str, Any]) -> Transaction:
+    return Transaction(
+        reference=data["reference"],
+        operation=_enum(Operation, data["operation"]),
+        gateway=data["gateway"],
+        account=data["account"],
+        amount=amount(data["amount"]),
+        currency=data["currency"],
+        result_code=_enum(ResultCode, data["resultCode"]),
+        reject_reason=data["rejectReason"],
+        created_at=moment(data["createdAt"]),
+        my_ref=data["myRef"],
+        card_number=data["cardNumber"],
+        authorization_code=data["authorizationCode"],
+        parent=data["parent"],
+        attempt_number=data["attemptNumber"],
+        attempts=data["attempts"],
+        expires_at=_maybe_moment(data["expiresAt"]),
+        settles_to=data["settlesTo"],
+        settle_at=_maybe_moment(data["settleAt"]),
+        captured_amount=amount(data["capturedAmount"]),
+        refunded_amount=amount(data["refundedAmount"]),
+        captured_by=data["capturedBy"],
+        voided_by=data["voidedBy"],
+        operations=[
+            OperationEntry(
+                _enum(Operation, entry["operation"]),
+                entry["reference"],
+                amount(entry["amount"]),
+                _enum(ResultCode, entry["resultCode"]),
+                moment(entry["time"]),
+            )
+            for entry in data["operations"]
+        ],
+        clock=owner.clock,
+    )
+
+
+def gateway_token(data: dict[str, Any]) -> GatewayToken:
+    return GatewayToken(data["token"], data["gateway"], data["account"], data["cardNumber"], moment(data["createdAt"]))
+
+
+def string_token(data: dict[str, Any]) -> StringToken:
+    if not data["payload"]:
+        raise Invalid("a string token with an empty payload")
+    return StringToken(data["token"], data["payload"], moment(data["createTime"]))
+
+
+def session(data: dict[str, Any]) -> Session:
+    results = {
+        result["id"]: SessionResult(
+            result["id"], moment(result["createdAt"]), result["success"], result["data"], result["token"]
+        )
+        for result in data["results"]
+    }
+    paid_by = data["paidBy"]
+    if paid_by is not None and paid_by not in results:
+        raise Invalid(f"session paid by {paid_by[:40]!r}, which is none of its results")
+    return Session(
+        data["token"],
+        data["request"],
+        moment(data["createdAt"]),
+        moment(data["expiresAt"]),
+        results,
+        paid_by,
+        False,
+        data["sid"],
+    )
+
+
+def _own_id(kind: str, data: dict[str, Any]) -> str:
+    if kind == schema.TRANSACTION:
+        return str(data["reference"])
+    return str(data["token"])
+
+
+class Builder:
+    """Tenants built from a file's rows; :meth:`tenants` once every row went in."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._tenants: dict[str, Tenant] = {}
+        self._counts: dict[tuple[str, str], int] = {}
+        self._last_entry: dict[str, int] = {}
+        self._entries: dict[str, list[dict[str, Any]]] = {}
+
+    def add_tenants(self, rows: Iterable[tuple[object, object]]) -> None:
+        bounds = self.settings.limits
+        for key, raw in rows:
+            if not isinstance(key, str) or not 0 < len(key) <= schema.MAX_KEY:
+                raise Invalid("a tenant's key is not 1 to 256 characters of text")
+            if len(self._tenants) >= bounds.tenants + len(self.settings.keys):
+                raise Invalid(f"more tenants than the {bounds.tenants} allowed (limits.tenants)")
+            self._tenants[key] = tenant(key, document("tenant", raw, schema.MAX_TENANT_DOCUMENT), self.settings)
+
+    def _owner(self, key: object, what: str) -> Tenant:
+        owner = self._tenants.get(key) if isinstance(key, str) else None
+        if owner is None:
+            raise Invalid(f"a {what} of {str(key)[:40]!r}, a key the file has no tenant for")
+        return owner
+
+    def add_record(self, key: object, kind: object, ident: object, raw: object) -> None:
+        owner = self._owner(key, "record")
+        if kind not in schema.KINDS:
+            raise Invalid(f"a record of unknown kind {str(kind)[:40]!r}")
+        assert isinstance(kind, str)
+        data = document(kind, raw, schema.MAX_RECORD_DOCUMENT)
+        if _own_id(kind, data) != ident:
+            raise Invalid(f"a {kind} row whose id is not its document's")
+        counted = self._counts[owner.key, kind] = self._counts.get((owner.key, kind), 0) + 1
+        bounds = self.settings.limits
+        limit = {
+            schema.TRANSACTION: bounds.transactions,
+            schema.GATEWAY_TOKEN: bounds.tokens,
+            schema.STRING_TOKEN: bounds.tokens,
+            schema.SESSION: bounds.sessions,
+        }[kind]
+        if counted > limit:
+            raise Invalid(f"more {kind} records for one key than the {limit} allowed (limits)")
+        if kind == schema.TRANSACTION:
+            owner.ledger.add(transaction(owner, data))
+        elif kind == schema.GATEWAY_TOKEN:
+            owner.ledger.remember_token(gateway_token(data))
+        elif kind == schema.STRING_TOKEN:
+            owner.vault.add(string_token(data))
+        else:
+            owner.sessions.add(session(data))
+
+    def add_entry(self, key: object, number: object, raw: object) -> None:
+        owner = self._owner(key, "journal entry")
+        data = document("journal", raw, schema.MAX_RECORD_DOCUMENT)
+        if data["id"] != number or data["id"] <= self._last_entry.get(owner.key, 0):
+            raise Invalid("journal entries whose ids are not increasing, or not their rows'")
+        self._last_entry[owner.key] = data["id"]
+        self._entries.setdefault(owner.key, []).append(data)
+
+    def tenants(self) -> list[Tenant]:
+        """Every tenant, its journal in place; references between records checked."""
+        for key, entries in self._entries.items():
+            owner = self._tenants[key]
+            owner.journal.load(entries[-self.settings.journal_size :])
+        for owner in self._tenants.values():
+            for tx in owner.ledger.values():
+                for name in (tx.captured_by, tx.voided_by):
+                    if name is not None and name in owner.ledger and owner.ledger[name].parent != tx.reference:
+                        raise Invalid(f"transaction {tx.reference[:40]!r} names {name[:40]!r}, not an operation on it")
+        return list(self._tenants.values())

@@ -1,0 +1,267 @@
+"""``payemu state migrate OLD NEW``: a state file of the old pickle format, converted once.
+
+The old format kept each tenant's stores as one pickled blob. Unpickling can run any code
+a blob names, so the blobs are read by :class:`OldStateUnpickler`, whose
+:meth:`~pickle.Unpickler.find_class` knows only what the old writer produced: its store
+classes (turned into inert :class:`Plain` records that only hold their attributes, so no
+method of payemu runs either), the vocabulary's enums (read as their text), ``Decimal``,
+``datetime``/``timedelta``/``timezone``, ``deque``, ``OrderedDict`` and ``count``. Any
+other name refuses the file. The records are then written as the new format's documents
+(:mod:`emulator.state.encode`) to a temporary file, which is read back through the same
+checks as ``serve --state`` before it is moved to ``NEW``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import io
+import os
+import pickle
+import sqlite3
+from collections import OrderedDict, deque
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from emulator.config import Settings
+from emulator.payments.limits import Limits
+from emulator.state import StateError, database, encode, schema
+
+MAX_BLOB = 1 << 30  # one tenant's pickled stores
+MAX_TENANTS = 1_000_000
+
+
+class Plain:
+    """An object of one of the old writer's classes, as data: its pickled attributes and
+    nothing else (no method of the class it stood for)."""
+
+    plain_kind = "Plain"
+
+    def __setstate__(self, state: Any) -> None:
+        if isinstance(state, tuple) and len(state) == 2:  # (instance dict, slots)
+            state = {**(state[0] or {}), **(state[1] or {})}
+        if isinstance(state, list) and self.plain_kind == "Transaction":  # a slotted dataclass's values
+            names = [spec.name for spec in _TRANSACTION_FIELDS]
+            if len(state) != len(names):
+                raise pickle.UnpicklingError("a transaction of another shape")
+            state = dict(zip(names, state, strict=True))
+        if not isinstance(state, dict) or not all(isinstance(name, str) and name.isidentifier() for name in state):
+            raise pickle.UnpicklingError(f"a {self.plain_kind} holding {type(state).__name__}")
+        if any(name.startswith("__") or name == "plain_kind" for name in state):
+            raise pickle.UnpicklingError(f"a {self.plain_kind} with a special attribute")
+        self.__dict__.update(state)
+
+
+def _plain(name: str) -> type[Plain]:
+    return type(name, (Plain,), {"plain_kind": name})
+
+
+def _count(start: int = 0, step: int = 1) -> int:
+    """``itertools.count`` as the journal's next id (an int), nothing more."""
+    if not isinstance(start, int):
+        raise pickle.UnpicklingError("a counter that is not a number")
+    return start
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise pickle.UnpicklingError("an enum value that is not text")
+    return value
+
+
+_STORE_CLASSES = {
+    "emulator.payments.clock": ("Clock",),
+    "emulator.payments.journal": ("Journal",),
+    "emulator.payments.certificates": ("Certificates",),
+    "emulator.payments.accounts": ("Accounts", "StoredAccount"),
+    "emulator.payments.vault": ("Vault", "StringToken"),
+    "emulator.payments.ledger": ("Ledger", "Transaction", "OperationEntry", "GatewayToken"),
+    "emulator.scenarios.ruleset": ("RuleSet",),
+    "emulator.scenarios.model": ("Rule", "Match", "Outcome"),
+    "emulator.payments.ewallet.sessions": ("Sessions", "Session", "SessionResult"),
+}
+ALLOWED: dict[tuple[str, str], Any] = {
+    **{(module, name): _plain(name) for module, names in _STORE_CLASSES.items() for name in names},
+    **{("emulator.vocabulary", name): _text for name in ("Operation", "ResultCode", "RejectReason", "Fault")},
+    ("decimal", "Decimal"): Decimal,
+    ("datetime", "datetime"): datetime,
+    ("datetime", "date"): date,
+    ("datetime", "timedelta"): timedelta,
+    ("datetime", "timezone"): timezone,
+    ("collections", "deque"): deque,
+    ("collections", "OrderedDict"): OrderedDict,
+    ("itertools", "count"): _count,
+}
+
+
+def _transaction_fields() -> tuple[dataclasses.Field[Any], ...]:
+    from emulator.payments.ledger import Transaction
+
+    return dataclasses.fields(Transaction)
+
+
+_TRANSACTION_FIELDS = _transaction_fields()
+
+
+class OldStateUnpickler(pickle.Unpickler):
+    """Reads the old writer's blobs and nothing else."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = ALLOWED.get((module, name))
+        if found is None:
+            raise pickle.UnpicklingError(f"{module}.{name} is not something the old state format held")
+        return found
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise pickle.UnpicklingError("persistent ids are not something the old state format held")
+
+
+def unpickle(blob: bytes) -> dict[str, Any]:
+    """One tenant's stores from the old format, as :class:`Plain` records."""
+    if len(blob) > MAX_BLOB:
+        raise pickle.UnpicklingError(f"a blob of {len(blob)} bytes")
+    stores = OldStateUnpickler(io.BytesIO(blob)).load()
+    if not isinstance(stores, dict):
+        raise pickle.UnpicklingError("the stores are not a mapping")
+    return stores
+
+
+def _store(stores: dict[str, Any], name: str, kind: str) -> Plain | None:
+    found = stores.get(name)
+    if found is not None and (not isinstance(found, Plain) or found.plain_kind != kind):
+        raise pickle.UnpicklingError(f"{name} is not a {kind}")
+    return found
+
+
+def _transaction(record: Plain) -> Any:  # read by encode.transaction as a Transaction
+    for spec in _TRANSACTION_FIELDS:  # fields added since the file was written take their default
+        if spec.name not in record.__dict__:
+            if spec.default is not dataclasses.MISSING:
+                setattr(record, spec.name, spec.default)
+            elif spec.default_factory is not dataclasses.MISSING:
+                setattr(record, spec.name, spec.default_factory())
+    return record
+
+
+def convert(
+    key: str, user_name: str, account_id: int, sandbox: bool, stores: dict[str, Any]
+) -> list[database.Statement]:
+    """The new format's rows of one old tenant."""
+    clock = _store(stores, "clock", "Clock")
+    accounts = _store(stores, "accounts", "Accounts")
+    certificates = _store(stores, "certificates", "Certificates")
+    rules = _store(stores, "rules", "RuleSet")
+    secret = stores.get("token_secret")
+    start = getattr(clock, "_start", None)
+    head = {
+        "userName": user_name,
+        "accountId": account_id,
+        "sandbox": sandbox,
+        "tokenSecret": secret.hex() if isinstance(secret, bytes) else os.urandom(32).hex(),
+        "clock": {
+            "start": start.isoformat() if start is not None else None,
+            "offsetSeconds": getattr(clock, "_offset", timedelta(0)).total_seconds(),
+        },
+        "settings": {"strict": None, "successStatus": None, "failover": None},
+        "accounts": [encode.account(stored) for stored in getattr(accounts, "_accounts", {}).values()],
+        "certificates": sorted(getattr(certificates, "_names", ())),
+        "rules": [rule.data for rule in getattr(rules, "_rules", ())],
+    }
+    records: list[tuple[Any, ...]] = []
+    ledger = _store(stores, "ledger", "Ledger")
+    for tx in getattr(ledger, "_transactions", {}).values():
+        records.append((key, schema.TRANSACTION, tx.reference, encode.text(encode.transaction(_transaction(tx)))))
+    for token in getattr(ledger, "_tokens", {}).values():
+        records.append((key, schema.GATEWAY_TOKEN, token.token, encode.text(encode.gateway_token(token))))
+    vault = _store(stores, "vault", "Vault")
+    for entry in getattr(vault, "_tokens", {}).values():
+        document = encode.string_token(entry)
+        if document is not None:
+            records.append((key, schema.STRING_TOKEN, entry.token, encode.text(document)))
+    sessions = _store(stores, "sessions", "Sessions")
+    for held in getattr(sessions, "_sessions", {}).values():
+        records.append((key, schema.SESSION, held.token, encode.text(encode.session(held))))
+    journal = _store(stores, "journal", "Journal")
+    entries = [
+        (key, entry["id"], encode.text(entry))
+        for entry in getattr(journal, "_entries", ())
+        if isinstance(entry, dict) and isinstance(entry.get("id"), int)  # stored masked by the old writer
+    ]
+    return [
+        (schema.UPSERT_TENANT, [(key, encode.text(head))]),
+        (schema.UPSERT_RECORD, records),
+        (schema.UPSERT_ENTRY, entries),
+    ]
+
+
+def _old_rows(old: Path) -> list[tuple[Any, ...]]:
+    if not old.is_file():
+        raise StateError(f"{old}: no such file")
+    with old.open("rb") as handle:
+        if handle.read(len(schema.SQLITE_MAGIC)) != schema.SQLITE_MAGIC:
+            raise StateError(f"{old}: not a payemu state file")
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{old}?mode=ro", uri=True)) as db:
+            found = db.execute("SELECT format, version FROM payemu_state").fetchone()
+            if found is None or found[0] != schema.FORMAT or found[1] != schema.OLD_VERSION:
+                raise StateError(f"{old}: not a state file of the old format (nothing to migrate)")
+            rows = db.execute(
+                "SELECT key, user_name, account_id, is_sandbox, stores FROM tenants LIMIT ?", (MAX_TENANTS + 1,)
+            ).fetchall()
+    except sqlite3.Error:
+        raise StateError(f"{old}: not a state file of the old format (nothing to migrate)") from None
+    if len(rows) > MAX_TENANTS:
+        raise StateError(f"{old}: more than {MAX_TENANTS} tenants")
+    return rows
+
+
+def migrate(old: Path, new: Path) -> int:
+    """Convert ``old`` into ``new`` (which must not exist); returns the tenants converted."""
+    if new.exists():
+        raise StateError(f"{new}: already exists; name a new file")
+    statements: list[database.Statement] = []
+    rows = _old_rows(old)
+    for key, user_name, account_id, sandbox, blob in rows:
+        if not isinstance(key, str) or not isinstance(blob, bytes):
+            raise StateError(f"{old}: refused, a tenant row of the wrong types")
+        try:
+            stores = unpickle(blob)
+            statements += convert(key, str(user_name), int(account_id), bool(sandbox), stores)
+        except (pickle.UnpicklingError, AttributeError, TypeError, ValueError, KeyError, EOFError) as exc:
+            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise StateError(f"{old}: refused, the state of key {key[:40]!r} cannot be migrated ({reason})") from None
+    database.check_writable(new)
+    temporary = new.with_name(f".{new.name}.migrate.tmp")
+    try:
+        new.unlink()  # check_writable made it empty
+        database.write_all(temporary, statements)
+        everything = Limits(**{spec.name: 1 << 40 for spec in dataclasses.fields(Limits)})
+        database.read(temporary, Settings(limits=everything))  # the same checks as serve --state
+        os.replace(temporary, new)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return len(rows)
+
+
+def add_commands(commands: Any) -> None:
+    """``payemu state migrate OLD NEW`` on the ``payemu`` parser's subcommands."""
+    state = commands.add_parser("state", help="convert a --state file of the old format")
+    actions = state.add_subparsers(dest="action", required=True, metavar="ACTION")
+    move = actions.add_parser(
+        "migrate",
+        help="convert a state file of the old (pickle) format into the current one",
+        description="Read OLD (a --state file of payemu before the typed format) without running anything it"
+        " holds, and write its tenants to NEW in the current format. OLD is left as it was.",
+    )
+    move.add_argument("old", metavar="OLD", type=Path, help="the state file of the old format (read only)")
+    move.add_argument("new", metavar="NEW", type=Path, help="the file to write (must not exist yet)")
+
+
+def run(args: argparse.Namespace) -> int:
+    count = migrate(args.old, args.new)
+    print(f"{args.old} → {args.new}: {count} tenant(s) migrated; serve with --state {args.new}")
+    return 0

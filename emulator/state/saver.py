@@ -1,0 +1,215 @@
+"""Writing what changed, a little at a time, without holding up requests.
+
+Every :data:`INTERVAL` the saver looks at each tenant's *signature* (O(1): when it was
+last used, the sizes of its stores, its newest journal id, its clock and settings) and
+skips the tenants whose signature did not move. For the others it walks the stores on the
+event loop and compares each record's fingerprint (:mod:`emulator.state.encode`) with the
+one written last; only changed records are encoded. The loop is handed back every
+:data:`STEP_SECONDS` of such work, so a request waits for one step at most, whatever the
+size of a tenant. The statements collected go to the writer thread
+(:class:`~emulator.state.database.Writer`), which commits them while requests are served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+from emulator.payments.tenants import Tenant, TenantRegistry
+from emulator.state import encode, schema
+from emulator.state.database import Statement, Writer
+
+INTERVAL = 0.25  # seconds between the end of one save and the start of the next
+STEP_SECONDS = 0.002  # work done on the event loop before handing it back
+JOURNAL_STEP = 32  # journal entries rendered (masked) per step at most
+log = logging.getLogger("payemu")
+_MISSING = object()
+
+
+def signature(owner: Tenant) -> tuple[Any, ...]:
+    """Changes whenever a request changed the tenant (cheap: no store is walked)."""
+    ledger, vault, journal, overrides = owner.ledger, owner.vault, owner.journal, owner.overrides
+    return (
+        getattr(owner, "last_used", None),
+        len(ledger),
+        ledger.token_count,
+        len(vault),
+        vault.bytes,
+        len(owner.sessions),
+        journal.newest_id(),
+        owner.clock.offset,
+        len(owner.accounts),
+        len(owner.certificates),
+        len(owner.rules),
+        overrides.strict,
+        overrides.success_status,
+        overrides.failover,
+    )
+
+
+def _stores(owner: Tenant) -> tuple[int, ...]:
+    """Which store objects the tenant holds (a reset replaces them all)."""
+    return tuple(map(id, (owner.ledger, owner.vault, owner.sessions, owner.journal, owner.clock, owner.rules)))
+
+
+class Track:
+    """What the file holds of one tenant."""
+
+    def __init__(self, owner: Tenant) -> None:
+        self.owner = owner
+        self.stores = _stores(owner)
+        self.signature: tuple[Any, ...] | None = None
+        self.head = ""
+        self.prints: dict[str, dict[str, Hashable]] = {kind: {} for kind in schema.KINDS}
+        self.journal_newest = 0
+        self.journal_oldest = 0
+
+
+class Saver:
+    """Finds what changed since the last save and has the writer commit it."""
+
+    def __init__(self, registry: TenantRegistry, writer: Writer) -> None:
+        self.registry = registry
+        self.writer = writer
+        self.tracks: dict[str, Track] = {}
+        self.wipe = False  # after a failed save: rewrite every tenant from scratch
+        self.longest_step = 0.0  # seconds: the longest the loop was held by a save (wall clock)
+        self.longest_step_cpu = 0.0  # the same step's CPU time (the wall clock counts other processes too)
+        self._started = 0.0
+        self._started_cpu = 0.0
+
+    async def seed(self, loaded: Iterable[Tenant]) -> None:
+        """Note the tenants just read from the file as written (so they are not rewritten)."""
+        for owner in loaded:
+            await self._scan(owner, [], emit=False)
+
+    async def save(self) -> int:
+        """One save: collect the changes, commit them; returns the statements' row count."""
+        statements = await self.collect()
+        if not statements:
+            return 0
+        try:
+            await asyncio.wrap_future(self.writer.submit(statements))
+        except BaseException:
+            self.tracks.clear()  # what the file holds is unknown now: write it all again
+            self.wipe = True
+            raise
+        self.wipe = False
+        return sum(len(rows) for _, rows in statements)
+
+    async def collect(self) -> list[Statement]:
+        out: list[Statement] = []
+        if self.wipe:
+            out += [(f"DELETE FROM {table}", [()]) for table in ("tenants", "records", "journal")]
+        self._start_step()
+        live = {owner.key: owner for owner in self.registry}
+        for key in [key for key in self.tracks if key not in live]:
+            del self.tracks[key]
+            out += [(sql, [(key,)]) for sql in schema.DELETE_TENANT]
+        for owner in live.values():
+            await self._scan(owner, out, emit=True)
+        self._step_done()
+        return out
+
+    async def _pause(self) -> None:
+        self._step_done()
+        await asyncio.sleep(0)
+        self._start_step()
+
+    def _start_step(self) -> None:
+        self._started = time.perf_counter()
+        self._started_cpu = time.thread_time()
+
+    def _step_done(self) -> None:
+        self.longest_step = max(self.longest_step, time.perf_counter() - self._started)
+        self.longest_step_cpu = max(self.longest_step_cpu, time.thread_time() - self._started_cpu)
+
+    async def _scan(self, owner: Tenant, out: list[Statement], *, emit: bool) -> None:
+        key = owner.key
+        track = self.tracks.get(key)
+        if track is not None and (track.owner is not owner or track.stores != _stores(owner)):
+            out += [(sql, [(key,)]) for sql in schema.DELETE_TENANT]  # reset or replaced: start over
+            track = None
+        if track is None:
+            track = self.tracks[key] = Track(owner)
+        now = signature(owner)
+        if now == track.signature:
+            return
+        track.signature = now  # taken first: a change made while scanning shows next time
+        head = encode.text(encode.tenant(owner))
+        if head != track.head:
+            track.head = head
+            if emit:
+                out.append((schema.UPSERT_TENANT, [(key, head)]))
+        ledger = owner.ledger
+        transactions = [(tx.reference, tx) for tx in ledger.transactions()]
+        await self._diff(
+            track, schema.TRANSACTION, transactions, encode.transaction_print, encode.transaction, out, emit
+        )
+        tokens = [(token.token, token) for token in ledger.gateway_tokens()]
+        await self._diff(track, schema.GATEWAY_TOKEN, tokens, _itself, encode.gateway_token, out, emit)
+        strings = list(owner.vault.items())
+        await self._diff(track, schema.STRING_TOKEN, strings, _itself, encode.string_token, out, emit)
+        sessions = list(owner.sessions.items())
+        await self._diff(track, schema.SESSION, sessions, encode.session_print, encode.session, out, emit)
+        await self._journal(track, out, emit)
+
+    async def _diff(
+        self,
+        track: Track,
+        kind: str,
+        items: list[tuple[str, Any]],
+        fingerprint: Callable[[Any], Hashable],
+        encoder: Callable[[Any], dict[str, Any] | None],
+        out: list[Statement],
+        emit: bool,
+    ) -> None:
+        key = track.owner.key
+        before = track.prints[kind]
+        after: dict[str, Hashable] = {}
+        upserts: list[tuple[Any, ...]] = []
+        deletes: list[tuple[Any, ...]] = []
+        for ident, item in items:
+            mark = fingerprint(item)
+            old = before.get(ident, _MISSING)
+            if emit and old is not mark and old != mark:
+                document = encoder(item)
+                if document is None:  # not kept at rest (a token holding only a security code)
+                    continue
+                upserts.append((key, kind, ident, encode.text(document)))
+            after[ident] = mark
+            if time.perf_counter() - self._started > STEP_SECONDS:
+                await self._pause()
+        gone = before.keys() - after.keys()
+        if emit:
+            deletes = [(key, kind, ident) for ident in gone]
+            if deletes:
+                out.append((schema.DELETE_RECORD, deletes))
+            if upserts:
+                out.append((schema.UPSERT_RECORD, upserts))
+        track.prints[kind] = after
+
+    async def _journal(self, track: Track, out: list[Statement], emit: bool) -> None:
+        journal = track.owner.journal
+        key = track.owner.key
+        oldest = journal.oldest_id()
+        if emit and oldest > track.journal_oldest:
+            out.append((schema.DROP_ENTRIES_BEFORE, [(key, oldest)]))
+        track.journal_oldest = oldest
+        while True:
+            entries = journal.entries_after(track.journal_newest, JOURNAL_STEP)
+            if not entries:
+                return
+            if emit:
+                out.append((schema.UPSERT_ENTRY, [(key, entry["id"], encode.text(entry)) for entry in entries]))
+            track.journal_newest = int(entries[-1]["id"])
+            if journal is not track.owner.journal:
+                return
+            await self._pause()
+
+
+def _itself(item: Hashable) -> Hashable:
+    return item

@@ -1,0 +1,186 @@
+"""Durable writes (emulator.state.saver): with ``--state`` a write acknowledged more than a
+second before a SIGKILL is back after the restart; SIGTERM loses nothing and leaves no
+temporary file; a save that fails is logged and the process exits non-zero; each save
+writes only what changed."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from emulator.config import Settings
+from emulator.payments.tenants import TenantRegistry
+from emulator.state.database import Writer, read
+from emulator.state.saver import Saver
+from tests.conftest import SANDBOX
+from tests.stateserver import StateServer, leftovers
+
+CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2031}
+ACCOUNT = {"paymentGatewayName": "NULLSuccess", "credentials": []}
+LOAD_WRITES = 5000  # the load's bound; the kill comes first
+
+
+def load(base: str, stop: threading.Event, acked: list[tuple[float, str, str]]) -> None:
+    """String tokens, and an authorization every fifth write, until ``stop``; each
+    acknowledged write is noted with the time its answer arrived."""
+    with httpx.Client(base_url=base, headers=SANDBOX, timeout=5) as client:
+        client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
+        for number in range(LOAD_WRITES):
+            if stop.is_set():
+                return
+            try:
+                if number % 5 == 4:
+                    body = {"amount": 1.0, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "demo"}
+                    answer = client.post("/PaymentGateway/authorize", json=body)
+                    kind, ident = "transaction", answer.json()["gatewayReference"]
+                else:
+                    answer = client.post("/StringTokens", json={"payload": f"payload-{number}"})
+                    kind, ident = "token", answer.json()["token"]
+            except (httpx.TransportError, ValueError):
+                return  # killed
+            if answer.status_code in (200, 201):
+                acked.append((time.monotonic(), kind, ident))
+
+
+def test_sigkill_keeps_every_write_acknowledged_a_second_before(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    server = StateServer(path)
+    stop = threading.Event()
+    acked: list[tuple[float, str, str]] = []
+    writer = threading.Thread(target=load, args=(server.base, stop, acked))
+    writer.start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (not acked or acked[-1][0] - acked[0][0] < 2.0):
+            time.sleep(0.05)
+        killed_at = time.monotonic()
+        server.kill()  # SIGKILL, writes still coming
+    finally:
+        stop.set()
+        writer.join()
+    settled = [(kind, ident) for at, kind, ident in acked if at < killed_at - 1.0]
+    assert len(settled) >= 20, "the load did not get going"
+    again = StateServer(path)
+    try:
+        with httpx.Client(base_url=again.base, headers=SANDBOX) as client:
+            listed = client.get("/_emulator/transactions").json()["transactions"]
+            references = {tx["reference"] for tx in listed}
+            missing = [ident for kind, ident in settled if kind == "transaction" and ident not in references]
+            for kind, ident in settled:
+                if kind == "token" and client.get(f"/StringTokens/{ident}").status_code != 200:
+                    missing.append(ident)
+        assert missing == [], f"{len(missing)} of {len(settled)} writes acknowledged over 1 s before the kill were lost"
+        status, _ = again.stop(signal.SIGTERM)
+        assert status == 0
+    finally:
+        again.kill()
+    assert leftovers(path) == []
+
+
+def test_sigterm_loses_nothing_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    server = StateServer(path)
+    try:
+        with httpx.Client(base_url=server.base, headers=SANDBOX) as client:
+            tokens = [client.post("/StringTokens", json={"payload": f"p{n}"}).json()["token"] for n in range(30)]
+            client.post("/_emulator/settings", json={"strict": True})
+        assert (tmp_path / "state.sqlite-wal").exists()  # written ahead while serving
+        status, output = server.stop(signal.SIGTERM)  # at once: the last writes are not saved yet
+    finally:
+        server.kill()
+    assert status == 0, output
+    assert "Traceback" not in output
+    assert leftovers(path) == []
+    (tenant,) = [t for t in read(path, Settings()) if t.key == "sandbox-api-key"]
+    assert sorted(tenant.vault) == sorted(tokens)
+    assert tenant.overrides.strict is True
+
+
+def test_sigterm_with_clients_that_never_finish_still_saves_everything(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    server = StateServer(path, "--shutdown-timeout", "1")
+    slow = []
+    try:
+        with httpx.Client(base_url=server.base, headers=SANDBOX) as client:
+            tokens = [client.post("/StringTokens", json={"payload": f"p{n}"}).json()["token"] for n in range(20)]
+        for _ in range(5):  # half a request each, never finished
+            sock = socket.create_connection(("127.0.0.1", server.port))
+            sock.sendall(b"POST /StringTokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
+            slow.append(sock)
+        status, output = server.stop(signal.SIGTERM)
+    finally:
+        server.kill()
+        for sock in slow:
+            sock.close()
+    assert status == 0, output
+    assert leftovers(path) == []
+    (tenant,) = [t for t in read(path, Settings()) if t.key == "sandbox-api-key"]
+    assert sorted(tenant.vault) == sorted(tokens)
+
+
+def test_a_failing_save_is_logged_and_the_exit_status_is_1(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    server = StateServer(path)
+    try:
+        with sqlite3.connect(path, timeout=5) as db:  # the file's writer lock, held by another process
+            db.execute("BEGIN EXCLUSIVE")
+            httpx.post(server.base + "/StringTokens", json={"payload": "p"}, headers=SANDBOX)
+            time.sleep(0.5)
+            status, output = server.stop(signal.SIGTERM)
+            db.rollback()
+    finally:
+        server.kill()
+    assert status == 1, output
+    assert f"could not save the state to {path}: database is locked" in output
+    assert f"the state in {path} is not complete" in output
+
+
+def _saver(registry: TenantRegistry, path: Path) -> Saver:
+    return Saver(registry, Writer(path))
+
+
+def _rows(saver: Saver) -> list[tuple[str, list[Any]]]:
+    return [(sql.split()[0], list(rows)) for sql, rows in asyncio.run(saver.collect())]
+
+
+def test_a_save_writes_only_what_changed(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    app = make_app()
+    registry = app.state.runtime.tenants
+    saver = _saver(registry, tmp_path / "state.sqlite")
+    with TestClient(app, headers=SANDBOX) as client:
+        client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
+        body = {"amount": 5.0, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "demo"}
+        charge = client.post("/PaymentGateway/authorize", json=body).json()
+        first = asyncio.run(saver.collect())
+        assert any("INTO records" in sql and len(rows) == 1 for sql, rows in first)
+        assert asyncio.run(saver.collect()) == []  # nothing changed
+        client.put("/PaymentGateway/capture", json={**body, "refTransId": charge["gatewayReference"]})
+        again = asyncio.run(saver.collect())
+    records = [rows for sql, rows in again if "INTO records" in sql]
+    assert len(records) == 1
+    written = sorted(row[2] for row in records[0])
+    capture = [ref for ref in registry.get("sandbox-api-key").ledger if ref != charge["gatewayReference"]]
+    assert written == sorted([charge["gatewayReference"], *capture])  # the capture, and its authorization
+    assert saver.longest_step > 0
+
+
+def test_a_removed_tenant_is_deleted_from_the_file(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    app = make_app()
+    registry = app.state.runtime.tenants
+    saver = _saver(registry, tmp_path / "state.sqlite")
+    made = registry.create()
+    asyncio.run(saver.collect())
+    registry.remove(made.key)
+    deletes = [rows for sql, rows in asyncio.run(saver.collect()) if sql.startswith("DELETE")]
+    assert deletes and all(rows == [(made.key,)] for rows in deletes)
