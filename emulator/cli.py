@@ -149,7 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.add_argument("--config", metavar="FILE", help="YAML config file whose scenario files are listed too")
     table = actions.add_parser("table", help="print the Markdown table of the built-in test cards")
-    table.add_argument("--write-readme", action="store_true", help="write it into README.md between its markers")
+    table.add_argument(
+        "--write-docs",
+        "--write-readme",
+        dest="write_docs",
+        action="store_true",
+        help="write it into docs/test-cards.md between its markers",
+    )
     return parser
 
 
@@ -318,9 +324,9 @@ def scenarios_command(args: argparse.Namespace) -> int:
             print(f"{len(args.files)} file(s) OK")
         return 1 if problems else 0
     if args.action == "table":
-        if args.write_readme:
+        if args.write_docs:
             changed = scenarios.write_readme()
-            print(f"{scenarios.report.README}: test-card table {'updated' if changed else 'already up to date'}")
+            print(f"{scenarios.report.PAGE}: test-card table {'updated' if changed else 'already up to date'}")
         else:
             print(scenarios.builtin_table(), end="")
         return 0
