@@ -154,7 +154,10 @@ def test_docs_example_rules_are_valid() -> None:
     section = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
     example = re.search(r"```yaml\n(scenarios:.*?)```", section, re.S)
     assert example is not None
-    assert [r.name for r in parse_rules(example.group(1), "docs/scenarios.md")] == ["big-amounts-decline", "flaky-then-fine"]
+    assert [r.name for r in parse_rules(example.group(1), "docs/scenarios.md")] == [
+        "big-amounts-decline",
+        "flaky-then-fine",
+    ]
 
 
 def test_table_command_prints_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
