@@ -1,0 +1,45 @@
+"""``GET /docs``: an interactive page over the served schema (Swagger UI).
+
+Swagger UI's files come from the ``swagger-ui-bundle`` package (served under
+``/docs/static``), so the page works offline; its start script is payemu's own
+(``/_emulator/static/apidocs.js``: the page's policy allows scripts from payemu only, no
+inline code). "Try it out" calls payemu itself (the schema's server is ``/``); without an
+admin key the page fills in the first sandbox key, which the start page shows anyway.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from emulator.http.pages.home import SCHEMA
+
+if TYPE_CHECKING:
+    from emulator.runtime import Runtime
+
+PATH = "/docs"
+ASSETS = PATH + "/static"
+
+
+def routes(runtime: Runtime) -> list[BaseRoute]:
+    import swagger_ui_bundle  # type: ignore[import-untyped]
+
+    return [
+        Route(PATH, _page(runtime), methods=["GET"], name="payemu-apidocs"),
+        Mount(ASSETS, app=StaticFiles(directory=swagger_ui_bundle.swagger_ui_path), name="payemu-apidocs-static"),
+    ]
+
+
+def _page(runtime: Runtime) -> Any:
+    async def page(request: Request) -> Response:
+        from emulator.http.pages.routes import render
+
+        keys = [k.key for k in runtime.settings.keys if k.is_sandbox]
+        key = keys[0] if keys and not runtime.settings.admin_key else ""
+        return render("apidocs.html", assets=ASSETS, schema=SCHEMA, key=key)
+
+    return page
