@@ -123,7 +123,7 @@ def test_every_docs_page_opens_with_no_broken_internal_link(docs_site: str, page
                     known = ids.setdefault(url, set(_ids(answer.text)))
                     assert fragment in known, f"{path}: no anchor #{fragment} on {url}"
     assert len(_pages()) >= 20
-    assert len(checked) > 100  # the nav, the tables of contents, the links in the text
+    assert len(checked) > 60  # the nav, the tables of contents, the links in the text
     assert errors == []
 
 
