@@ -45,3 +45,14 @@ def test_with_an_admin_key_the_page_fills_in_no_key(make_app) -> None:  # type: 
     with TestClient(make_app(admin_key="s3cret-admin")) as anon:
         answer = anon.get("/docs")
     assert 'data-key=""' in answer.text
+
+
+def test_the_assets_package_is_not_imported_at_start_up() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from emulator.http.app import create_app; create_app(); print('swagger_ui_bundle' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "False"

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
 
 from emulator.http.pages.home import SCHEMA
 
@@ -25,12 +26,25 @@ PATH = "/docs"
 ASSETS = PATH + "/static"
 
 
-def routes(runtime: Runtime) -> list[BaseRoute]:
-    import swagger_ui_bundle  # type: ignore[import-untyped]
+class Assets:
+    """Swagger UI's files; the package (some 40 ms of imports) is imported on the first
+    request for one, not at start-up."""
 
+    def __init__(self) -> None:
+        self.files: StaticFiles | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.files is None:
+            import swagger_ui_bundle  # type: ignore[import-untyped]
+
+            self.files = StaticFiles(directory=swagger_ui_bundle.swagger_ui_path)
+        await self.files(scope, receive, send)
+
+
+def routes(runtime: Runtime) -> list[BaseRoute]:
     return [
         Route(PATH, _page(runtime), methods=["GET"], name="payemu-apidocs"),
-        Mount(ASSETS, app=StaticFiles(directory=swagger_ui_bundle.swagger_ui_path), name="payemu-apidocs-static"),
+        Mount(ASSETS, app=Assets(), name="payemu-apidocs-static"),
     ]
 
 
