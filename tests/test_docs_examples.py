@@ -61,6 +61,7 @@ def test_examples_are_found_and_each_unrun_one_says_why() -> None:
     print(f"\n{len(RUN)} shell examples run, {len(reasons)} marked not-run: {reasons}")
 
 
+@pytest.mark.curl  # a container with only Python may lack it: skipped with a summary line (tests/tools.py)
 @pytest.mark.parametrize("example", RUN, ids=[e.id for e in RUN])
 def test_example(example: Example, payemu: str, tmp_path: Path) -> None:
     # curl prints no newline after a body: one is added (write-out) so each answer is a line

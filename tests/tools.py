@@ -21,6 +21,7 @@ TOOLS: dict[str, tuple[tuple[str, ...], str]] = {
     "npm": (("npm",), "apt-get install npm; its tests also fetch from the npm registry"),
     "haproxy": (("haproxy",), "apt-get install haproxy"),
     "docker_compose": (("docker-compose",), "apt-get install docker-compose"),
+    "curl": (("curl",), "apt-get install curl"),
 }
 
 
