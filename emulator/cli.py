@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from emulator import INTERFACE_VERSION, __version__
 from emulator.config import ConfigError, Settings, load_config_file
+from emulator.didyoumean import Parser, parse
 from emulator.scenarios import ScenarioError
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ try it:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="payemu",
         description=f"Local emulator of the payment orchestration service (interface {INTERFACE_VERSION}).",
         epilog="Run 'payemu serve --help' for the server's options and examples.",
@@ -133,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-card-form", action="store_true", help="do not serve the eWallet card form (as --card-form-port 0)"
     )
     serve.add_argument(
+        "--access-log",
+        action="store_true",
+        help="print one line per request: client, method, path, status, time in ms, API key masked",
+    )
+    serve.add_argument(
         "--log-level",
         default="info",
         choices=["critical", "error", "warning", "info", "debug"],
@@ -156,7 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.add_argument("--config", metavar="FILE", help="YAML config file whose scenario files are listed too")
     table = actions.add_parser("table", help="print the Markdown table of the built-in test cards")
-    table.add_argument("--write-readme", action="store_true", help="write it into README.md between its markers")
+    table.add_argument(
+        "--write-docs",
+        "--write-readme",
+        dest="write_docs",
+        action="store_true",
+        help="write it into docs/test-cards.md between its markers",
+    )
     from emulator.state import migrate  # payemu state migrate OLD NEW
 
     migrate.add_commands(commands)
@@ -214,6 +226,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     settings.return_origins += tuple(_origin(o) for o in getattr(args, "return_origin", None) or [])
     settings.scenario_paths += list(getattr(args, "scenarios", None) or getattr(args, "files", None) or [])
     settings.log_level = getattr(args, "log_level", "info")
+    settings.access_log = bool(getattr(args, "access_log", False))
     return settings
 
 
@@ -241,16 +254,18 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
         label = "scenarios" if index == 0 else ""
         count = counts.get(str(path), 0)
         lines.append(f"  {label:<14} {path} ({count} rule{'' if count == 1 else 's'})")
-    limits = getattr(settings, "limits", None)
-    if limits:
-        lines.append(f"  limits         {_describe(limits)}")
+    lines.append(f"  limits         {describe_limits(settings)} (config file: limits)")
     if settings.state_path:
         lines.append(f"  state          {settings.state_path} (changes on disk within 1 s; docs/state.md)")
     if settings.seed is not None:
         lines.append(f"  seed           {settings.seed}")
+    lines.append(f"  start page     {base}/ (links the dashboard, the API page and the schemas)")
     lines.append(f"  dashboard      {base}/_emulator/")
+    lines.append(f"  API page       {base}/docs")
     if card_form:
         lines.append(f"  card form      {card_form}")
+    if settings.access_log:
+        lines.append("  access log     on: one line per request")
     lines.append(f"  admin key      {'set (X-Admin-Key)' if settings.admin_key else 'none'}")
     from emulator.http.admin import exposure_warning
 
@@ -260,10 +275,22 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
     return "\n".join(lines)
 
 
-def _describe(limits: object) -> str:
-    if isinstance(limits, dict):
-        return ", ".join(f"{key} {value}" for key, value in limits.items())
-    return str(limits)
+def describe_limits(settings: Settings) -> str:
+    """The memory limits as people read them: config key and value, sizes in KiB/MiB."""
+    from emulator.payments import limits
+
+    def shown(key: str, value: object) -> str:
+        if key.endswith("Bytes") or "Bytes" in key:
+            size = float(value)  # type: ignore[arg-type]
+            for unit in ("bytes", "KiB", "MiB", "GiB"):
+                if size < 1024 or unit == "GiB":
+                    return f"{size:g} {unit}"
+                size /= 1024
+        if key.endswith("Seconds"):
+            return f"{value:g} s"
+        return str(value)
+
+    return ", ".join(f"{key} {shown(key, value)}" for key, value in limits.describe(settings.limits))
 
 
 def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False)) -> int:
@@ -286,6 +313,10 @@ def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False)) -
         raise ConfigError(f"cannot listen on {settings.host}:{settings.port}: {reason.lower()}") from None
     form_sock, form_line = card_form_listener(settings)
     print(banner(settings, app.state.runtime, form_line) + replay_note(served), flush=True)
+    if settings.access_log:  # off: not even a wrapper (the fast path stays as measured)
+        from emulator import accesslog
+
+        served = accesslog.wrap(served)
     if form_sock is None:
         serve_forever(served, settings, sock)
     else:
@@ -332,9 +363,9 @@ def scenarios_command(args: argparse.Namespace) -> int:
             print(f"{len(args.files)} file(s) OK")
         return 1 if problems else 0
     if args.action == "table":
-        if args.write_readme:
+        if args.write_docs:
             changed = scenarios.write_readme()
-            print(f"{scenarios.report.README}: test-card table {'updated' if changed else 'already up to date'}")
+            print(f"{scenarios.report.PAGE}: test-card table {'updated' if changed else 'already up to date'}")
         else:
             print(scenarios.builtin_table(), end="")
         return 0
@@ -344,7 +375,7 @@ def scenarios_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse(build_parser(), argv)
     try:
         if args.command == "serve":
             from emulator.proxy.commands import replay_wrapper  # --replay (emulator.proxy)

@@ -93,6 +93,7 @@ class Settings:
     state_path: str | None = None  # --state: the SQLite file of every tenant's state
     state_interval_seconds: float = 60.0  # how often --state is saved while running
     card_form_port: int = 4200  # payemu serve: the eWallet card form's listener (0: none)
+    access_log: bool = False  # payemu serve --access-log: one line per request (emulator.accesslog)
     # per key: the accounts, string tokens and sessions the config file preloads
     preload: dict[str, dict[str, Any]] = field(default_factory=dict)
 

@@ -63,15 +63,47 @@ def load_checked(
         pass
     from jsonschema import Draft7Validator
 
+    lines = _lines(path)
     problems = []
     for found in Draft7Validator(schema).iter_errors(data):
         parts = list(found.absolute_path)
         where = field_path(parts, root)
         prefix = label(data, parts) if label else ""
-        problems.append(f"{path}: {prefix + ': ' if prefix else ''}{where}: {found.message}")
+        at = f":{line_of(lines, parts + _unexpected(found), 1)}" if lines is not None else ""
+        problems.append(f"{path}{at}: {prefix + ': ' if prefix else ''}{where}: {found.message}")
     if problems:
         raise error("\n".join(problems))
     return data
+
+
+def _lines(path: str | Path) -> Any:
+    """The file once more, read by the scenario files' line-keeping loader (only to name
+    the line of a problem; None when it cannot be read so)."""
+    from emulator.scenarios.yamllines import LineLoader
+
+    try:
+        loader = LineLoader(Path(path).read_text(encoding="utf-8"))
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return None
+
+
+def _unexpected(found: Any) -> list[Any]:
+    """The first key an ``additionalProperties`` problem is about (its line is the one to name)."""
+    if found.validator != "additionalProperties" or not isinstance(found.instance, dict):
+        return []
+    known = found.schema.get("properties", {})
+    extra = [key for key in found.instance if key not in known]
+    return extra[:1]
+
+
+def line_of(root: Any, parts: list[Any], fallback: int) -> int:
+    from emulator.scenarios.yamllines import line_of as found
+
+    return found(root, parts, fallback)
 
 
 def _yaml_where(exc: yaml.YAMLError) -> str:

@@ -2,9 +2,9 @@
 
 ``emulator/data/fidelity.yaml`` lists each one: what payemu does, where the choice comes
 from (a public export, the public docs, or payemu's own), the alternatives, and the
-setting that selects another reading. From it come the README's "Fidelity" section and
+setting that selects another reading. From it come the docs' Fidelity page (docs/reference/fidelity.md) and
 the ``x-payemu-source`` extensions of the served schema (code generators ignore ``x-``
-keys). ``python -m emulator.fidelity --write-readme --write-schema`` rewrites both; a test
+keys). ``python -m emulator.fidelity --write-docs --write-schema`` rewrites both; a test
 fails when either differs from the data.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from emulator.datafiles import REPOSITORY, data_path, load_checked
 
 DATA = data_path("fidelity.yaml")
-README = REPOSITORY / "README.md"
+PAGE = REPOSITORY / "docs" / "reference" / "fidelity.md"  # the docs page holding the table
 # the served schema (schemas/openapi.json at the top of the repository links to it)
 SCHEMAS = (data_path("openapi.json"),)
 START, END = "<!-- fidelity:start -->", "<!-- fidelity:end -->"
@@ -63,7 +63,7 @@ def choices(path: Path = DATA) -> list[dict[str, Any]]:
 
 
 def markdown(items: list[dict[str, Any]]) -> str:
-    """The README section body: one table row per choice."""
+    """The docs page's table: one table row per choice."""
     lines = [
         "| behaviour | the interface document | payemu | source | alternatives |",
         "| --- | --- | --- | --- | --- |",
@@ -86,7 +86,7 @@ def markdown(items: list[dict[str, Any]]) -> str:
 def readme_with_section(readme: str, section: str) -> str:
     start, end = readme.find(START), readme.find(END)
     if start < 0 or end < start:
-        raise FidelityError(f"README has no {START} ... {END} markers")
+        raise FidelityError(f"{PAGE.name} has no {START} ... {END} markers")
     return readme[: start + len(START)] + "\n" + section + readme[end:]
 
 
@@ -131,17 +131,19 @@ def _dump(document: Any) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m emulator.fidelity", description=__doc__.splitlines()[0])
-    parser.add_argument("--write-readme", action="store_true", help="write the README's Fidelity section")
+    parser.add_argument(
+        "--write-docs", "--write-readme", dest="write_docs", action="store_true", help="write the docs' Fidelity page"
+    )
     parser.add_argument("--write-schema", action="store_true", help="write x-payemu-source into the schemas")
     args = parser.parse_args(argv)
     items = choices()
     section = markdown(items)
-    if args.write_readme:
-        README.write_text(readme_with_section(README.read_text(encoding="utf-8"), section), encoding="utf-8")
+    if args.write_docs:
+        PAGE.write_text(readme_with_section(PAGE.read_text(encoding="utf-8"), section), encoding="utf-8")
     if args.write_schema:
         for path in SCHEMAS:
             path.write_text(_dump(annotated(json.loads(path.read_text(encoding="utf-8")), items)), encoding="utf-8")
-    if not (args.write_readme or args.write_schema):
+    if not (args.write_docs or args.write_schema):
         print(section, end="")
     return 0
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import shutil
 import signal
 import socket
@@ -186,13 +185,3 @@ def wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) ->
         time.sleep(0.05)
     process.kill()
     raise RuntimeError(f"{process.args} did not answer {url} within {START_SECONDS:g} s:\n{log.read_text()}")
-
-
-def haproxy_missing_reason() -> str | None:
-    """Why the HAProxy tests cannot run here (None: they can). In CI they always run:
-    .ci/run installs Debian's haproxy."""
-    if shutil.which("haproxy"):
-        return None
-    if os.environ.get("CI"):
-        return None  # let them fail loudly: CI must have it
-    return "haproxy is not installed (apt-get install haproxy); .ci/run installs it, so CI always runs these"

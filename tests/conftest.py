@@ -19,6 +19,7 @@ from emulator.payments.accounts import StoredAccount
 from emulator.payments.model import AttemptRecord, PaymentRequest
 from emulator.payments.tenants import Tenant
 from emulator.runtime import Runtime
+from tests.tools import pytest_runtest_setup, pytest_terminal_summary  # noqa: F401  (hooks)
 
 SANDBOX = {"X-Api-Key": "sandbox-api-key"}
 LIVE = {"X-Api-Key": "live-api-key"}

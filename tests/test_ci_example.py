@@ -54,8 +54,8 @@ def _passed(result: subprocess.CompletedProcess[str], count: int = EXAMPLE_TESTS
     assert re.search(rf"\b{count} passed\b", result.stdout), result.stdout[-2000:]
 
 
-def test_the_readme_shows_the_example_file_verbatim() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_show_the_example_file_verbatim() -> None:
+    readme = (ROOT / "docs" / "ci.md").read_text()
     marker = "<!-- examples/ci-suite/test_checkout.py -->\n```python\n"
     assert marker in readme
     shown = readme.split(marker, 1)[1].split("\n```\n", 1)[0] + "\n"

@@ -110,7 +110,7 @@ def test_bad_config_is_refused_with_file_and_field(tmp_path: Path) -> None:
         timeout=30,
     )
     assert result.returncode == 2
-    assert f"{config}: keys[0].isSandbox" in result.stderr
+    assert f"{config}:3: keys[0].isSandbox" in result.stderr  # the file and the line
 
 
 def test_python_dash_m_help() -> None:
@@ -120,3 +120,16 @@ def test_python_dash_m_help() -> None:
     assert result.returncode == 0
     assert "serve" in result.stdout
     assert "scenarios" in result.stdout
+
+
+def test_the_banner_is_human_text() -> None:
+    from emulator.cli import banner, build_parser, settings_from
+    from emulator.http.app import create_app
+
+    settings = settings_from(build_parser().parse_args(["serve", "--access-log"]))
+    text = banner(settings, create_app(settings).state.runtime, "http://localhost:4200//pay/#/cardEntry")
+    assert "Limits(" not in text and "=" not in text  # no Python repr
+    assert "tokenBytesPerTenant 16 MiB" in text and "tenantIdleSeconds 300 s" in text
+    assert "  card form      http://localhost:4200//pay/#/cardEntry" in text
+    assert "  API page       http://127.0.0.1:8080/docs" in text
+    assert "  access log     on" in text

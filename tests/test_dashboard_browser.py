@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.test_dashboard_views import CARD, failover_story
 from tests.test_ewallet_browser import Server, api, browser, failover_session, page, screenshot_on_failure, server
+
+pytestmark = pytest.mark.chromium  # without Chromium: skipped with a summary line (tests/tools.py)
 
 __all__ = ["browser", "page", "server"]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -25,13 +24,8 @@ from tests.balancer import HAPROXY_CFG, render
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = ROOT / "deploy" / "docker-compose.yml"
 COMPOSE_SCHEMA = ROOT / "tests" / "data" / "compose-spec.json"
-needs_haproxy = pytest.mark.skipif(
-    not shutil.which("haproxy") and not os.environ.get("CI"), reason="haproxy is not installed (.ci/run installs it)"
-)
-needs_compose = pytest.mark.skipif(
-    not shutil.which("docker-compose") and not os.environ.get("CI"),
-    reason="docker-compose is not installed (.ci/run installs it)",
-)
+needs_haproxy = pytest.mark.haproxy  # without the tool: skipped with a summary line (tests/conftest.py)
+needs_compose = pytest.mark.docker_compose
 
 
 def _haproxy_check(path: Path) -> subprocess.CompletedProcess[str]:

@@ -1,8 +1,9 @@
 """The hosted payment page, the JS library and the dashboard in a real browser.
 
 Playwright drives Debian's Chromium (``apt-get install chromium``; ``.ci/run`` installs it)
-against payemu served by uvicorn on a free port. These tests never skip: without Chromium
-they fail and say how to install it. On failure a screenshot goes to ``test-artifacts/``.
+against payemu served by uvicorn on a free port. Marked ``chromium``: without it they skip
+with a summary line (``PAYEMU_REQUIRE_TOOLS=1``, set by ``.ci/run``, makes that a failure).
+On failure a screenshot goes to ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from emulator.config import Settings
 from emulator.http.app import create_app
+
+pytestmark = pytest.mark.chromium  # without Chromium: skipped with a summary line (tests/tools.py)
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 CHROMIUM_ARGS = [

@@ -7,8 +7,9 @@ Debian's ``npm`` when it is missing. payemu runs in-process with its card form o
 ``localhost:4200``, where the library looks for it; the merchant's server is the example's
 own code on a free port of ``localhost`` (the library opens that form only from a localhost
 page). Port 4200 is fixed, so a file lock keeps two test processes (``pytest -n``) from
-using it at once. These tests never skip: without npm, Chromium or a free port 4200 they
-fail and say what to do.
+using it at once. Marked ``chromium`` and ``npm``: without them they skip with a summary
+line (failing under ``PAYEMU_REQUIRE_TOOLS=1``, as in ``.ci/run``); without a free port
+4200 they fail and say what to do.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from tests.test_ewallet_browser import (
     browser,  # noqa: F401  (the same Chromium fixture)
     screenshot_on_failure,
 )
+
+pytestmark = [pytest.mark.chromium, pytest.mark.npm]  # skipped without them (tests/tools.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "ewallet-page"

@@ -18,11 +18,11 @@ from emulator.vocabulary import RejectReason
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_readme_section_is_current() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_docs_page_is_current() -> None:
+    readme = fidelity.PAGE.read_text(encoding="utf-8")
     section = fidelity.markdown(fidelity.choices())
     assert readme == fidelity.readme_with_section(readme, section), (
-        "README's Fidelity section is stale: python -m emulator.fidelity --write-readme"
+        "docs/reference/fidelity.md is stale: python -m emulator.fidelity --write-docs"
     )
 
 
@@ -63,7 +63,7 @@ def test_every_settable_choice_names_its_setting() -> None:
 
 
 def test_every_emitted_reject_reason_is_documented() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").rglob("*.md")))
     emitted = {reason.value for reason in RejectReason}
     emitted |= {g.card_checks.get("nonPositiveAmountReason", "InvalidAmount") for g in load_catalog()}
     assert {"OperationInProgress", "InvalidAmount"} <= emitted

@@ -1,4 +1,4 @@
-"""The README's gateway table is the catalog's."""
+"""The gateway table of docs/test-cards.md is the catalog's."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from emulator.gateways import table
 from emulator.gateways.catalog import load_catalog
 
 
-def test_readme_table_matches_the_catalog() -> None:
-    text = table.README.read_text(encoding="utf-8")
+def test_docs_table_matches_the_catalog() -> None:
+    text = table.PAGE.read_text(encoding="utf-8")
     expected = table.replace_block(text, table.markdown(load_catalog()))
-    assert text == expected, "run: python -m emulator.gateways.table --write-readme"
+    assert text == expected, "run: python -m emulator.gateways.table --write-docs"
 
 
 def test_rows_carry_the_behaviour_facts() -> None:
@@ -27,10 +27,10 @@ def test_rows_carry_the_behaviour_facts() -> None:
     assert "needs `orderDesc`" in rows["Cardstream"]
 
 
-def test_write_readme(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_write_docs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{table.START}\nold\n{table.END}\noutro\n")
-    assert table.main(["--write-readme", str(readme)]) == 0
+    assert table.main(["--write-docs", str(readme)]) == 0
     written = readme.read_text()
     assert written.startswith("intro\n")
     assert written.endswith("outro\n")

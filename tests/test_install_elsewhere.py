@@ -22,8 +22,8 @@ ENTRY_POINTS = "import importlib.metadata as m; print([e.value for e in m.entry_
 SKIP = shutil.ignore_patterns(".venv", ".git", "tests", "examples", "__pycache__", "build", "*.egg-info", ".*cache")
 
 
-def test_readme_documents_the_requirements_way() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_docs_document_the_requirements_way() -> None:
+    readme = (ROOT / "docs" / "ci.md").read_text()
     assert "PAYEMU_SOURCE=git+https://" in readme
     assert "pip install -r requirements.txt" in readme
 

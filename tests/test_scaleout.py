@@ -23,9 +23,9 @@ import httpx
 import pytest
 
 from emulator.payments.tenants import shard_of
-from tests.balancer import Haproxy, Instance, haproxy_missing_reason
+from tests.balancer import Haproxy, Instance
 
-pytestmark = pytest.mark.skipif(haproxy_missing_reason() is not None, reason=haproxy_missing_reason() or "")
+pytestmark = pytest.mark.haproxy  # without HAProxy: skipped with a summary line (tests/conftest.py)
 
 TENANTS = 50
 ADMIN_KEY = "scale-admin-" + secrets.token_hex(8)

@@ -1,5 +1,5 @@
-"""Every row of the built-in test cards and amounts (scenarios/default.yaml, the README
-table), for every operation it lists, through a real server over HTTP, as a newcomer with
+"""Every row of the built-in test cards and amounts (scenarios/default.yaml, the table
+of docs/test-cards.md), for every operation it lists, through a real server over HTTP, as a newcomer with
 curl would send it: `payemu serve` defaults, inline Stripe credentials, no setup.
 
 Each row and operation runs in its own fresh API key (``--any-key``), all concurrently.

@@ -185,9 +185,9 @@ def test_a_suite_that_does_not_use_it_is_untouched(tmp_path: Path) -> None:
     assert time.perf_counter() - began < 30
 
 
-def test_the_readme_in_process_example_runs() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def test_the_docs_in_process_example_runs() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "ci.md").read_text()
     code = readme.split("<!-- in-process example -->\n```python\n", 1)[1].split("\n```\n", 1)[0]
     namespace: dict[str, object] = {}
-    exec(compile(code, "README.md (in-process example)", "exec"), namespace)
+    exec(compile(code, "docs/ci.md (in-process example)", "exec"), namespace)
     asyncio.run(namespace["main"]())  # type: ignore[operator]

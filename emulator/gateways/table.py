@@ -1,7 +1,7 @@
-"""The README's gateway table, generated from the catalog so the two never disagree.
+"""The gateway table of docs/test-cards.md, generated from the catalog so the two never disagree.
 
-``python -m emulator.gateways.table`` prints it; ``--write-readme [PATH]`` replaces the
-part of the README between ``<!-- gateways:start -->`` and ``<!-- gateways:end -->``.
+``python -m emulator.gateways.table`` prints it; ``--write-docs [PATH]`` replaces the
+part of the page between ``<!-- gateways:start -->`` and ``<!-- gateways:end -->``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from emulator.vocabulary import OPERATIONS
 
 START = "<!-- gateways:start -->"
 END = "<!-- gateways:end -->"
-README = REPOSITORY / "README.md"
+PAGE = REPOSITORY / "docs" / "test-cards.md"  # the docs page holding the table
 _HEADER = (
     "| gateway | credentials (optional in italics) | tokenizes | network tokens | authorization lasts "
     "| not supported | notes |\n"
@@ -63,15 +63,15 @@ def replace_block(text: str, table: str) -> str:
     """``text`` with the block between the markers replaced by ``table``."""
     pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.DOTALL)
     if not pattern.search(text):
-        raise ValueError(f"the README has no {START} … {END} block")
+        raise ValueError(f"the page has no {START} … {END} block")
     return pattern.sub(lambda _: f"{START}\n{table}\n{END}", text, count=1)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     table = markdown(load_catalog())
-    if args[:1] == ["--write-readme"]:
-        path = Path(args[1]) if len(args) > 1 else README
+    if args[:1] in (["--write-docs"], ["--write-readme"]):
+        path = Path(args[1]) if len(args) > 1 else PAGE
         path.write_text(replace_block(path.read_text(encoding="utf-8"), table), encoding="utf-8")
         return 0
     print(table)

@@ -17,6 +17,7 @@ from emulator.config import Settings
 from emulator.http import api, control, errors, versions
 from emulator.http.entry import App
 from emulator.http.openapi import OpenApi
+from emulator.http.pages import apidocs, home
 from emulator.http.pages import routes as ewallet_pages
 from emulator.http.pipeline import Call, Reply, build_routes
 from emulator.http.routing import FastRouter
@@ -70,6 +71,7 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
     routes += build_routes(runtime, openapi, table, not_built, chooser=versions.endpoint_for)
     routes += control.routes(runtime)
     routes += ewallet_pages.routes(runtime)
+    routes += home.routes(runtime) + apidocs.routes(runtime)  # first contact: GET / and /docs
     app = App(
         routes=routes,
         lifespan=lifespan,

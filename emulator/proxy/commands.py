@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from emulator.config import ConfigError
@@ -33,7 +33,7 @@ examples:
 exit status: 0 nothing drifts, 1 something does, 2 usage or connection error (or a live key)."""
 
 
-def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(commands: argparse._SubParsersAction[Any]) -> None:
     raw = argparse.RawDescriptionHelpFormatter
     proxy = commands.add_parser(
         "proxy",

@@ -4,7 +4,7 @@
 - :mod:`.schema` — the JSON Schema of a rule;
 - :mod:`.loader` — files and text → checked rules, every problem as ``file:line: reason``;
 - :mod:`.book` — ``ScenarioBook``: rule order, ``decide``, ``reload``;
-- :mod:`.report` — ``payemu scenarios check|list|table`` and the README test-card table.
+- :mod:`.report` — ``payemu scenarios check|list|table`` and the test-card table of docs/test-cards.md.
 """
 
 from __future__ import annotations

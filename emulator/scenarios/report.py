@@ -1,4 +1,4 @@
-"""Scenario rules for people: ``payemu scenarios check|list|table`` and the README table."""
+"""Scenario rules for people: ``payemu scenarios check|list|table`` and the docs test-card table."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from emulator.scenarios.model import RUNTIME_SOURCE, Rule, amount_text
 if TYPE_CHECKING:
     from emulator.config import Settings
 
-README = REPOSITORY / "README.md"
+PAGE = REPOSITORY / "docs" / "test-cards.md"  # the docs page holding the table
 TABLE_START = "<!-- test-cards:start -->"
 TABLE_END = "<!-- test-cards:end -->"
 
@@ -59,7 +59,7 @@ def _display(rule: Rule) -> str:
     return f"{shown}:{rule.line}"
 
 
-# -- the README table -------------------------------------------------------------------
+# -- the docs table ----------------------------------------------------------------------
 
 
 def markdown_table(rules: Iterable[Rule]) -> str:
@@ -136,12 +136,12 @@ def readme_with_table(readme: str, table: str) -> str:
     """``readme`` with the text between the test-card markers replaced by ``table``."""
     start, end = readme.find(TABLE_START), readme.find(TABLE_END)
     if start < 0 or end < start:
-        raise ValueError(f"README has no {TABLE_START} ... {TABLE_END} markers")
+        raise ValueError(f"the page has no {TABLE_START} ... {TABLE_END} markers")
     return readme[: start + len(TABLE_START)] + "\n" + table + readme[end:]
 
 
-def write_readme(path: Path = README) -> bool:
-    """Regenerate the README's table; True when the file changed."""
+def write_readme(path: Path = PAGE) -> bool:
+    """Regenerate the docs page's table; True when the file changed."""
     old = path.read_text(encoding="utf-8")
     new = readme_with_table(old, builtin_table())
     if new != old:

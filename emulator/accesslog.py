@@ -1,0 +1,86 @@
+"""``payemu serve --access-log``: one line per request on standard output.
+
+``127.0.0.1:53120 POST /PaymentGateway/charge 409 2.4 ms key=sand…ey``: the client, the
+method, the path (card numbers in it masked), the status, the time until the answer was
+written, and the API key masked (its first four and last two characters; shorter keys
+entirely). The query string is left out (it may carry an admin key or a dashboard key).
+
+Off by default, and then nothing of it runs: :func:`wrap` is applied only when asked, so
+the measured fast path is unchanged. It keeps that fast path when on too: payemu's
+whole-answer extension (:data:`emulator.http.protocol.WHOLE`) is wrapped, not removed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from emulator.http.protocol import WHOLE
+from emulator.payments.masking import mask_text
+
+API_KEY = b"x-api-key"
+
+
+def mask_key(key: str | None) -> str:
+    if not key:
+        return "-"
+    if len(key) < 10:
+        return "…"
+    return f"{key[:4]}…{key[-2:]}"
+
+
+def line(scope: Scope, status: int | None, seconds: float) -> str:
+    client = scope.get("client")
+    where = f"{client[0]}:{client[1]}" if client else "-"
+    key = next((value.decode("latin-1") for name, value in scope.get("headers", ()) if name == API_KEY), None)
+    shown = "-" if status is None else str(status)  # None: closed without an answer
+    path = mask_text(scope.get("path", ""))
+    return f"{where} {scope.get('method', '-')} {path} {shown} {seconds * 1000:.1f} ms key={mask_key(key)}"
+
+
+class AccessLog:
+    """The ASGI app ``app``, writing one line to ``out`` for each HTTP request."""
+
+    def __init__(self, app: ASGIApp, out: TextIO | None = None) -> None:
+        self.app = app
+        self.out = out
+
+    def __getattr__(self, name: str) -> Any:  # app.state and the like stay reachable
+        return getattr(self.app, name)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        began = time.perf_counter()
+        status: list[int] = []
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            await send(message)
+
+        extensions = scope.get("extensions")
+        whole: Callable[[int, bytes, bytes], Awaitable[None]] | None = extensions.get(WHOLE) if extensions else None
+        if whole is not None:
+            inner = whole
+
+            async def whole_logged(code: int, lines: bytes, body: bytes) -> None:
+                status.append(code)
+                await inner(code, lines, body)
+
+            scope = {**scope, "extensions": {**(extensions or {}), WHOLE: whole_logged}}
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            out = self.out or sys.stdout
+            out.write(line(scope, status[0] if status else None, time.perf_counter() - began) + "\n")
+            out.flush()
+
+
+def wrap(app: ASGIApp, out: TextIO | None = None) -> AccessLog:
+    return AccessLog(app, out)

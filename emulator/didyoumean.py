@@ -1,0 +1,72 @@
+""" "Did you mean" for the command line: a mistyped option or command gets the closest
+real one (difflib over the parser's own options; argparse's ``suggest_on_error`` is
+Python 3.14's only)."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+from collections.abc import Sequence
+from typing import NoReturn
+
+_CHOICE = re.compile(r"invalid choice: '([^']*)'")
+
+
+def options_of(parser: argparse.ArgumentParser) -> list[str]:
+    return [name for action in parser._actions for name in action.option_strings]
+
+
+def closest(word: str, candidates: Sequence[str]) -> str | None:
+    found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def unrecognized(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:
+    """argparse's message for ``extra``, with the closest option of ``parser`` for each."""
+    options = options_of(parser)
+    hints = []
+    for word in extra:
+        if word.startswith("-"):
+            match = closest(word.split("=", 1)[0], options)
+            if match:
+                hints.append(f"{word.split('=', 1)[0]}: did you mean {match}?")
+    message = "unrecognized arguments: " + " ".join(extra)
+    return message + ("; " + "; ".join(hints) if hints else "")
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose "invalid choice" errors name the closest choice."""
+
+    def error(self, message: str) -> NoReturn:
+        found = _CHOICE.search(message)
+        if found:
+            choices = [c for a in self._actions if a.choices for c in a.choices]
+            match = closest(found.group(1), [str(c) for c in choices])
+            if match:
+                message += f"; did you mean {match}?"
+        super().error(message)
+
+
+def subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The innermost (sub)command parser ``args`` went through."""
+    current = parser
+    while True:
+        chosen = None
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                name = getattr(args, action.dest, None)
+                chosen = action.choices.get(name) if name else None
+        if chosen is None:
+            return current
+        current = chosen
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, unknown options reported by the (sub)command that got
+    them, with its usage and the closest option."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        owner = subparser(parser, args)
+        owner.error(unrecognized(owner, extra))
+    return args

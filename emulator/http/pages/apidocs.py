@@ -1,0 +1,59 @@
+"""``GET /docs``: an interactive page over the served schema (Swagger UI).
+
+Swagger UI's files come from the ``swagger-ui-bundle`` package (served under
+``/docs/static``), so the page works offline; its start script is payemu's own
+(``/_emulator/static/apidocs.js``: the page's policy allows scripts from payemu only, no
+inline code). "Try it out" calls payemu itself (the schema's server is ``/``); without an
+admin key the page fills in the first sandbox key, which the start page shows anyway.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
+
+from emulator.http.pages.home import SCHEMA
+
+if TYPE_CHECKING:
+    from emulator.runtime import Runtime
+
+PATH = "/docs"
+ASSETS = PATH + "/static"
+
+
+class Assets:
+    """Swagger UI's files; the package (some 40 ms of imports) is imported on the first
+    request for one, not at start-up."""
+
+    def __init__(self) -> None:
+        self.files: StaticFiles | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.files is None:
+            import swagger_ui_bundle  # type: ignore[import-untyped]
+
+            self.files = StaticFiles(directory=swagger_ui_bundle.swagger_ui_path)
+        await self.files(scope, receive, send)
+
+
+def routes(runtime: Runtime) -> list[BaseRoute]:
+    return [
+        Route(PATH, _page(runtime), methods=["GET"], name="payemu-apidocs"),
+        Mount(ASSETS, app=Assets(), name="payemu-apidocs-static"),
+    ]
+
+
+def _page(runtime: Runtime) -> Any:
+    async def page(request: Request) -> Response:
+        from emulator.http.pages.routes import render
+
+        keys = [k.key for k in runtime.settings.keys if k.is_sandbox]
+        key = keys[0] if keys and not runtime.settings.admin_key else ""
+        return render("apidocs.html", assets=ASSETS, schema=SCHEMA, key=key)
+
+    return page

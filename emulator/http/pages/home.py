@@ -1,0 +1,55 @@
+"""``GET /``: the start page a browser lands on, linking what payemu serves.
+
+The dashboard, the interactive API page (``/docs``), the served schema, the control API's
+schema and the docs. A program asking for ``/`` (no ``text/html`` in ``Accept``) gets the
+usual JSON 404, as before, so clients probing the root see no change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from emulator import INTERFACE_VERSION, __version__
+from emulator.http import errors
+from emulator.http.wire import error_response
+
+if TYPE_CHECKING:
+    from emulator.runtime import Runtime
+
+DOCS_SITE = "http://127.0.0.1:8000/"  # `mkdocs serve` in a checkout
+SCHEMA = "/swagger/1.0/swagger.json"
+CONTROL_SCHEMA = "/_emulator/openapi.json"
+
+
+def wants_html(request: Request) -> bool:
+    return "text/html" in request.headers.get("accept", "")
+
+
+def routes(runtime: Runtime) -> list[BaseRoute]:
+    return [Route("/", _home(runtime), methods=["GET"], name="payemu-home")]
+
+
+def _home(runtime: Runtime) -> Any:
+    async def home(request: Request) -> Response:
+        if not wants_html(request):
+            return error_response(errors.not_found("path", "No resource at GET /."))
+        from emulator.http.pages.routes import render
+
+        keys = [k.key for k in runtime.settings.keys if k.is_sandbox]
+        return render(
+            "home.html",
+            version=__version__,
+            interface=INTERFACE_VERSION,
+            schema=SCHEMA,
+            control_schema=CONTROL_SCHEMA,
+            docs_site=DOCS_SITE,
+            sandbox_key=keys[0] if keys and not runtime.settings.admin_key else None,
+            admin=bool(runtime.settings.admin_key),
+            request_base=str(request.base_url).rstrip("/"),
+        )
+
+    return home
