@@ -15,7 +15,7 @@ Config file (all keys optional)::
           - {token: DemoToken0000000000000000000001, payload: "..."}
         sessions:                 # ready-made eWallet sessions (the API's session body)
           - {token: DemoSession000000000000000000001, request: {...}}
-    stateIntervalSeconds: 60      # how often --state is saved while running
+    stateIntervalSeconds: 60      # ignored: --state writes every change within 1 s (kept so old files load)
     anyKey: false                 # every new non-empty key becomes a fresh sandbox tenant
     seed: 42                      # deterministic ids, tokens, fake data and clocks
     failover: all                 # all | recoverable-only
@@ -91,7 +91,7 @@ class Settings:
     admin_key: str | None = None  # protects tenant creation, reload and the pages (emulator.http.admin)
     return_origins: tuple[str, ...] = ()  # extra origins a payment page's returnUrl may have
     state_path: str | None = None  # --state: the SQLite file of every tenant's state
-    state_interval_seconds: float = 60.0  # how often --state is saved while running
+    state_interval_seconds: float = 60.0  # ignored since --state writes each change within 1 s
     card_form_port: int = 4200  # payemu serve: the eWallet card form's listener (0: none)
     access_log: bool = False  # payemu serve --access-log: one line per request (emulator.accesslog)
     # per key: the accounts, string tokens and sessions the config file preloads
