@@ -16,7 +16,7 @@ def test_detail_view_timeline_of_a_failover_charge(server: Server, page: Page) -
         story = failover_story(client)
         auth, refund = story["auth"], story["refund"]
         page.goto(f"{server.base}/_emulator/?key={key}")
-        page.get_by_test_id("transactions").get_by_role("link", name=auth).click()
+        page.get_by_test_id("payments").get_by_role("link", name=auth).click()
         events = page.get_by_test_id("event")
         expect(events).to_have_count(4)
         expect(events.nth(0)).to_contain_text("Rejected")
@@ -49,7 +49,7 @@ def test_filter_by_result_and_no_horizontal_scroll(server: Server, page: Page) -
         assert page.evaluate("document.documentElement.scrollWidth") <= 1280
         page.get_by_test_id("filters").locator("select[name=result]").select_option("Rejected")
         page.get_by_test_id("filters").get_by_role("button", name="Filter").click()
-        rows = page.get_by_test_id("transactions").locator("tbody tr")
+        rows = page.get_by_test_id("payments").get_by_test_id("payment")
         expect(rows).to_have_count(10)
         for index in range(10):
             expect(rows.nth(index).locator("td.result")).to_contain_text("Rejected")

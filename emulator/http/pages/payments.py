@@ -302,21 +302,15 @@ def group(transactions: Sequence[Transaction], journal: JournalIndex) -> list[Pa
     return payments
 
 
+def _fields(tx: Transaction, now: datetime) -> dict[str, str]:
+    return {"state": tx.state(now), "gateway": tx.gateway, "result": tx.result_code.value}
+
+
 def matches(payment: Payment, filters: Mapping[str, str], now: datetime) -> bool:
-    """Every filter (``state``, ``gateway``, ``result``) matched by one of the payment's
-    transactions (the declined first attempt of a failover counts)."""
-    for name, wanted in filters.items():
-        if name == "state":
-            values = {tx.state(now) for tx in payment.members}
-        elif name == "gateway":
-            values = {tx.gateway for tx in payment.members}
-        elif name == "result":
-            values = {tx.result_code.value for tx in payment.members}
-        else:
-            continue
-        if wanted not in values:
-            return False
-    return True
+    """One of the payment's transactions (the declined first attempt of a failover
+    counts) matches every filter (``state``, ``gateway``, ``result``)."""
+    wanted = {name: value for name, value in filters.items() if name in FILTERS}
+    return any(all(_fields(tx, now)[name] == value for name, value in wanted.items()) for tx in payment.members)
 
 
 def rows(
