@@ -209,7 +209,14 @@ def test_chart_has_one_bar_per_bucket(app: Starlette, client: TestClient) -> Non
     first, last = (int(moment.timestamp() // 30) for moment in (points[0][0], points[-1][0]))
     assert len(drawn["bars"]) == last - first + 1 == 21
     counts = {item["code"]: item["count"] for item in drawn["legend"]}
-    assert counts == {"Success": 3, "Rejected": 3, "Accepted": 0, "TemporaryFailure": 0, "FatalFailure": 0, "NotImplemented": 0}
+    assert counts == {
+        "Success": 3,
+        "Rejected": 3,
+        "Accepted": 0,
+        "TemporaryFailure": 0,
+        "FatalFailure": 0,
+        "NotImplemented": 0,
+    }
     assert sum(bar["total"] for bar in drawn["bars"]) == 6
     page = client.get("/_emulator/", headers=HTML).text
     start = page.index('<svg xmlns="http://www.w3.org/2000/svg"')

@@ -44,7 +44,9 @@ def test_the_step_is_the_shortest_round_one_that_fits(span: timedelta, step: int
     assert chart.bucket_step(min(moments), max(moments)) == step
     found, origin, count = chart.buckets(moments)
     assert chart.MIN_BUCKETS <= count <= chart.MAX_BUCKETS
-    assert origin <= min(moments) < max(moments) + timedelta(microseconds=1) <= origin + timedelta(seconds=count * found)
+    assert (
+        origin <= min(moments) < max(moments) + timedelta(microseconds=1) <= origin + timedelta(seconds=count * found)
+    )
     assert (origin - chart.EPOCH).total_seconds() % found == 0  # aligned to whole steps
     shorter = chart.STEPS[chart.STEPS.index(step) - 1] if step > 1 else None
     if shorter:  # the step before would need more bars than fit
@@ -65,7 +67,14 @@ def test_the_legend_has_every_result_code_with_its_own_glyph() -> None:
     drawn = chart.outcomes([(T0, "TemporaryFailure"), (T0, "TemporaryFailure"), (T0, "Success")])
     assert [item["code"] for item in drawn["legend"]] == list(RESULT_CODES)
     counts = {item["code"]: item["count"] for item in drawn["legend"]}
-    assert counts == {"Success": 1, "Accepted": 0, "Rejected": 0, "TemporaryFailure": 2, "FatalFailure": 0, "NotImplemented": 0}
+    assert counts == {
+        "Success": 1,
+        "Accepted": 0,
+        "Rejected": 0,
+        "TemporaryFailure": 2,
+        "FatalFailure": 0,
+        "NotImplemented": 0,
+    }
     assert set(chart.GLYPHS) == set(RESULT_CODES)
     assert len(set(chart.GLYPHS.values())) == len(RESULT_CODES)
 
