@@ -26,7 +26,7 @@ ADYEN = {
 }
 # test amounts of the built-in scenarios (emulator/data/default-scenarios.yaml) → outcome
 AMOUNTS = {
-    "Accepted": 9001.00,
+    "Accepted": 9041.00,  # the demo's own rule (PENDING): stays Accepted, the built-in 9001.00 settles after 5 s
     "TemporaryFailure": 9005.00,
     "FatalFailure": 9006.00,
     "NotImplemented": 9007.00,
@@ -53,6 +53,14 @@ def _charge(client: httpx.Client, path: str = "/PaymentGateway/charge", **body: 
     return data
 
 
+PENDING = {
+    "name": "demo-pending",
+    "description": "the gateway takes its time: Accepted, never settled",
+    "when": {"amount": 9041.00, "operation": ["Charge", "PreAuth"]},
+    "then": {"operationResultCode": "Accepted"},
+}
+
+
 def populate(client: httpx.Client) -> dict[str, Any]:
     """Ten payments (and a capture, a refund, a status check and a void on two of them).
     Returns the references that matter: ``failover`` (the reference the merchant got:
@@ -60,6 +68,8 @@ def populate(client: httpx.Client) -> dict[str, Any]:
     refunded in part and looked up), ``voided``, ``session`` (the paid eWallet token),
     ``paid`` (its reference) and the ``page`` URL of a second, still open session."""
     accounts(client)
+    added = client.post("/_emulator/scenarios", json=PENDING)
+    assert added.status_code == 201, added.text
     made: dict[str, Any] = {}
     made["success"] = _charge(client, amount=25.0, myRef="order-1001")["gatewayReference"]
     made["declined"] = _charge(client, amount=40.0, card=DECLINED_CARD, myRef="order-1002")["gatewayReference"]

@@ -4,6 +4,8 @@ On failure a full-page screenshot of the view goes to ``test-artifacts/<view>-<w
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -175,13 +177,21 @@ def test_demo_dashboard_reads_at_every_width(server: Server, page: Page, demo: d
         link = session_page.locator(".ellipsis")
         assert link.get_attribute("title") == demo["page"]
         assert page.evaluate("(el) => el.scrollWidth > el.clientWidth", link.element_handle()), "cut with an ellipsis"
-        assert session_page.locator("button.copy").get_attribute("data-copy") == demo["page"]
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.base)
+        copy = session_page.locator("button.copy")
+        copy.click()
+        expect(copy).to_have_class(re.compile(r"\bcopied\b"))
+        assert page.evaluate("navigator.clipboard.readText()") == demo["page"]
 
         rules = page.get_by_test_id("rule-file")
-        expect(rules).to_have_count(1)
-        assert rules.first.get_attribute("open") is None, "built-in rules start folded"
-        expect(rules.first).not_to_contain_text("/work/")
-        expect(rules.first.get_by_test_id("rule").first).to_contain_text("→")
+        expect(rules).to_have_count(2)  # the demo's rule added at run time, the built-in ones
+        assert rules.nth(0).get_attribute("open") is not None
+        assert rules.nth(1).get_attribute("open") is None, "built-in rules start folded"
+        expect(rules.nth(0).get_by_test_id("rule")).to_contain_text(
+            "amount 9041.00, operation Charge or PreAuth → Accepted"
+        )
+        expect(rules.nth(1)).to_contain_text("built-in test cards and amounts")
+        expect(page.get_by_test_id("scenarios")).not_to_contain_text(str(Path.cwd()))
         assert "4111111111111111" not in page.content()
 
 
@@ -191,7 +201,9 @@ def test_payment_detail_reads_at_every_width(server: Server, page: Page, demo: d
         _open(page, f"{server.base}/_emulator/?key=browser-demo&tx={demo['captured']}", width)
         _no_horizontal_scroll(page, width)
         events = page.get_by_test_id("event")
-        expect(events).to_have_count(3)  # authorization, capture, refund
+        expect(events).to_have_count(4)  # authorization, capture, refund, status check
+        expect(events.nth(3)).to_contain_text("Status check")
+        expect(events.nth(3).get_by_test_id("native")).not_to_have_text("native —")
         expect(page.get_by_test_id("my-ref")).to_have_text("order-1008")
         expect(events.first.get_by_test_id("native")).to_contain_text("native Authorised")
         events.first.get_by_test_id("bodies").locator("summary").click()

@@ -86,6 +86,8 @@ class FollowUp:
     reject_reason: str | None
     gateway: str | None
     time: datetime
+    native: Native = field(default_factory=Native)
+    entry: Mapping[str, Any] | None = None  # a status check's journal entry
 
     @property
     def label(self) -> str:
@@ -198,7 +200,7 @@ def index_journal(entries: Iterable[Mapping[str, Any]]) -> JournalIndex:
             if result.get("operationType") == "Status":
                 when = _when(attempt.get("timestamp")) or _when(entry.get("time"))
                 if when is not None:
-                    found.statuses.setdefault(ref, []).append(_status_check(ref, result, when))
+                    found.statuses.setdefault(ref, []).append(_status_check(ref, result, when, entry))
                 continue
             refs.append(ref)
             found.native[ref] = Native(
@@ -216,7 +218,7 @@ def _text(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def _status_check(ref: str, result: Mapping[str, Any], when: datetime) -> FollowUp:
+def _status_check(ref: str, result: Mapping[str, Any], when: datetime, entry: Mapping[str, Any]) -> FollowUp:
     amount = result.get("amount")
     currency = result.get("currency")
     return FollowUp(
@@ -227,6 +229,8 @@ def _status_check(ref: str, result: Mapping[str, Any], when: datetime) -> Follow
         _text(result.get("rejectReasonCode")),
         _text(result.get("gatewayName")),
         when,
+        Native(_text(result.get("gatewayResultCode")), _text(result.get("gatewayResultDescription"))),
+        entry,
     )
 
 

@@ -65,7 +65,9 @@ def timeline(tenant: Tenant, reference: str) -> dict[str, Any] | None:
     now = tenant.now()
     order = {tx.reference: index for index, tx in enumerate(members)}
     members.sort(key=lambda tx: (tx.created_at, order[tx.reference]))
-    events = [_event(tx, now, journal) for tx in members]
+    checks = [check for tx in members for check in journal.statuses.get(tx.reference, ())]
+    timed = [(tx.created_at, _event(tx, now, journal)) for tx in members] + [(c.time, _check(c)) for c in checks]
+    events = [event for _, event in sorted(timed, key=lambda pair: pair[0])]
     chosen = next(tx for tx in members if tx.reference == reference)
     return {
         "reference": reference,
@@ -76,20 +78,42 @@ def timeline(tenant: Tenant, reference: str) -> dict[str, Any] | None:
     }
 
 
-def _bodies(tx: Transaction, journal: payments.JournalIndex) -> dict[str, str | None]:
-    """The masked request and answer of the call that made ``tx`` (None when the journal
-    has dropped it); ``attempt``: this attempt's own result when the call made several."""
-    entry = journal.entries.get(tx.reference)
+def _bodies(entry: Mapping[str, Any] | None, attempt: Any = None) -> dict[str, str | None]:
+    """The masked request and answer of a journal entry (None when the journal has
+    dropped it); ``attempt``: one attempt's own result when the call made several."""
     if entry is None:
-        return {"request": None, "response": None, "attempt": None}
+        return {"request": None, "response": None, "attempt": None, "call": None}
     keep = references(entry.get("request"), entry.get("response"), entry.get("attempts"))
-    result = journal.results.get(tx.reference)
-    several = len(journal.groups.get(tx.reference, ())) > 1
     return {
         "request": pretty(entry.get("request"), keep),
         "response": pretty(entry.get("response"), keep),
-        "attempt": pretty(result, keep) if several and isinstance(result, Mapping) else None,
+        "attempt": pretty(attempt, keep) if isinstance(attempt, Mapping) else None,
         "call": f"{entry.get('method', '')} {entry.get('path', '')}".strip(),
+    }
+
+
+def _check(check: payments.FollowUp) -> dict[str, Any]:
+    """A status check on a transaction of the story (the journal's record of it)."""
+    return {
+        "reference": check.reference,
+        "parent": None,
+        "label": check.label,
+        "operation": check.operation,
+        "account": None,
+        "gateway": check.gateway,
+        "amountText": check.amount_text,
+        "resultCode": check.code,
+        "rejectReason": check.reject_reason,
+        "state": None,
+        "time": check.time_text,
+        "timeIso": isoformat(check.time),
+        "card": None,
+        "failed": check.code != "Success",
+        "myRef": None,
+        "nativeCode": check.native.code,
+        "nativeDescription": check.native.description,
+        "bodies": _bodies(check.entry),
+        "check": True,
     }
 
 
@@ -118,5 +142,9 @@ def _event(tx: Transaction, now: Any, journal: payments.JournalIndex) -> dict[st
         "myRef": tx.my_ref,
         "nativeCode": native.code,
         "nativeDescription": native.description,
-        "bodies": _bodies(tx, journal),
+        "bodies": _bodies(
+            journal.entries.get(tx.reference),
+            journal.results.get(tx.reference) if len(journal.groups.get(tx.reference, ())) > 1 else None,
+        ),
+        "check": False,
     }
