@@ -1,10 +1,12 @@
 """What the dashboard at ``/_emulator/?key=...`` shows of one tenant.
 
-Read straight from the tenant's stores, masked on the way out: transactions (with the
-operations on them), eWallet sessions (with their payment-page links), string tokens
-(metadata only), stored accounts (credential names, never values), certificates, the
-journal (bodies are masked when recorded and masked again here), the scenario rules in
-force and the virtual clock.
+Read straight from the tenant's stores, masked on the way out: payments, one row each
+with their attempts and follow-ups (:mod:`~emulator.http.pages.payments`), the outcome
+chart (:mod:`~emulator.http.pages.chart`), eWallet sessions (with their payment-page
+links), string tokens (metadata only), stored accounts (credential names, never values),
+certificates, the journal (bodies are masked when recorded and masked again here), the
+scenario rules in force per file (:mod:`~emulator.http.pages.rules`) and the virtual
+clock. Long lists come a page at a time (:mod:`~emulator.http.pages.paging`).
 """
 
 from __future__ import annotations
