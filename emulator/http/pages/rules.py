@@ -60,7 +60,7 @@ def rule_row(rule: Any) -> dict[str, Any]:
     data = mask(rule.to_json())
     return {
         "name": data.get("name"),
-        "line": getattr(rule, "line", None),
+        "line": None if str(rule.source) == RUNTIME else getattr(rule, "line", None),
         "description": data.get("description"),
         "when": when_text(data.get("when") or {}),
         "then": mask(rule.outcome_text()),
