@@ -11,8 +11,7 @@ clock. Long lists come a page at a time (:mod:`~emulator.http.pages.paging`).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,7 +19,7 @@ from emulator.http.pages import chart, paging, payments, rules
 from emulator.http.pages import format as pagefmt
 from emulator.payments.clock import isoformat
 from emulator.payments.ewallet import sessions
-from emulator.payments.masking import mask, references
+from emulator.payments.masking import references
 from emulator.vocabulary import RESULT_CODES
 
 if TYPE_CHECKING:
@@ -40,9 +39,7 @@ def default_key(runtime: Runtime) -> str:
     return next((k.key for k in keys if k.is_sandbox), keys[0].key if keys else "")
 
 
-def pretty(value: Any, keep: Collection[str] = ()) -> str:
-    """``value`` masked (gateway references in ``keep`` stay) as indented JSON."""
-    return json.dumps(mask(value, keep=keep), indent=2, ensure_ascii=False, default=str)
+pretty = pagefmt.pretty
 
 
 def _short(value: Any) -> str:
@@ -87,7 +84,7 @@ def view(
             "frozen": tenant.clock.frozen,
             "offset": str(tenant.clock.offset),
         },
-        "payments": paged([payment_row(p, now) for p in found], "payments"),
+        "payments": _rows_of(paged(found, "payments"), now),
         "filters": chosen,
         "filter_options": options,
         "chart": chart.outcomes((tx.created_at, tx.result_code.value) for tx in transactions),
@@ -117,6 +114,11 @@ def view(
         "journal_dropped": tenant.journal.dropped,
         "rule_groups": rules.view(runtime, tenant),
     }
+
+
+def _rows_of(page: paging.Pager[payments.Payment], now: datetime) -> paging.Pager[dict[str, Any]]:
+    """The page's payments as rows (only those shown are looked at closely)."""
+    return page.shown_as([payment_row(p, now) for p in page.items])
 
 
 def payment_row(payment: payments.Payment, now: datetime) -> dict[str, Any]:

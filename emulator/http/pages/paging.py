@@ -11,6 +11,7 @@ from typing import Generic, TypeVar
 from urllib.parse import urlencode
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 # list → its query parameter
 PARAMS = {"payments": "page", "sessions": "spage", "tokens": "tpage", "journal": "jpage"}
@@ -34,6 +35,10 @@ class Pager(Generic[T]):
     first_index: int  # 1-based index of the first row shown (0 when none)
     prev_url: str | None
     next_url: str | None
+
+    def shown_as(self, items: Sequence[U]) -> Pager[U]:
+        """The same page with its rows made into ``items`` (what the template shows)."""
+        return Pager(items, self.number, self.pages, self.total, self.first_index, self.prev_url, self.next_url)
 
     @property
     def last_index(self) -> int:

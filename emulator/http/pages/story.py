@@ -12,7 +12,6 @@ credential values; they are masked again here).
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -20,18 +19,13 @@ from typing import TYPE_CHECKING, Any
 from emulator.http.pages import format as pagefmt
 from emulator.http.pages import payments
 from emulator.payments.clock import isoformat
-from emulator.payments.masking import mask, references
+from emulator.payments.masking import references
 
 if TYPE_CHECKING:
     from emulator.payments.ledger import Transaction
     from emulator.payments.tenants import Tenant
 
 LABELS = payments.LABELS
-
-
-def pretty(value: Any, keep: Any = ()) -> str:
-    """``value`` masked (gateway references in ``keep`` stay) as indented JSON."""
-    return json.dumps(mask(value, keep=keep), indent=2, ensure_ascii=False, default=str)
 
 
 def family(tenant: Tenant, reference: str, journal: payments.JournalIndex | None = None) -> list[Transaction]:
@@ -85,9 +79,9 @@ def _bodies(entry: Mapping[str, Any] | None, attempt: Any = None) -> dict[str, s
         return {"request": None, "response": None, "attempt": None, "call": None}
     keep = references(entry.get("request"), entry.get("response"), entry.get("attempts"))
     return {
-        "request": pretty(entry.get("request"), keep),
-        "response": pretty(entry.get("response"), keep),
-        "attempt": pretty(attempt, keep) if isinstance(attempt, Mapping) else None,
+        "request": pagefmt.pretty(entry.get("request"), keep),
+        "response": pagefmt.pretty(entry.get("response"), keep),
+        "attempt": pagefmt.pretty(attempt, keep) if isinstance(attempt, Mapping) else None,
         "call": f"{entry.get('method', '')} {entry.get('path', '')}".strip(),
     }
 
