@@ -109,7 +109,7 @@ def view(
             for a in tenant.accounts.values()
         ],
         "certificates": tenant.certificates.names(),
-        "journal": paged([journal_row(e) for e in reversed(entries)], "journal"),
+        "journal": _journal_page(paged(entries[::-1], "journal")),
         "journal_total": len(tenant.journal),
         "journal_dropped": tenant.journal.dropped,
         "rule_groups": rules.view(runtime, tenant),
@@ -119,6 +119,10 @@ def view(
 def _rows_of(page: paging.Pager[payments.Payment], now: datetime) -> paging.Pager[dict[str, Any]]:
     """The page's payments as rows (only those shown are looked at closely)."""
     return page.shown_as([payment_row(p, now) for p in page.items])
+
+
+def _journal_page(page: paging.Pager[dict[str, Any]]) -> paging.Pager[dict[str, Any]]:
+    return page.shown_as([journal_row(entry) for entry in page.items])
 
 
 def payment_row(payment: payments.Payment, now: datetime) -> dict[str, Any]:
