@@ -142,6 +142,10 @@ def _no_horizontal_scroll(page: Page, width: int) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_demo_dashboard_reads_at_every_width(server: Server, page: Page, demo: dict[str, Any], width: int) -> None:
+    refused: list[str] = []
+    page.on(
+        "console", lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None
+    )
     with screenshot_on_failure(page, f"dashboard-{width}"):
         _open(page, f"{server.base}/_emulator/?key=browser-demo", width)
         _no_horizontal_scroll(page, width)
@@ -192,6 +196,7 @@ def test_demo_dashboard_reads_at_every_width(server: Server, page: Page, demo: d
         )
         expect(rules.nth(1)).to_contain_text("built-in test cards and amounts")
         expect(page.get_by_test_id("scenarios")).not_to_contain_text(str(Path.cwd()))
+        assert refused == [], "the page keeps to its Content-Security-Policy"
         assert "4111111111111111" not in page.content()
 
 
