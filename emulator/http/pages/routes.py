@@ -29,8 +29,8 @@ from starlette.staticfiles import StaticFiles
 from emulator.datafiles import data_path
 from emulator.http import admin, errors
 from emulator.http.openapi import OpenApi
-from emulator.http.pages import chart, dashboard, library, paging, security, story
 from emulator.http.pages import format as pagefmt
+from emulator.http.pages import library, security
 from emulator.http.pipeline import Call, Reply, build_routes
 from emulator.http.wire import error_response
 from emulator.payments.ewallet import payment, sessions
@@ -196,6 +196,9 @@ def _page_calls(runtime: Runtime) -> list[Route]:
 # -- the dashboard -------------------------------------------------------------------------
 def _dashboard(runtime: Runtime) -> Any:
     async def endpoint(request: Request) -> Response:
+        # the dashboard's modules load on its first request, not at start-up
+        from emulator.http.pages import chart, dashboard, paging, story
+
         given = request.headers.get(admin.HEADER) or request.query_params.get("admin")
         if not admin.allowed(runtime.settings, given):
             return _problem(
