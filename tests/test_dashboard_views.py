@@ -12,6 +12,7 @@ from starlette.testclient import TestClient
 
 from emulator.http.pages import chart
 from emulator.payments.tenants import Tenant
+from tests import dashboard_demo
 
 HTML = {"Accept": "text/html"}
 CARD = {
@@ -231,3 +232,19 @@ def test_chart_has_one_bar_per_bucket(app: Starlette, client: TestClient) -> Non
 
 def test_chart_without_transactions() -> None:
     assert chart.outcomes([])["bars"] == []
+
+
+def test_the_demo_set_shows_no_secret_anywhere(client: TestClient) -> None:
+    made = dashboard_demo.populate(client)
+    pages = [client.get("/_emulator/", headers=HTML).text]
+    pages += [
+        client.get("/_emulator/", params={"tx": made[name]}, headers=HTML).text for name in ("failover", "captured")
+    ]
+    pages.append(client.get("/_emulator/", params={"jpage": "2"}, headers=HTML).text)
+    secret = dashboard_demo.ADYEN["credentials"][0]["value"]
+    for text in pages:
+        assert "bodies (masked)" in text or 'data-testid="bodies"' in text
+        for forbidden in (secret, "4111111111111111", "4000000000000002", "&#34;cvv&#34;: &#34;123&#34;"):
+            assert forbidden not in text
+    assert "411111******1111" in pages[1]
+    assert any("PUT /PaymentGatewayAccounts/adyen" in text for text in pages)  # its body is there, masked
