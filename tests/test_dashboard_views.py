@@ -12,6 +12,7 @@ from starlette.testclient import TestClient
 
 from emulator.http.pages import chart
 from emulator.payments.tenants import Tenant
+from tests import dashboard_demo
 
 HTML = {"Accept": "text/html"}
 CARD = {
@@ -70,25 +71,44 @@ def failover_story(client: httpx.Client) -> dict[str, str]:
 
 
 def _rows(html: str) -> list[str]:
-    return re.findall(r'<tr class="(?:ok|failed)" data-reference="([^"]+)"', html)
+    """The reference of each payment row (its last attempt's)."""
+    return re.findall(r'<tbody class="payment (?:ok|failed)" data-testid="payment" data-reference="([^"]+)"', html)
 
 
-def test_filter_by_result_shows_only_matching_rows(client: TestClient) -> None:
-    failover_story(client)
-    everything = _rows(client.get("/_emulator/", headers=HTML).text)
-    declined = _rows(client.get("/_emulator/", params={"result": "Rejected"}, headers=HTML).text)
-    assert len(everything) == 4
-    assert len(declined) == 1
-    assert declined[0] in everything
+def _attempts(html: str) -> list[tuple[str, str]]:
+    """(result code, reference) of each attempt folded under the payment rows."""
+    return re.findall(r'<li data-testid="attempt" data-code="([^"]+)" data-reference="([^"]+)"', html)
+
+
+def test_a_failover_with_its_follow_ups_is_one_payment_row(client: TestClient) -> None:
+    story = failover_story(client)
+    page = client.get("/_emulator/", headers=HTML).text
+    assert _rows(page) == [story["auth"]]
+    assert [code for code, _ in _attempts(page)] == ["Rejected", "Success"]
+    assert _attempts(page)[1][1] == story["auth"]
+    assert 'data-attempts="2"' in page
+    assert page.count('data-testid="follow-up"') == 2  # the capture and the refund
+
+
+def test_filter_by_result_shows_payments_with_a_matching_operation(client: TestClient) -> None:
+    story = failover_story(client)
+    plain = client.post(
+        "/PaymentGateway/charge",
+        json={"amount": 5, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "backup"},
+    ).json()["gatewayReference"]
+    assert _rows(client.get("/_emulator/", headers=HTML).text) == [plain, story["auth"]]
+    declined = client.get("/_emulator/", params={"result": "Rejected"}, headers=HTML).text
+    assert _rows(declined) == [story["auth"]]  # its first attempt was declined
+    assert "with an operation matching result = Rejected" in declined
 
 
 def test_filters_by_state_and_gateway(client: TestClient) -> None:
     story = failover_story(client)
     assert _rows(client.get("/_emulator/", params={"state": "Captured"}, headers=HTML).text) == [story["auth"]]
-    on_backup = _rows(client.get("/_emulator/", params={"gateway": "NULLSuccess"}, headers=HTML).text)
-    assert on_backup == [story["refund"], story["capture"], story["auth"]]
+    on_failing = _rows(client.get("/_emulator/", params={"gateway": "NULLFailure"}, headers=HTML).text)
+    assert on_failing == [story["auth"]]
     none = client.get("/_emulator/", params={"gateway": "NULLSuccess", "result": "Rejected"}, headers=HTML).text
-    assert "No transaction matches these filters." in none
+    assert "No payment matches these filters." in none
 
 
 def test_filters_survive_the_live_reload(client: TestClient) -> None:
@@ -115,13 +135,38 @@ def test_detail_view_tells_the_whole_story_in_time_order(client: TestClient) -> 
     assert [ref for _, ref in events][1:] == [story["auth"], story["capture"], story["refund"]]
     assert [kind for kind, _ in events] == ["failed", "ok", "ok", "ok"]
     assert "Authorization · attempt 2 (fallback)" in page.text
-    assert "Rejected (CardDeclined)" in page.text
+    assert "Rejected</span> (CardDeclined)" in page.text
     assert "4111111111111111" not in page.text
+
+
+def test_detail_view_shows_my_ref_native_codes_and_masked_bodies(client: TestClient) -> None:
+    _accounts(client)
+    charged = client.post(
+        "/PaymentGateway/charge",
+        json={
+            "amount": 33,
+            "currency": "USD",
+            "card": CARD,
+            "myRef": "order-77",
+            "paymentGatewayAccountName": "failing",
+            "fallbackUpgs": [{"paymentGatewayAccountName": "backup"}],
+        },
+    ).json()
+    page = client.get("/_emulator/", params={"tx": charged["gatewayReference"]}, headers=HTML).text
+    assert 'data-testid="my-ref">order-77<' in page
+    natives = re.findall(r'data-testid="native"[^>]*>native ([^<]+)<', page)
+    assert len(natives) == 2
+    assert natives[1].startswith(f"{charged['gatewayResultCode']} · ")
+    bodies = page[page.index('data-testid="bodies"') :]
+    assert "&#34;myRef&#34;: &#34;order-77&#34;" in bodies  # the request, as JSON
+    assert "411111******1111" in bodies
+    assert "4111111111111111" not in page
+    assert "&#34;cvv&#34;" not in page
 
 
 def test_the_declined_attempt_leads_to_the_same_story(client: TestClient) -> None:
     story = failover_story(client)
-    declined = _rows(client.get("/_emulator/", params={"result": "Rejected"}, headers=HTML).text)[0]
+    [(_, declined), _] = _attempts(client.get("/_emulator/", params={"result": "Rejected"}, headers=HTML).text)
     page = client.get("/_emulator/", params={"tx": declined}, headers=HTML).text
     assert story["refund"] in page
 
@@ -140,9 +185,9 @@ def test_journal_shows_result_codes_and_highlights_errors(client: TestClient) ->
     assert bad.status_code == 400
     page = client.get("/_emulator/", headers=HTML).text
     journal = page[page.index('data-testid="journal"') :]
-    assert '<td class="status">400</td>' in journal
+    assert '<td data-label="status" class="third status">400</td>' in journal
     assert journal.count('<tr class="error">') == 1
-    assert '<td class="result">Success</td>' in journal
+    assert re.search(r'class="[^"]*\bresult"><span class="code" data-code="Success">', journal)
 
 
 def test_chart_has_one_bar_per_bucket(app: Starlette, client: TestClient) -> None:
@@ -159,17 +204,47 @@ def test_chart_has_one_bar_per_bucket(app: Starlette, client: TestClient) -> Non
             }
             answer = client.post("/PaymentGateway/charge", json=body)  # a decline may be a 409 here
             assert answer.json()["gatewayName"] in ("NULLFailure", "NULLSuccess"), answer.text
-    drawn: dict[str, Any] = chart.outcomes(tenant.ledger.transactions())
-    assert len(drawn["bars"]) == chart.BUCKETS
-    assert {item["code"]: item["count"] for item in drawn["legend"]} == {"Success": 3, "Rejected": 3}
+    points = [(tx.created_at, tx.result_code.value) for tx in tenant.ledger.transactions()]
+    drawn: dict[str, Any] = chart.outcomes(points)
+    assert drawn["stepText"] == "30 seconds"  # ten minutes in all: 21 bars of 30 s fit
+    first, last = (int(moment.timestamp() // 30) for moment in (points[0][0], points[-1][0]))
+    assert len(drawn["bars"]) == last - first + 1 == 21
+    counts = {item["code"]: item["count"] for item in drawn["legend"]}
+    assert counts == {
+        "Success": 3,
+        "Rejected": 3,
+        "Accepted": 0,
+        "TemporaryFailure": 0,
+        "FatalFailure": 0,
+        "NotImplemented": 0,
+    }
     assert sum(bar["total"] for bar in drawn["bars"]) == 6
     page = client.get("/_emulator/", headers=HTML).text
-    svg = page[page.index("<svg") : page.index("</svg>")]
-    assert svg.count('<g class="bucket"') == chart.BUCKETS
-    assert svg.count('<rect class="slot"') == chart.BUCKETS
+    start = page.index('<svg xmlns="http://www.w3.org/2000/svg"')
+    svg = page[start : page.index("</svg>", start)]
+    assert svg.count('<g class="bucket"') == 21
+    assert svg.count('<rect class="slot"') == 21
     assert svg.count('data-code="Rejected"') == 3
     assert "<script" not in svg
+    legend = page[page.index('data-testid="legend"') :]
+    assert all(f'<li data-code="{code}"' in legend for code in counts)
 
 
 def test_chart_without_transactions() -> None:
     assert chart.outcomes([])["bars"] == []
+
+
+def test_the_demo_set_shows_no_secret_anywhere(client: TestClient) -> None:
+    made = dashboard_demo.populate(client)
+    pages = [client.get("/_emulator/", headers=HTML).text]
+    pages += [
+        client.get("/_emulator/", params={"tx": made[name]}, headers=HTML).text for name in ("failover", "captured")
+    ]
+    pages.append(client.get("/_emulator/", params={"jpage": "2"}, headers=HTML).text)
+    secret = dashboard_demo.ADYEN["credentials"][0]["value"]
+    for text in pages:
+        assert "bodies (masked)" in text or 'data-testid="bodies"' in text
+        for forbidden in (secret, "4111111111111111", "4000000000000002", "&#34;cvv&#34;: &#34;123&#34;"):
+            assert forbidden not in text
+    assert "411111******1111" in pages[1]
+    assert any("PUT /PaymentGatewayAccounts/adyen" in text for text in pages)  # its body is there, masked

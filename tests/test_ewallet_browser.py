@@ -239,11 +239,12 @@ def test_dashboard_shows_the_payment(server: Server, page: Page) -> None:
         data = client.post("/EWalletOperations/validateResults", json=result_token).json()
         reference = data["providerTransactionId"]
 
-        transactions = page.get_by_test_id("transactions")
-        row = transactions.locator("tr", has_text=reference)
+        payments = page.get_by_test_id("payments")
+        row = payments.get_by_test_id("payment").filter(has_text=reference)
         expect(row).to_contain_text("17.25")
         expect(row).to_contain_text("backup")
-        expect(transactions.locator("tr", has_text="failing")).to_contain_text("Declined")
+        expect(row.get_by_test_id("attempt").first).to_contain_text("failing")
+        expect(row.get_by_test_id("attempt").first).to_contain_text("Rejected")
         expect(page.get_by_test_id("sessions").locator("tr", has_text=reference)).to_contain_text("paid")
         expect(page.get_by_test_id("journal")).to_contain_text("HostedPagePay")
         assert "4111111111111111" not in page.content()
@@ -265,7 +266,7 @@ def test_dashboard_shows_the_payment(server: Server, page: Page) -> None:
             },
         )
         assert charge.status_code == 200, charge.text
-        expect(transactions.locator("tr", has_text=charge.json()["gatewayReference"])).to_contain_text(
+        expect(payments.get_by_test_id("payment").filter(has_text=charge.json()["gatewayReference"])).to_contain_text(
             "555555******4444", timeout=TIMEOUT_MS
         )
 

@@ -62,21 +62,23 @@ def _busy_tenant(app: Starlette, client: TestClient) -> tuple[Tenant, dict[str, 
 def test_view_has_every_part(app: Starlette, client: TestClient) -> None:
     tenant, made = _busy_tenant(app, client)
     view = dashboard.view(app.state.runtime, tenant, "http://testserver")
-    references = [row["plain"].get("reference") for row in view["transactions"]]
-    assert made["charge"]["gatewayReference"] in references
-    assert made["paid"]["gatewayReference"] in references
-    assert view["transaction_columns"][:2] == ["reference", "operation"]
-    [session] = view["sessions"]
+    rows = view["payments"].items
+    references = [row["p"].reference for row in rows]
+    assert references == [made["paid"]["gatewayReference"], made["charge"]["gatewayReference"]]
+    assert [len(row["p"].attempts) for row in rows] == [2, 1]  # the page's payment failed over
+    assert [row["state"] for row in rows] == ["Charged", "Charged"]
+    [session] = view["sessions"].items
     assert session["state"] == "paid"
     assert session["account"] == "backup"
     assert session["pageUrl"] == f"http://testserver/_emulator/pay/{made['session']}"
     assert {a["name"]: a["credentialKeys"] for a in view["accounts"]}["stripeMain"] == ["SecretKey"]
     assert view["certificates"] == ["myClientCert"]
-    assert len(view["tokens"]) == 2
-    assert set(view["tokens"][0]) == {"token", "createTime"}
-    assert view["journal"][0]["operationId"] == "HostedPagePay"
+    assert view["tokens"].total == 2
+    assert set(view["tokens"].items[0]) == {"token", "createTime", "createdText"}
+    assert view["journal"].items[0]["operationId"] == "HostedPagePay"
     assert view["journal_total"] == len(tenant.journal)
-    assert view["scenarios"], "the built-in scenario rules are listed"
+    [builtin] = view["rule_groups"]
+    assert builtin["builtin"] and len(builtin["rules"]) > 40, "the built-in scenario rules are listed"
     assert view["clock"]["now"].endswith("Z")
 
 

@@ -214,7 +214,7 @@ def test_dashboard_route(client: TestClient, tenant: Tenant, engine_calls: list[
     partial = client.get("/_emulator/", params={"key": "sandbox-api-key", "partial": "1"})
     assert partial.status_code == 200
     assert "<html" not in partial.text
-    assert 'data-testid="transactions"' in partial.text
+    assert 'data-testid="payments"' in partial.text
     assert client.get("/_emulator", follow_redirects=True).status_code == 200
 
 

@@ -1,75 +1,161 @@
-"""The dashboard's chart of outcomes over time: how many transactions got each result code
-in each time bucket, as geometry for a server-rendered SVG (stacked bars, no script)."""
+"""The dashboard's chart of outcomes over time: how many gateway operations got each result
+code in each time bucket, as geometry for a server-rendered SVG (stacked bars, no script).
+
+Buckets have a round width chosen from the span of the operations: the shortest of
+:data:`STEPS` (1 s, 2 s, 5 s … 1 h … 1 day … 1 year) that shows the whole span in at most
+:data:`MAX_BUCKETS` bars, aligned to whole multiples of the step (UTC). At least
+:data:`MIN_BUCKETS` bars are drawn (empty ones before the first operation), so ten
+payments in one second make one bar among a few, not a wall of full-height bars.
+
+Every result code has a colour (``.code-<Code>`` in payemu.css), a fill pattern of its
+own in the SVG and a glyph, so the legend and bars read without telling colours apart.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from emulator.http.pages import format as pagefmt
+from emulator.vocabulary import RESULT_CODES
 
-if TYPE_CHECKING:
-    from emulator.payments.ledger import Transaction
-
-BUCKETS = 12
 WIDTH = 600
 HEIGHT = 120
-GAP = 4
-# result code → CSS class of its bars (colours live in payemu.css)
-CODE_ORDER = ("Success", "Accepted", "Rejected", "Failed")
+GAP = 2
+MAX_BUCKETS = 24
+MIN_BUCKETS = 6
+DAY = 86_400
+# round bucket widths in seconds, shortest first
+STEPS = (
+    1,
+    2,
+    5,
+    10,
+    15,
+    30,
+    60,
+    120,
+    300,
+    600,
+    900,
+    1800,
+    3600,
+    2 * 3600,
+    3 * 3600,
+    6 * 3600,
+    12 * 3600,
+    DAY,
+    2 * DAY,
+    7 * DAY,
+    14 * DAY,
+    30 * DAY,
+    90 * DAY,
+    365 * DAY,
+)
+# result code → the glyph shown with its name (legend, badges): shape as well as colour
+GLYPHS = {
+    "Success": "✔",
+    "Accepted": "◷",
+    "Rejected": "✖",
+    "TemporaryFailure": "↻",
+    "FatalFailure": "▲",
+    "NotImplemented": "∅",
+}
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _bucket_of(moment: datetime, start: datetime, span: float, count: int) -> int:
-    if span <= 0:
-        return 0
-    return min(int((moment - start).total_seconds() / span * count), count - 1)
+def step_text(seconds: int) -> str:
+    """``1`` → ``1 second``; ``300`` → ``5 minutes``; ``7200`` → ``2 hours``."""
+    for unit, size in (("day", DAY), ("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count > 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"
 
 
-def outcomes(transactions: Sequence[Transaction], buckets: int = BUCKETS) -> dict[str, Any]:
-    """Bars (one per bucket, each with one segment per result code present), the legend
-    and the time range; ``{"bars": []}`` without transactions."""
-    if not transactions:
-        return {"bars": [], "legend": [], "width": WIDTH, "height": HEIGHT}
-    times = [tx.created_at for tx in transactions]
-    start, end = min(times), max(times)
-    span = (end - start).total_seconds()
-    count = buckets if span > 0 else 1
+def _seconds(moment: datetime) -> float:
+    return (moment.astimezone(UTC) - EPOCH).total_seconds()
+
+
+def bucket_step(start: datetime, end: datetime, max_buckets: int = MAX_BUCKETS) -> int:
+    """The shortest round step (seconds) showing ``start``…``end`` in ``max_buckets`` bars
+    aligned to multiples of the step."""
+    first, last = _seconds(start), _seconds(end)
+    for step in STEPS:
+        if int(last // step) - int(first // step) + 1 <= max_buckets:
+            return step
+    span = last - first
+    return int(span // (max_buckets - 1)) + 1
+
+
+def buckets(
+    moments: list[datetime], max_buckets: int = MAX_BUCKETS, min_buckets: int = MIN_BUCKETS
+) -> tuple[int, datetime, int]:
+    """(step in seconds, start of the first bucket, number of buckets) for ``moments``."""
+    start, end = min(moments), max(moments)
+    step = bucket_step(start, end, max_buckets)
+    first = int(_seconds(start) // step)
+    last = int(_seconds(end) // step)
+    count = last - first + 1
+    if count < min_buckets:
+        first -= min_buckets - count
+        count = min_buckets
+    return step, EPOCH + timedelta(seconds=first * step), count
+
+
+def outcomes(points: Iterable[tuple[datetime, str]]) -> dict[str, Any]:
+    """``points``: (time, result code) of each operation. Bars (one per bucket, each with
+    one segment per result code present), the legend (every result code, with its count)
+    and the time range; ``"bars": []`` without points."""
+    pairs = list(points)
+    empty_legend = [{"code": c, "glyph": GLYPHS[c], "count": 0} for c in RESULT_CODES]
+    if not pairs:
+        return {"bars": [], "legend": empty_legend, "width": WIDTH, "height": HEIGHT, "codes": RESULT_CODES}
+    step, origin, count = buckets([moment for moment, _ in pairs])
     counts: list[Counter[str]] = [Counter() for _ in range(count)]
-    for tx in transactions:
-        counts[_bucket_of(tx.created_at, start, span, count)][tx.result_code.value] += 1
-    codes = sorted({code for bucket in counts for code in bucket}, key=_code_rank)
+    for moment, code in pairs:
+        index = int((_seconds(moment) - _seconds(origin)) // step)
+        counts[min(max(index, 0), count - 1)][code] += 1
     tallest = max(sum(bucket.values()) for bucket in counts)
     bar_width = (WIDTH - GAP * (count - 1)) / count
     bars = []
     for index, bucket in enumerate(counts):
         segments = []
         top = float(HEIGHT)
-        for code in codes:
-            if not bucket[code]:
-                continue
+        for code in _ordered(bucket):
             height = bucket[code] / tallest * HEIGHT
             top -= height
             segments.append({"code": code, "count": bucket[code], "y": round(top, 2), "height": round(height, 2)})
+        begins = origin + timedelta(seconds=index * step)
+        summary = ", ".join(f"{s['count']} {s['code']}" for s in segments) or "none"
         bars.append(
             {
                 "x": round(index * (bar_width + GAP), 2),
                 "width": round(bar_width, 2),
                 "total": sum(bucket.values()),
                 "segments": segments,
-                "label": ", ".join(f"{s['count']} {s['code']}" for s in segments) or "none",
+                "label": f"{pagefmt.short(begins)} (+{step_text(step)}): {summary}",
             }
         )
+    total = Counter(code for _, code in pairs)
+    legend = [{"code": c, "glyph": GLYPHS.get(c, "■"), "count": total[c]} for c in _ordered(total, every=True)]
     return {
         "bars": bars,
-        "legend": [{"code": code, "count": sum(bucket[code] for bucket in counts)} for code in codes],
+        "legend": legend,
         "width": WIDTH,
         "height": HEIGHT,
-        "from": pagefmt.short(start),
-        "to": pagefmt.short(end),
+        "codes": RESULT_CODES,
+        "step": step,
+        "stepText": step_text(step),
+        "from": pagefmt.short(origin),
+        "to": pagefmt.short(origin + timedelta(seconds=count * step)),
     }
 
 
-def _code_rank(code: str) -> tuple[int, str]:
-    return (CODE_ORDER.index(code) if code in CODE_ORDER else len(CODE_ORDER), code)
+def _ordered(counts: Counter[str], every: bool = False) -> list[str]:
+    """The result codes in the vocabulary's order (those counted; all of them with ``every``),
+    then any other code counted."""
+    known = [c for c in RESULT_CODES if every or counts[c]]
+    return known + sorted(c for c in counts if c not in RESULT_CODES and counts[c])

@@ -1,48 +1,36 @@
 """What the dashboard at ``/_emulator/?key=...`` shows of one tenant.
 
-Read straight from the tenant's stores, masked on the way out: transactions (with the
-operations on them), eWallet sessions (with their payment-page links), string tokens
-(metadata only), stored accounts (credential names, never values), certificates, the
-journal (bodies are masked when recorded and masked again here), the scenario rules in
-force and the virtual clock.
+Read straight from the tenant's stores, masked on the way out: payments, one row each
+with their attempts and follow-ups (:mod:`~emulator.http.pages.payments`), the outcome
+chart (:mod:`~emulator.http.pages.chart`), eWallet sessions (with their payment-page
+links), string tokens (metadata only), stored accounts (credential names, never values),
+certificates, the journal (bodies are masked when recorded and masked again here), the
+scenario rules in force per file (:mod:`~emulator.http.pages.rules`) and the virtual
+clock. Long lists come a page at a time (:mod:`~emulator.http.pages.paging`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from emulator.http.pages import chart
+from emulator.http.pages import chart, paging, payments, rules
 from emulator.http.pages import format as pagefmt
 from emulator.payments.clock import isoformat
 from emulator.payments.ewallet import sessions
-from emulator.payments.masking import mask, references
+from emulator.payments.masking import references
+from emulator.vocabulary import RESULT_CODES
 
 if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant
     from emulator.runtime import Runtime
 
-JOURNAL_SHOWN = 50
+T = TypeVar("T")
+
 FILTERS = {"state": "state", "gateway": "gateway", "result": "resultCode"}  # query parameter → field
-ROWS_SHOWN = 200
-# Columns shown first when a transaction has them; other plain fields follow.
-_LEADING_COLUMNS = (
-    "reference",
-    "gatewayReference",
-    "operation",
-    "operationType",
-    "state",
-    "amount",
-    "currency",
-    "gateway",
-    "gatewayName",
-    "account",
-    "resultCode",
-    "operationResultCode",
-    "createdAt",
-)
+# rows per page of each list (see paging.py): the page's height stays bounded
+PAGE_SIZES = {"payments": 20, "sessions": 10, "tokens": 10, "journal": 20}
 
 
 def default_key(runtime: Runtime) -> str:
@@ -51,19 +39,40 @@ def default_key(runtime: Runtime) -> str:
     return next((k.key for k in keys if k.is_sandbox), keys[0].key if keys else "")
 
 
-def pretty(value: Any, keep: Collection[str] = ()) -> str:
-    """``value`` masked (gateway references in ``keep`` stay) as indented JSON."""
-    return json.dumps(mask(value, keep=keep), indent=2, ensure_ascii=False, default=str)
+pretty = pagefmt.pretty
+
+
+def _short(value: Any) -> str:
+    return pagefmt.short(value) if isinstance(value, datetime) else str(value or "")
 
 
 def _moment(value: Any) -> Any:
     return isoformat(value) if isinstance(value, datetime) else value
 
 
-def view(runtime: Runtime, tenant: Tenant, base_url: str, filters: Mapping[str, str] | None = None) -> dict[str, Any]:
+def view(
+    runtime: Runtime,
+    tenant: Tenant,
+    base_url: str,
+    filters: Mapping[str, str] | None = None,
+    pages: Mapping[str, str] | None = None,
+    links: tuple[str, Mapping[str, str]] = ("", {}),
+) -> dict[str, Any]:
+    """Everything the dashboard shows of ``tenant``. ``pages``: the page number asked of
+    each list (``page``, ``spage``, ``tpage``, ``jpage``); ``links``: the dashboard's path
+    and the query parameters every link keeps (key, admin key, filters)."""
     now = tenant.now()
     chosen = {name: value for name, value in (filters or {}).items() if name in FILTERS and value}
-    transactions = transaction_rows(tenant, chosen)
+    asked = {param: value for param, value in (pages or {}).items() if param in paging.PARAMS.values()}
+    base, keep = links
+
+    def paged(rows: Sequence[T], name: str) -> paging.Pager[T]:
+        return paging.paginate(rows, paging.PARAMS[name], asked, base, keep, PAGE_SIZES[name])
+
+    options = filter_options(tenant)  # settles Accepted operations whose time has come
+    transactions = tenant.ledger.transactions()
+    entries = list(tenant.journal)
+    found = payments.rows(transactions, entries, now, chosen)
     return {
         "tenant": {
             "userName": tenant.user_name,
@@ -75,29 +84,57 @@ def view(runtime: Runtime, tenant: Tenant, base_url: str, filters: Mapping[str, 
             "frozen": tenant.clock.frozen,
             "offset": str(tenant.clock.offset),
         },
-        "transactions": transactions,
-        "transaction_columns": _columns(transactions),
+        "payments": _rows_of(paged(found, "payments"), now),
         "filters": chosen,
-        "filter_options": filter_options(tenant),
-        "chart": chart.outcomes(tenant.ledger.transactions()),
-        "sessions": [session_row(s, now, base_url) for s in list(sessions.iter_sessions(tenant))[:ROWS_SHOWN]],
-        "tokens": [
-            {"token": t.token, "createTime": _moment(t.create_time)} for t in reversed(list(tenant.vault.values()))
-        ][:ROWS_SHOWN],
+        "filter_options": options,
+        "chart": chart.outcomes((tx.created_at, tx.result_code.value) for tx in transactions),
+        "result_codes": RESULT_CODES,
+        "glyphs": chart.GLYPHS,
+        "sessions": paged([session_row(s, now, base_url) for s in sessions.iter_sessions(tenant)], "sessions"),
+        "tokens": paged(
+            [
+                {"token": t.token, "createTime": _moment(t.create_time), "createdText": _short(t.create_time)}
+                for t in reversed(list(tenant.vault.values()))
+            ],
+            "tokens",
+        ),
         "accounts": [
             {
                 "name": a.name,
                 "gateway": a.gateway,
                 "creationTime": _moment(a.creation_time),
+                "createdText": _short(a.creation_time),
                 "credentialKeys": [key for key, _ in a.credentials],
             }
             for a in tenant.accounts.values()
         ],
         "certificates": tenant.certificates.names(),
-        "journal": [journal_row(e) for e in reversed(list(tenant.journal))][:JOURNAL_SHOWN],
+        "journal": _journal_page(paged(entries[::-1], "journal")),
         "journal_total": len(tenant.journal),
         "journal_dropped": tenant.journal.dropped,
-        "scenarios": scenario_rows(runtime, tenant),
+        "rule_groups": rules.view(runtime, tenant),
+    }
+
+
+def _rows_of(page: paging.Pager[payments.Payment], now: datetime) -> paging.Pager[dict[str, Any]]:
+    """The page's payments as rows (only those shown are looked at closely)."""
+    return page.shown_as([payment_row(p, now) for p in page.items])
+
+
+def _journal_page(page: paging.Pager[dict[str, Any]]) -> paging.Pager[dict[str, Any]]:
+    return page.shown_as([journal_row(entry) for entry in page.items])
+
+
+def payment_row(payment: payments.Payment, now: datetime) -> dict[str, Any]:
+    """A payment with what it is now (an authorization captured since, a refund)."""
+    final = payments.state(payment, now)
+    code = payments.code(payment, now)
+    return {
+        "p": payment,
+        "state": final,
+        "code": code,
+        "rejectReason": payment.last.reject_reason if code != "Success" else None,
+        "failed": code not in ("Success", "Accepted"),
     }
 
 
@@ -110,49 +147,6 @@ def filter_options(tenant: Tenant) -> dict[str, list[str]]:
             if data.get(field) is not None:
                 found[name].add(str(data[field]))
     return {name: sorted(values) for name, values in found.items()}
-
-
-def _matches(data: Mapping[str, Any], filters: Mapping[str, str]) -> bool:
-    return all(str(data.get(FILTERS[name])) == value for name, value in filters.items())
-
-
-def transaction_rows(tenant: Tenant, filters: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """The newest transactions first (at most ``ROWS_SHOWN``), those matching ``filters``
-    (``state``, ``gateway``, ``result``) only; references stay readable, card numbers masked."""
-    rows: list[dict[str, Any]] = []
-    for transaction in reversed(tenant.ledger.transactions()):
-        raw = transaction.to_json()
-        if filters and not _matches(raw, filters):
-            continue
-        data = mask(raw, keep=references(raw) | {transaction.reference, str(raw.get("parent"))})
-        plain = {k: v for k, v in data.items() if not isinstance(v, dict | list)}
-        nested = {k: v for k, v in data.items() if isinstance(v, dict | list)}
-        key = str(data.get("reference") or data.get("gatewayReference") or len(rows))
-        rows.append(
-            {
-                "key": key,
-                "plain": plain,
-                "nested": {k: pretty(v) for k, v in nested.items()},
-                "reference": transaction.reference,
-                "time": pagefmt.short(transaction.created_at),
-                "timeIso": isoformat(transaction.created_at),
-                "amountText": pagefmt.money(float(transaction.amount), transaction.currency),
-                "failed": raw["resultCode"] != "Success",
-            }
-        )
-        if len(rows) >= ROWS_SHOWN:
-            break
-    return rows
-
-
-def _columns(rows: list[dict[str, Any]]) -> list[str]:
-    seen: list[str] = []
-    for row in rows:
-        for key in row["plain"]:
-            if key not in seen:
-                seen.append(key)
-    leading = [c for c in _LEADING_COLUMNS if c in seen]
-    return leading + [c for c in seen if c not in leading]
 
 
 def session_row(session: sessions.Session, now: datetime, base_url: str) -> dict[str, Any]:
@@ -187,7 +181,7 @@ def _result_code(response: Any) -> str | None:
 
 def _is_error(status: Any, result_code: str | None) -> bool:
     """4xx/5xx, a dropped connection (no status) or a declined or failed operation."""
-    return not isinstance(status, int) or status >= 400 or result_code in ("Rejected", "Failed")
+    return not isinstance(status, int) or status >= 400 or result_code not in (None, "Success", "Accepted")
 
 
 def journal_row(entry: dict[str, Any]) -> dict[str, Any]:
@@ -213,15 +207,5 @@ def journal_row(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def scenario_rows(runtime: Runtime, tenant: Tenant) -> list[dict[str, Any]]:
-    rows = []
-    for rule in runtime.scenarios.rules(tenant):
-        data = mask(rule.to_json())
-        rows.append(
-            {
-                "name": data.get("name"),
-                "source": data.get("source"),
-                "when": json.dumps(data.get("when") or {}, ensure_ascii=False),
-                "then": json.dumps(data.get("then") if "then" in data else data.get("sequence"), ensure_ascii=False),
-            }
-        )
-    return rows
+    """Every rule in force, in the book's order (see :mod:`emulator.http.pages.rules`)."""
+    return [{**row, "file": group["file"]} for group in rules.view(runtime, tenant) for row in group["rules"]]

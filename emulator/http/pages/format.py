@@ -1,12 +1,18 @@
-"""How pages show values to people: money with two decimals, times in plain words."""
+"""How pages show values to people: money with two decimals, times in plain words, JSON
+bodies masked and indented."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Collection
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
+
+from emulator.payments.masking import mask
 
 FAVICON = Path(__file__).parent / "static" / "favicon.svg"
 
@@ -15,6 +21,12 @@ def money(amount: float, currency: str | None = None) -> str:
     """``120.0`` → ``120.00``; with a currency ``1,234.50 USD``."""
     text = f"{amount:,.2f}"
     return f"{text} {currency}" if currency else text
+
+
+def pretty(value: Any, keep: Collection[str] = ()) -> str:
+    """``value`` masked (gateway references in ``keep`` stay) as indented JSON: the
+    request and answer bodies the dashboard shows."""
+    return json.dumps(mask(value, keep=keep), indent=2, ensure_ascii=False, default=str)
 
 
 def readable(moment: datetime | str | None) -> str:

@@ -6,7 +6,9 @@
   ``payments-library.js`` (the stand-in for the client-side library);
 * ``GET /_emulator/?key=<API key>`` – the dashboard of that key's tenant
   (``&partial=1``: only the part the page reloads; ``&state=``, ``&gateway=``, ``&result=``
-  filter the transactions; ``&tx=<reference>``: that payment's detail view and timeline).
+  filter the payments; ``&page=``, ``&spage=``, ``&tpage=``, ``&jpage=``: the page of the
+  payments, sessions, string tokens and journal; ``&tx=<reference>``: that payment's
+  detail view and timeline).
 
 Errors of anything a program calls are JSON bodies from :mod:`emulator.http.errors`; a browser
 asking for a page gets the same message as a small HTML page.
@@ -27,8 +29,8 @@ from starlette.staticfiles import StaticFiles
 from emulator.datafiles import data_path
 from emulator.http import admin, errors
 from emulator.http.openapi import OpenApi
-from emulator.http.pages import dashboard, library, security, story
 from emulator.http.pages import format as pagefmt
+from emulator.http.pages import library, security
 from emulator.http.pipeline import Call, Reply, build_routes
 from emulator.http.wire import error_response
 from emulator.payments.ewallet import payment, sessions
@@ -194,6 +196,9 @@ def _page_calls(runtime: Runtime) -> list[Route]:
 # -- the dashboard -------------------------------------------------------------------------
 def _dashboard(runtime: Runtime) -> Any:
     async def endpoint(request: Request) -> Response:
+        # the dashboard's modules load on its first request, not at start-up
+        from emulator.http.pages import chart, dashboard, paging, story
+
         given = request.headers.get(admin.HEADER) or request.query_params.get("admin")
         if not admin.allowed(runtime.settings, given):
             return _problem(
@@ -238,15 +243,17 @@ def _dashboard(runtime: Runtime) -> Any:
                 back=f"{PREFIX}/?{urlencode(keep)}",
                 tenant_name=tenant.user_name,
                 story=told,
+                glyphs=chart.GLYPHS,
             )
         filters = {name: request.query_params.get(name, "") for name in dashboard.FILTERS}
+        chosen = {name: value for name, value in filters.items() if value}
+        pages = {p: request.query_params[p] for p in paging.PARAMS.values() if request.query_params.get(p)}
         base_url = str(request.base_url).rstrip("/")
-        context = dashboard.view(runtime, tenant, base_url, filters)
+        context = dashboard.view(runtime, tenant, base_url, filters, pages, (PREFIX + "/", {**keep, **chosen}))
         context["detail_url"] = f"{PREFIX}/?{urlencode(keep)}&tx="
         if request.query_params.get("partial"):
             return render("dashboard_live.html", **context)
-        chosen = {name: value for name, value in filters.items() if value}
-        partial_url = f"{PREFIX}/?{urlencode({**keep, **chosen, 'partial': '1'})}"
+        partial_url = f"{PREFIX}/?{urlencode({**keep, **chosen, **pages, 'partial': '1'})}"
         return render(
             "dashboard.html",
             key=key,

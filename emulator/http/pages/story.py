@@ -4,48 +4,31 @@ Starting from any reference, the story gathers the transaction it belongs to (fo
 ``parent`` up to the first operation), every later operation on it (captures, voids,
 refunds, and refunds of a capture) and the failover attempts of the same requests (the
 journal entry that made an operation lists all its attempts). Each is an event of the
-timeline, in time order, with its amount and result code.
+timeline, in time order, with its amount, result code, the merchant's ``myRef``, the
+gateway's native code and the masked request and answer of the call that made it (the
+journal masks card numbers to their first six and last four digits and drops CVVs and
+credential values; they are masked again here).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from emulator.http.pages import format as pagefmt
+from emulator.http.pages import payments
 from emulator.payments.clock import isoformat
+from emulator.payments.masking import references
 
 if TYPE_CHECKING:
     from emulator.payments.ledger import Transaction
     from emulator.payments.tenants import Tenant
 
-LABELS = {
-    "PreAuth": "Authorization",
-    "Charge": "Charge",
-    "Capture": "Capture",
-    "Refund": "Refund",
-    "Void": "Void",
-    "Tokenize": "Tokenization",
-    "Status": "Status check",
-}
+LABELS = payments.LABELS
 
 
-def _attempt_groups(tenant: Tenant) -> dict[str, list[str]]:
-    """reference → the references of every attempt of the same request (journal order)."""
-    groups: dict[str, list[str]] = {}
-    for entry in tenant.journal:
-        refs = [
-            str(a["result"]["gatewayReference"])
-            for a in entry.get("attempts") or []
-            if isinstance(a, dict) and isinstance(a.get("result"), dict) and a["result"].get("gatewayReference")
-        ]
-        if len(refs) > 1:
-            for ref in refs:
-                groups[ref] = refs
-    return groups
-
-
-def family(tenant: Tenant, reference: str) -> list[Transaction]:
+def family(tenant: Tenant, reference: str, journal: payments.JournalIndex | None = None) -> list[Transaction]:
     """The transactions of ``reference``'s story, in the order the ledger recorded them."""
     ordered = tenant.ledger.transactions()
     by_ref = {tx.reference: tx for tx in ordered}
@@ -53,7 +36,7 @@ def family(tenant: Tenant, reference: str) -> list[Transaction]:
     for tx in ordered:
         if tx.parent:
             children[tx.parent].append(tx.reference)
-    groups = _attempt_groups(tenant)
+    groups = (journal or payments.index_journal(tenant.journal)).groups
     found: set[str] = set()
     pending = [reference]
     while pending:
@@ -69,24 +52,68 @@ def family(tenant: Tenant, reference: str) -> list[Transaction]:
 def timeline(tenant: Tenant, reference: str) -> dict[str, Any] | None:
     """The detail view of ``reference``: its summary and the timeline, or None when the
     ledger does not hold it."""
-    members = family(tenant, reference)
+    journal = payments.index_journal(tenant.journal)
+    members = family(tenant, reference, journal)
     if not members:
         return None
     now = tenant.now()
     order = {tx.reference: index for index, tx in enumerate(members)}
     members.sort(key=lambda tx: (tx.created_at, order[tx.reference]))
-    events = [_event(tx, now) for tx in members]
+    checks = [check for tx in members for check in journal.statuses.get(tx.reference, ())]
+    timed = [(tx.created_at, _event(tx, now, journal)) for tx in members] + [(c.time, _check(c)) for c in checks]
+    events = [event for _, event in sorted(timed, key=lambda pair: pair[0])]
     chosen = next(tx for tx in members if tx.reference == reference)
     return {
         "reference": reference,
-        "summary": _event(chosen, now),
+        "summary": _event(chosen, now, journal),
+        "myRef": next((tx.my_ref for tx in members if tx.my_ref), None),
         "events": events,
         "card": next((e["card"] for e in events if e["card"]), None),
     }
 
 
-def _event(tx: Transaction, now: Any) -> dict[str, Any]:
+def _bodies(entry: Mapping[str, Any] | None, attempt: Any = None) -> dict[str, str | None]:
+    """The masked request and answer of a journal entry (None when the journal has
+    dropped it); ``attempt``: one attempt's own result when the call made several."""
+    if entry is None:
+        return {"request": None, "response": None, "attempt": None, "call": None}
+    keep = references(entry.get("request"), entry.get("response"), entry.get("attempts"))
+    return {
+        "request": pagefmt.pretty(entry.get("request"), keep),
+        "response": pagefmt.pretty(entry.get("response"), keep),
+        "attempt": pagefmt.pretty(attempt, keep) if isinstance(attempt, Mapping) else None,
+        "call": f"{entry.get('method', '')} {entry.get('path', '')}".strip(),
+    }
+
+
+def _check(check: payments.FollowUp) -> dict[str, Any]:
+    """A status check on a transaction of the story (the journal's record of it)."""
+    return {
+        "reference": check.reference,
+        "parent": None,
+        "label": check.label,
+        "operation": check.operation,
+        "account": None,
+        "gateway": check.gateway,
+        "amountText": check.amount_text,
+        "resultCode": check.code,
+        "rejectReason": check.reject_reason,
+        "state": None,
+        "time": check.time_text,
+        "timeIso": isoformat(check.time),
+        "card": None,
+        "failed": check.code != "Success",
+        "myRef": None,
+        "nativeCode": check.native.code,
+        "nativeDescription": check.native.description,
+        "bodies": _bodies(check.entry),
+        "check": True,
+    }
+
+
+def _event(tx: Transaction, now: Any, journal: payments.JournalIndex) -> dict[str, Any]:
     data = tx.to_json(now)
+    native = journal.native.get(tx.reference, payments.Native())
     operation = tx.operation.value
     label = LABELS.get(operation, operation)
     if tx.attempt_number > 1:
@@ -106,4 +133,12 @@ def _event(tx: Transaction, now: Any) -> dict[str, Any]:
         "timeIso": isoformat(tx.created_at),
         "card": data["cardMasked"],
         "failed": tx.result_code.value != "Success",
+        "myRef": tx.my_ref,
+        "nativeCode": native.code,
+        "nativeDescription": native.description,
+        "bodies": _bodies(
+            journal.entries.get(tx.reference),
+            journal.results.get(tx.reference) if len(journal.groups.get(tx.reference, ())) > 1 else None,
+        ),
+        "check": False,
     }
