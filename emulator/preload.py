@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from emulator import errors
 from emulator.config import ConfigError
-from emulator.http import errors
 from emulator.payments import accounts
 from emulator.payments.ewallet import sessions
 from emulator.payments.vault import MAX_PAYLOAD, StringToken

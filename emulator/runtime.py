@@ -7,10 +7,9 @@ import weakref
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from emulator import preload
+from emulator import errors, preload
 from emulator.config import Settings
 from emulator.gateways.catalog import Catalog, load_catalog
-from emulator.http import errors
 from emulator.http.openapi import OpenApi
 from emulator.payments.ewallet.sessions import SessionIndex
 from emulator.payments.tenants import Tenant, TenantRegistry

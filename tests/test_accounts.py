@@ -8,8 +8,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from emulator.config import KeySpec, Settings
+from emulator.errors import ApiError
 from emulator.gateways.catalog import load_catalog
-from emulator.http.errors import ApiError
 from emulator.payments import accounts
 from emulator.payments.tenants import Tenant
 from tests.conftest import LIVE, SANDBOX

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from emulator.config import KeySpec, Settings
-from emulator.http.errors import ApiError
+from emulator.errors import ApiError
 from emulator.payments import certificates
 from emulator.payments.tenants import Tenant
 

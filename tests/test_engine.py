@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
-from emulator.http.errors import ApiError
+from emulator.errors import ApiError
 from emulator.payments import engine
 from emulator.payments.accounts import StoredAccount
 from emulator.payments.model import AttemptRecord, DropConnection, PaymentRequest, decimal_of

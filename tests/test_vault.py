@@ -9,7 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from emulator.config import KeySpec, Settings
-from emulator.http.errors import ApiError
+from emulator.errors import ApiError
 from emulator.payments import vault
 from emulator.payments.model import Card
 from emulator.payments.tenants import Tenant

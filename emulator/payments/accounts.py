@@ -15,7 +15,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from emulator.http import errors
+from emulator import errors
 from emulator.payments import limits
 from emulator.payments.clock import isoformat
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from emulator.http import errors
+from emulator import errors
 
 if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant

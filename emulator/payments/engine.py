@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from emulator import errors
 from emulator.gateways import payloads, simulator
 from emulator.gateways.simulator import AttemptInput, AttemptResult, GatewayAccount
-from emulator.http import errors
 from emulator.payments import ledger, rules, vault
 from emulator.payments.failover import fallback_accounts, falls_over, primary_account
 from emulator.payments.model import AttemptRecord, Card, DropConnection, Money, OperationResult, PaymentRequest

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from emulator import errors
 from emulator.gateways.simulator import GatewayAccount
-from emulator.http import errors
 from emulator.payments import accounts, certificates, tenant_settings
 from emulator.payments.model import OperationResult, PaymentRequest
 from emulator.vocabulary import HARD_DECLINES, SUCCESSFUL, ResultCode

@@ -20,7 +20,7 @@ payment sessions       ``sessionsPerTenant``  the oldest session is dropped
 =====================  =====================  ===========================================
 
 A limit that cannot make room answers **507 Insufficient Storage** with payemu's JSON
-error body (:func:`emulator.http.errors.limit_reached`). Where something is added to a store
+error body (:func:`emulator.errors.limit_reached`). Where something is added to a store
 (the tenant registry, ``vault.store``, ``ledger.record`` and ``remember_token``, stored
 accounts and certificates) the hooks of this module (``admit_*``) decide, through the
 stores' own methods (``Vault.bytes``, ``Ledger.evict_oldest_finished``, ...). Stores that
@@ -35,7 +35,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from emulator.http import errors
+from emulator import errors
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from emulator.http import errors
+from emulator import errors
 from emulator.payments import limits
 from emulator.payments.clock import isoformat
 from emulator.payments.model import Card

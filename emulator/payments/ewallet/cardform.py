@@ -21,7 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from emulator.http import errors
+from emulator import errors
 from emulator.payments.ewallet.sessions import ENGINE_OPERATION, Session
 from emulator.vocabulary import AUTHENTICATION_OPTIONS
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from emulator import errors
 from emulator.gateways.simulator import brand_of
-from emulator.http import errors
 from emulator.payments import engine, vault
 from emulator.payments.ewallet import results
 from emulator.payments.ewallet.results import CardView

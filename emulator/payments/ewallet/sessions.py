@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from emulator.http import errors
+from emulator import errors
 from emulator.payments import certificates
 from emulator.vocabulary import Operation
 
