@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema_rs
 import yaml
 
-from emulator.http.validation import field_path
+from emulator.errors import field_path
 from emulator.safeparse import TooComplex, check_yaml
 
 DATA_DIR = Path(__file__).resolve().parent / "data"

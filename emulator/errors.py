@@ -54,6 +54,18 @@ def clipped(text: str) -> str:
     return f"{text[:MAX_MESSAGE_CHARS]}… (cut: {len(text)} characters)"
 
 
+def field_path(parts: Iterable[str | int], root: str | None = "body") -> str | None:
+    """The dotted name of a place in a JSON document (``card.cardNumber``,
+    ``fallbackUpgs[1].paymentGatewayCertName``); ``root`` for the document itself."""
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or root
+
+
 def error_body(entries: Iterable[FieldErrors]) -> list[dict[str, Any]]:
     return [{"fieldName": field, "errors": list(messages)} for field, messages in merge(entries)]
 

@@ -8,7 +8,7 @@ the config path and the API's own message, exactly as ``PUT /PaymentGatewayAccou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from emulator import errors
 from emulator.config import ConfigError
@@ -17,21 +17,47 @@ from emulator.payments.ewallet import sessions
 from emulator.payments.vault import MAX_PAYLOAD, StringToken
 
 if TYPE_CHECKING:
-    from emulator.http.openapi import Operation
+    from collections.abc import Iterable, Mapping
+
+    from emulator.config import Settings
+    from emulator.gateways.catalog import Catalog
+    from emulator.payments.services import Operation
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
+
+
+class Interface(Protocol):
+    """The published document in use, as far as preloading goes."""
+
+    def by_id(self) -> Mapping[str, Operation]: ...
+
+
+class Target(Protocol):
+    """What is preloaded, and what checks it (the runtime, which calls :func:`apply`)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    @property
+    def api(self) -> Interface: ...
+
+    @property
+    def tenants(self) -> Iterable[Tenant]: ...
+
 
 ACCOUNT_OPERATION = "PaymentGatewayAccountSet"
 SESSION_OPERATION = "StartSession"
 
 
-def apply(runtime: Runtime) -> None:
+def apply(runtime: Target) -> None:
     """Preload every configured key; raises :class:`ConfigError` naming the first problem."""
     for tenant in runtime.tenants:
         apply_to(runtime, tenant)
 
 
-def apply_to(runtime: Runtime, tenant: Tenant) -> None:
+def apply_to(runtime: Target, tenant: Tenant) -> None:
     """Preload one tenant (at start and again after ``POST /_emulator/reset``)."""
     preload = runtime.settings.preload.get(tenant.key)
     if not preload:
@@ -46,7 +72,7 @@ def apply_to(runtime: Runtime, tenant: Tenant) -> None:
         _session(tenant, operations.get(SESSION_OPERATION), item, f"{where}.sessions[{index}]")
 
 
-def _account(runtime: Runtime, tenant: Tenant, operation: Operation | None, item: dict[str, Any], where: str) -> None:
+def _account(runtime: Target, tenant: Tenant, operation: Operation | None, item: dict[str, Any], where: str) -> None:
     body = {key: value for key, value in item.items() if key != "name"}
     name = item.get("name")
     if not isinstance(name, str) or not name:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.config import KeySpec, Settings
+from emulator.config import KeySpec, Limits, Settings
 from emulator.errors import ApiError
 from emulator.payments import ledger, vault
-from emulator.payments.limits import Limits
 from emulator.payments.tenants import Tenant
 from emulator.scenarios.ruleset import RuleSet
 from tests.test_ledger import add

@@ -8,35 +8,41 @@ gateway's vocabulary: its reference format, native result codes, authorization-c
 token formats, and a ``customGatewayResponse`` rendered from its template.
 
 Every id and code comes from the tenant's random source, every time from its clock, so a
-seeded run is byte-identical.
+seeded run is byte-identical. What an attempt sends (:class:`AttemptInput`) and how the
+gateway words its answer (:func:`speak`) are :mod:`emulator.gateways.answers`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from emulator.gateways import checks, payloads
-from emulator.gateways.catalog import GatewaySpec, ReferenceFormat
-from emulator.gateways.memo import IdentityMemo
-from emulator.gateways.templates import Template, compiled
-from emulator.payments import cards
-from emulator.payments.clock import isoformat
-from emulator.payments.model import Card, Money, OperationResult
+from emulator.gateways import checks
+from emulator.gateways.answers import AttemptInput, GatewayAccount, mint, new_reference, speak
+from emulator.gateways.catalog import GatewaySpec
+from emulator.payments.model import OperationResult
+from emulator.scenarios import Attempt
 from emulator.vocabulary import DEFAULT_REJECT_REASON, SUCCESSFUL, Fault, Operation, RejectReason, ResultCode
 
 if TYPE_CHECKING:
+    from emulator.payments.services import Services
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
-    from emulator.scenarios import Attempt, Outcome
+    from emulator.scenarios import Outcome
 
-# Operations whose successful answer carries an authorization code.
-AUTHORIZING = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.CAPTURE, Operation.STATUS})
+__all__ = [  # GatewayAccount, AttemptInput and speak live in emulator.gateways.answers
+    "AttemptInput",
+    "AttemptResult",
+    "GatewayAccount",
+    "attempt",
+    "decide",
+    "new_reference",
+    "requirement_failure",
+    "speak",
+]
+
 # Requirements apply to the operations whose request carries the field.
 NEEDS_CLIENT_IP = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.TOKENIZE})
 NEEDS_ORDER_DESC = frozenset({Operation.CHARGE, Operation.PRE_AUTH})
@@ -54,37 +60,6 @@ _SUCCESS_TEXT = {
 }
 # (result code, catalog code key, description) of a gateway that refuses an attempt
 Refused = tuple[ResultCode, str, str]
-
-
-@dataclass(slots=True, unsafe_hash=True)
-class GatewayAccount:
-    """The gateway and credentials one attempt uses. ``name`` is the stored account's name,
-    None for inline credentials; ``certificate`` the client certificate named for it."""
-
-    gateway: GatewaySpec
-    name: str | None
-    credentials: dict[str, str | None]
-    certificate: str | None = None
-
-
-@dataclass(slots=True, unsafe_hash=True)
-class AttemptInput:
-    """What one attempt sends to the gateway (card data already resolved)."""
-
-    operation: Operation
-    money: Money
-    card: Card | None = None  # resolved: digits, after @token / userToken resolution
-    my_ref: str | None = None
-    order_desc: str | None = None
-    client_ip: str | None = None
-    network_token_brand: str | None = None
-    generate_token: bool = False
-    token_problem: str | None = None  # why the gateway refuses the userToken, if it does
-    number: int = 1  # 1 = primary, 2 = first fallback, ...
-
-    @property
-    def card_number(self) -> str | None:
-        return self.card.number if self.card else None
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -106,20 +81,6 @@ class AttemptResult:
     @property
     def reference(self) -> str | None:
         return self.result.gateway_reference
-
-
-def mint(tenant: Tenant, fmt: ReferenceFormat, operation: str, *, secret: bool = False) -> str:
-    """A reference or code in the gateway's format; ``secret`` for a token that stands for a card."""
-    draw = tenant.random_string if secret else tenant.random_id
-    return fmt.prefix_for(operation) + draw(fmt.length, fmt.alphabet)
-
-
-def new_reference(tenant: Tenant, spec: GatewaySpec, operation: str) -> str:
-    """A gateway reference in the gateway's format, unique within the tenant."""
-    reference = mint(tenant, spec.reference, operation)
-    while reference in tenant.ledger:
-        reference = mint(tenant, spec.reference, operation)
-    return reference
 
 
 def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused | None:
@@ -165,20 +126,13 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused 
     return None
 
 
-@cache
-def _attempt_type() -> type[Attempt]:
-    from emulator.scenarios import Attempt  # the scenarios import the gateways: found at first use
-
-    return Attempt
-
-
-def decide(runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
+def decide(runtime: Services, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
     """The scenario outcome for this attempt. Mock gateways (``always``) heed only rules
     that name their gateway or account."""
     mock = account.gateway.always is not None
     if not runtime.scenarios.may_match(tenant, mock):
         return None  # no rule to ask
-    attempt = _attempt_type()(
+    attempt = Attempt(
         card_number=item.card_number,
         amount=float(item.money.amount),
         currency=item.money.currency,
@@ -190,7 +144,7 @@ def decide(runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: Atte
     return runtime.scenarios.decide(tenant, attempt, mock=mock)
 
 
-async def attempt(runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> AttemptResult:
+async def attempt(runtime: Services, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> AttemptResult:
     """Run one attempt. The scenario's latency is awaited here; its fault is returned for
     the caller, who records (or not) before dropping the connection."""
     spec = account.gateway
@@ -296,156 +250,3 @@ def _render(
         gateway_code=outcome.gateway_result_code if outcome else None,
         gateway_description=outcome.gateway_result_description if outcome else None,
     )
-
-
-class _Facts:
-    """What the template values of one answer are computed from (each only when used)."""
-
-    __slots__ = ("account", "approval", "code", "item", "reference", "tenant", "token")
-
-    def __init__(
-        self,
-        tenant: Tenant,
-        account: GatewayAccount,
-        item: AttemptInput,
-        code: ResultCode,
-        reference: str,
-        approval: str | None,
-        token: str | None,
-    ) -> None:
-        self.tenant, self.account, self.item, self.code = tenant, account, item, code
-        self.reference, self.approval, self.token = reference, approval, token
-
-
-def _brand(f: _Facts) -> str | None:
-    return (f.item.card.brand if f.item.card else None) or brand_of(f.item.card_number or "")
-
-
-# the values a gateway template may name (see the catalog's documentation)
-_VALUES: dict[str, Callable[[_Facts], object]] = {
-    "reference": lambda f: f.reference,
-    "amount": lambda f: f.item.money.to_json(),
-    "amountMinor": lambda f: f.item.money.minor_units(),
-    "currency": lambda f: f.item.money.currency,
-    "currencyLower": lambda f: f.item.money.currency.lower(),
-    "operation": lambda f: str(f.item.operation),
-    "authorizationCode": lambda f: f.approval,
-    "approved": lambda f: f.code == ResultCode.SUCCESS,
-    "cardBin": lambda f: (f.item.card_number or "")[:6] or None,
-    "cardLast4": lambda f: (f.item.card_number or "")[-4:] or None,
-    "cardBrand": _brand,
-    "created": lambda f: isoformat(f.tenant.now()),
-    "createdEpoch": lambda f: int(f.tenant.now().timestamp()),
-    "myRef": lambda f: f.item.my_ref,
-    "token": lambda f: f.token,
-    "account": lambda f: f.account.name,
-}
-_DESCRIBED = frozenset({*_VALUES, "gatewayResultCode"})
-_RESPONDED = _DESCRIBED | {"gatewayResultDescription"}
-
-
-def speak(
-    tenant: Tenant,
-    account: GatewayAccount,
-    item: AttemptInput,
-    code: ResultCode,
-    key: str,
-    reason: str | None,
-    text: str,
-    *,
-    reference: str,
-    approval: str | None = None,
-    token: str | None = None,
-    gateway_code: str | None = None,
-    gateway_description: str | None = None,
-) -> OperationResult:
-    """The OperationResult of ``code`` in the gateway's vocabulary: native code and
-    description for ``key`` (a result or reject reason) unless a scenario gave its own,
-    and the rendered ``customGatewayResponse``."""
-    spec = account.gateway
-    operation = item.operation
-    money = item.money
-    plan = _plan(spec, code, operation, reason, key, gateway_code, gateway_description)
-    values: dict[str, Any] = {"gatewayResultCode": plan.code}
-    if plan.values:
-        facts = _Facts(tenant, account, item, code, reference, approval, token)
-        for name, value in plan.values:
-            values[name] = value(facts)
-    values["gatewayResultDescription"] = plan.described.fill(values)
-    response = plan.response
-    return OperationResult(  # positional: in the field order
-        operation,
-        code,
-        money,
-        text,
-        approval if operation in AUTHORIZING else None,
-        response.fill(values) if response else None,
-        spec.name,
-        reference,
-        values["gatewayResultCode"],
-        values["gatewayResultDescription"],
-        None,  # gatewayResultSubCode
-        None,  # gatewayResultSubDescription
-        token,
-        reason if code == ResultCode.REJECTED else None,
-    )
-
-
-class _Plan:
-    """How one case of a gateway is spoken (see :func:`_plan`)."""
-
-    __slots__ = ("code", "described", "response", "values")
-
-    def __init__(
-        self, code: Any, described: Template, response: Template | None, values: tuple[tuple[str, Any], ...]
-    ) -> None:
-        self.code = code  # gatewayResultCode
-        self.described = described  # gatewayResultDescription
-        self.response = response  # customGatewayResponse, when the gateway has one
-        self.values = values  # (name, how to compute it) of each other value the two read
-
-
-_PLANS: IdentityMemo[_Plan] = IdentityMemo()
-
-
-def _plan(
-    spec: GatewaySpec,
-    code: ResultCode,
-    operation: Operation,
-    reason: str | None,
-    key: str,
-    gateway_code: str | None,
-    gateway_description: str | None,
-) -> _Plan:
-    """The native code, the compiled description and answer templates, and the values
-    they read, for ``key`` of ``code`` at ``spec``: made once per gateway and case (a
-    scenario's own code or description is planned afresh)."""
-    if gateway_code is None and gateway_description is None:
-        return _PLANS.get(
-            (id(spec), code, operation, reason, key), spec, _made_plan, spec, code, operation, reason, key
-        )
-    return _made_plan(spec, code, operation, reason, key, gateway_code, gateway_description)
-
-
-def _made_plan(
-    spec: GatewaySpec,
-    code: ResultCode,
-    operation: Operation,
-    reason: str | None,
-    key: str,
-    gateway_code: str | None = None,
-    gateway_description: str | None = None,
-) -> _Plan:
-    native = spec.code_for(key)
-    described = compiled(gateway_description if gateway_description is not None else native.description, _DESCRIBED)
-    response = compiled(payloads.template(spec, code, operation, reason), _RESPONDED) if spec.response else None
-    names = (described.names | response.names) if response else described.names
-    values = tuple((name, _VALUES[name]) for name in sorted(names) if name in _VALUES)
-    return _Plan(gateway_code if gateway_code is not None else native.code, described, response, values)
-
-
-def brand_of(number: str) -> str | None:
-    """The card brand (a Payments.CardTypes value) from the BIN table, None if unknown."""
-    if not number or not (number.isascii() and number.isdigit()):  # a mistyped number reaches the gateway
-        return None
-    return cards.default_table().brand_name(number)

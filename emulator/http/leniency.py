@@ -21,8 +21,9 @@ import math
 from typing import Any
 from urllib.parse import quote
 
+from emulator.errors import field_path
 from emulator.http import errors
-from emulator.http.validation import Compiled, field_path
+from emulator.http.validation import Compiled
 
 WARNINGS_HEADER = "X-Payemu-Warnings"
 # Older names the service still binds: old name → current property of the same object.

@@ -42,8 +42,8 @@ from emulator.vocabulary import (
 )
 
 if TYPE_CHECKING:
+    from emulator.payments.services import Services
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
 
 
 @dataclass(slots=True)
@@ -65,7 +65,7 @@ def answer(result: OperationResult, attempts: list[AttemptRecord] | None = None,
 
 
 async def process(
-    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+    runtime: Services, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
 ) -> Outcome:
     """Run one payment operation for ``tenant``. ``call_attempts`` receives each attempt
     as it is made (so the journal has them even when a fault closes the connection)."""
@@ -80,12 +80,12 @@ async def process(
 
 
 # -- currency, card -----------------------------------------------------------------------
-def currencies(runtime: Runtime) -> frozenset[str]:
+def currencies(runtime: Services) -> frozenset[str]:
     """The Payments.CurrencyCode values of the schema in use."""
     return runtime.currencies
 
 
-def currency_of(runtime: Runtime, value: str) -> str:
+def currency_of(runtime: Services, value: str) -> str:
     known = currencies(runtime)
     if value in known:
         return value
@@ -95,7 +95,7 @@ def currency_of(runtime: Runtime, value: str) -> str:
     return code
 
 
-def money_of(runtime: Runtime, request: PaymentRequest) -> Money:
+def money_of(runtime: Services, request: PaymentRequest) -> Money:
     """The request's amount in its (checked) currency."""
     if request.amount is None or request.currency is None:
         raise errors.invalid("amount", "The Amount and Currency fields are required.")
@@ -134,7 +134,7 @@ def refused(operation: Operation, money: Money, refusal: rules.Refusal) -> Outco
 
 # -- charge, authorize, tokenize ------------------------------------------------------------
 async def _pay(
-    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+    runtime: Services, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
 ) -> Outcome:
     operation = request.operation
     chain = [primary_account(runtime, tenant, request)]
@@ -175,7 +175,7 @@ async def _pay(
 
 
 async def _attempt(
-    runtime: Runtime,
+    runtime: Services,
     tenant: Tenant,
     account: GatewayAccount,
     item: AttemptInput,
@@ -205,7 +205,7 @@ async def _attempt(
 
 # -- capture, void, refund ------------------------------------------------------------------
 async def _follow_up(
-    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+    runtime: Services, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
 ) -> Outcome:
     operation = request.operation
     account = primary_account(runtime, tenant, request)
@@ -246,7 +246,7 @@ def _not_found(reference: str) -> rules.Refusal:
 
 # -- status -------------------------------------------------------------------------------
 async def _status(
-    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+    runtime: Services, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
 ) -> Outcome:
     account = primary_account(runtime, tenant, request)
     reference, my_ref = request.ref_trans_id, request.my_ref
@@ -294,7 +294,7 @@ async def _status(
 
 
 async def _status_lookup(
-    runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: AttemptInput
+    runtime: Services, tenant: Tenant, account: GatewayAccount, item: AttemptInput
 ) -> OperationResult | None:
     """Ask the gateway (its requirements, then any scenario rule for Status): None when
     it answers, else the failed OperationResult. A fault closes the connection."""

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emulator import errors
-from emulator.gateways.simulator import brand_of
 from emulator.payments import engine, vault
+from emulator.payments.cards import brand_of
 from emulator.payments.ewallet import results
 from emulator.payments.ewallet.results import CardView
 from emulator.payments.ewallet.sessions import ENGINE_OPERATION, Session, SessionResult
@@ -25,8 +25,8 @@ from emulator.payments.model import AccountRef, AttemptRecord, Card, DropConnect
 from emulator.vocabulary import SUCCESSFUL, Operation
 
 if TYPE_CHECKING:
+    from emulator.payments.services import Services
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
 
 RESULT_ID_LENGTH = 24
 UNSPECIFIED_BRAND = "Unspecified"
@@ -71,9 +71,9 @@ def brand(number: str) -> str:
     return brand_of(number) or UNSPECIFIED_BRAND
 
 
-def read_choice(runtime: Runtime, session: Session, body: Any) -> dict[str, Any]:
+def read_choice(runtime: Services, session: Session, body: Any) -> dict[str, Any]:
     """The validated choice of the page, or a 400 naming the fields to fix."""
-    compiled = runtime.api.compiler.compile(CHOICE_SCHEMA)
+    compiled = runtime.compiler.compile(CHOICE_SCHEMA)
     if not compiled.is_valid(body):
         problems = compiled.errors(body)
         raise errors.invalid_many(
@@ -175,7 +175,7 @@ def engine_request(session: Session, card: Card, client_ip: str | None) -> Payme
 
 
 async def pay(
-    runtime: Runtime,
+    runtime: Services,
     tenant: Tenant,
     session: Session,
     body: Any,
