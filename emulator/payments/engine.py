@@ -32,7 +32,6 @@ from emulator.payments.failover import fallback_accounts, falls_over, primary_ac
 from emulator.payments.model import AttemptRecord, Card, DropConnection, Money, OperationResult, PaymentRequest
 from emulator.vocabulary import (
     FOLLOW_UPS,
-    HTTP_STATUS,
     PAYMENTS,
     SUCCESSFUL,
     Fault,
@@ -46,22 +45,24 @@ if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant
 
 
+LOOKUP_FAILED = "failed"  # a status lookup the gateway did not answer: its failed attempt
+LOOKUP_FOUND = "found"  # a status lookup answered with the ledger's state of the transaction
+
+
 @dataclass(slots=True)
 class Outcome:
-    """The answer to one payment request: the final result, its HTTP status and headers,
-    and every attempt made."""
+    """The answer to one payment request: the final result and every attempt made.
+    ``lookup`` tells a status lookup's answer (:data:`LOOKUP_FAILED`, :data:`LOOKUP_FOUND`)
+    from an operation's; the HTTP status and headers are the edge's to decide
+    (:func:`emulator.http.api.payments.status_of`)."""
 
     result: OperationResult
-    status: int
-    headers: dict[str, str] = field(default_factory=dict)
     attempts: list[AttemptRecord] = field(default_factory=list)
+    lookup: str | None = None
 
 
-def answer(result: OperationResult, attempts: list[AttemptRecord] | None = None, status: int | None = None) -> Outcome:
-    code = result.code
-    retry = code == ResultCode.TEMPORARY_FAILURE and (status or 503) == 503
-    headers = {"Retry-After": "1"} if retry else {}
-    return Outcome(result, status or HTTP_STATUS[code], headers, attempts or [])
+def answer(result: OperationResult, attempts: list[AttemptRecord] | None = None, lookup: str | None = None) -> Outcome:
+    return Outcome(result, attempts or [], lookup)
 
 
 async def process(
@@ -274,8 +275,7 @@ async def _status(
     failed = await _status_lookup(runtime, tenant, account, item)
     if failed is not None:
         call_attempts.append(attempt_record(tenant, account, 1, failed))
-        rejected = failed.code in (ResultCode.REJECTED, ResultCode.NOT_IMPLEMENTED)
-        return answer(failed, status=409 if rejected else 500)
+        return answer(failed, lookup=LOOKUP_FAILED)
     state = tx.state(now)
     code, reason = tx.result_code, tx.reject_reason
     result = simulator.speak(
@@ -290,7 +290,7 @@ async def _status(
         approval=tx.authorization_code,
     )
     call_attempts.append(attempt_record(tenant, account, 1, result))
-    return answer(result, status=200 if code in SUCCESSFUL else 409)
+    return answer(result, lookup=LOOKUP_FOUND)
 
 
 async def _status_lookup(
