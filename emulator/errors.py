@@ -1,9 +1,13 @@
-"""The one place error bodies are built.
+"""The one place error bodies are built, and the bottom floor of the package (it imports
+nothing of payemu), so the domain raises the same errors the edge answers.
 
-Every error payemu answers (400, 401, 404, 405, 409 from validation, 413, 415, 500, 507) is a
-JSON array of ``{fieldName, errors}`` entries, one entry per field. Handlers and the
-request pipeline raise :class:`ApiError`; the pipeline turns it into a response with
-:func:`error_body`.
+Every error payemu answers (400, 401, 404, 405, 409, 410, 413, 415, 500, 503, 507) is a
+JSON array of ``{fieldName, errors}`` entries, one entry per field. The domain raises them
+by kind (:func:`invalid`, :func:`not_found`, :func:`conflict`, :func:`gone`,
+:func:`unavailable`, :func:`limit_reached`), never by number: each kind's status is
+decided here. Handlers and the request pipeline raise :class:`ApiError`; the pipeline
+turns it into a response with :func:`error_body`. :func:`field_path` names a place in a
+JSON document the one way every message does.
 """
 
 from __future__ import annotations
@@ -94,6 +98,21 @@ def method_not_allowed(method: str, allowed: Iterable[str]) -> ApiError:
         [("method", [f"Method {method} is not allowed here; allowed: {', '.join(allowed)}."])],
         headers={"Allow": ", ".join(allowed)},
     )
+
+
+def conflict(field: str | None, message: str) -> ApiError:
+    """409: the request is well formed but the state of what it names refuses it."""
+    return ApiError(409, [(field, [message])])
+
+
+def gone(field: str | None, message: str) -> ApiError:
+    """410: what the request names existed and is no longer usable (an expired session)."""
+    return ApiError(410, [(field, [message])])
+
+
+def unavailable(message: str) -> ApiError:
+    """503: a service payemu stands in for did not answer."""
+    return ApiError(503, [(None, [message])])
 
 
 def too_large(limit: int) -> ApiError:

@@ -100,7 +100,7 @@ def _session(tenant: Tenant, operation: Operation | None, item: dict[str, Any], 
     body = _checked(operation, item["request"], f"{where}.request")
     problems = sessions.check_request(tenant, body)
     if problems:
-        raise ConfigError(_describe(f"{where}.request", errors.ApiError(400, problems)))
+        raise ConfigError(_describe(f"{where}.request", errors.invalid_many(problems)))
     now = tenant.now()
     request = dict(body)
     if request.get("countryCode"):
@@ -114,7 +114,7 @@ def _checked(operation: Operation | None, body: dict[str, Any], where: str) -> d
         raise ConfigError(f"{where}: the interface document in use has no such operation")
     problems = operation.body.errors(body, root=None)
     if problems:
-        raise ConfigError(_describe(where, errors.ApiError(400, problems)))
+        raise ConfigError(_describe(where, errors.invalid_many(problems)))
     normalized: dict[str, Any] = operation.body.normalize(body)
     return normalized
 

@@ -13,6 +13,7 @@ it does on ``/PaymentGateway/charge`` (tokenize included).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from emulator import errors
@@ -69,6 +70,15 @@ class Paid:
 def brand(number: str) -> str:
     """The brand of a card number (a Payments.CardTypes value), or ``Unspecified``."""
     return brand_of(number) or UNSPECIFIED_BRAND
+
+
+def require_payable(session: Session, now: datetime) -> None:
+    """Refuse a session that is paid (409) or expired (410)."""
+    state = session.state(now)
+    if state == "paid":
+        raise errors.conflict("sessionToken", "This session has already been paid.")
+    if state == "expired":
+        raise errors.gone("sessionToken", "This session has expired; ask the merchant for a new one.")
 
 
 def read_choice(runtime: Services, session: Session, body: Any) -> dict[str, Any]:
@@ -183,13 +193,9 @@ async def pay(
     attempts_log: list[AttemptRecord],
 ) -> Paid:
     """Run the session's operation for the customer's choice; store and sign the result."""
-    state = session.state(tenant.now())
-    if state == "paid":
-        raise errors.ApiError(409, [("sessionToken", ["This session has already been paid."])])
-    if state == "expired":
-        raise errors.ApiError(410, [("sessionToken", ["This session has expired; ask the merchant for a new one."])])
+    require_payable(session, tenant.now())
     if session.busy:
-        raise errors.ApiError(409, [("sessionToken", ["A payment of this session is already running."])])
+        raise errors.conflict("sessionToken", "A payment of this session is already running.")
     choice = read_choice(runtime, session, body)
     card, view = card_of(tenant, session, choice)
     request = engine_request(session, card, client_ip)
@@ -197,8 +203,8 @@ async def pay(
     try:
         outcome = await engine.process(runtime, tenant, request, attempts_log)
     except DropConnection as exc:
-        raise errors.ApiError(
-            503, [(None, [f"The payment service did not answer ({exc.reason}); check the dashboard before retrying."])]
+        raise errors.unavailable(
+            f"The payment service did not answer ({exc.reason}); check the dashboard before retrying."
         ) from None
     finally:
         session.busy = False
