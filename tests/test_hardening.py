@@ -24,6 +24,7 @@ from emulator.cli import banner
 from emulator.config import LIMIT_KEYS, KeySpec, Limits, Settings
 from emulator.http.app import create_app
 from emulator.testing import PayemuServer
+from tests.conftest import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests" / "cases" / "hostile.yaml").read_text())["cases"]
@@ -38,12 +39,7 @@ CARD = {"cardHolderName": "A B", "cardNumber": "4242424242424242", "expirationMo
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PayemuServer]:
-    settings = Settings(log_level="warning", keys=KEYS, limits=LIMITS, request_timeout_seconds=1.5)
-    running = PayemuServer.start(settings)
-    yield running
-    running.stop()
-    assert running.app is not None
-    assert not running.app.state.runtime.violations
+    yield from serving(Settings(log_level="warning", keys=KEYS, limits=LIMITS, request_timeout_seconds=1.5))
 
 
 def healthy(base_url: str) -> dict[str, Any]:

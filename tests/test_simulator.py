@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from emulator.config import KeySpec, Settings
 from emulator.gateways.catalog import ALPHABETS, load_catalog
 from emulator.gateways.simulator import AttemptInput, GatewayAccount, attempt, requirement_failure
 from emulator.gateways.templates import render
@@ -21,6 +20,7 @@ from emulator.payments.model import Card, Money, OperationResult
 from emulator.payments.tenants import Tenant
 from emulator.scenarios import Attempt, Outcome
 from emulator.vocabulary import Operation, ResultCode
+from tests.conftest import bare_tenant
 
 CATALOG = load_catalog()
 CARD = "4111111111111111"
@@ -56,10 +56,6 @@ class FakeBook:
         return self.outcome
 
 
-def tenant(seed: int | None = 7) -> Tenant:
-    return Tenant(KeySpec("k", "merchant", 1, True), Settings(), seed)
-
-
 def account(gateway: str, **overrides: Any) -> GatewayAccount:
     spec = CATALOG.get(gateway)
     assert spec is not None
@@ -87,7 +83,7 @@ def run(
 ) -> tuple[dict[str, Any], FakeBook]:
     book = FakeBook(outcome)
     runtime = SimpleNamespace(scenarios=book)
-    done = asyncio.run(attempt(runtime, who or tenant(), account(gateway), item(operation, **overrides)))  # type: ignore[arg-type]
+    done = asyncio.run(attempt(runtime, who or bare_tenant(seed=7), account(gateway), item(operation, **overrides)))  # type: ignore[arg-type]
     return done.result.to_json(), book
 
 
@@ -175,7 +171,7 @@ def test_missing_credential_fails_authentication_naming_the_key_not_values() -> 
     assert "main" in text
     assert "very-secret-value" not in text
     book = FakeBook()
-    result = asyncio.run(attempt(SimpleNamespace(scenarios=book), tenant(), stripe, item())).result.to_json()  # type: ignore[arg-type]
+    result = asyncio.run(attempt(SimpleNamespace(scenarios=book), bare_tenant(seed=7), stripe, item())).result.to_json()  # type: ignore[arg-type]
     assert result["gatewayResultCode"] == "401"  # Adyen's AuthenticationFailed code
     assert result["rejectReasonCode"] is None
     assert result["authorizationCode"] is None
@@ -299,15 +295,15 @@ def test_the_attempt_is_what_scenarios_match_on() -> None:
 
 
 def test_seeded_attempts_are_identical() -> None:
-    first, _ = run("Worldpay", who=tenant(5))
-    again, _ = run("Worldpay", who=tenant(5))
-    other, _ = run("Worldpay", who=tenant(6))
+    first, _ = run("Worldpay", who=bare_tenant(seed=5))
+    again, _ = run("Worldpay", who=bare_tenant(seed=5))
+    other, _ = run("Worldpay", who=bare_tenant(seed=6))
     assert first == again
     assert first["gatewayReference"] != other["gatewayReference"]
 
 
 def test_references_are_unique_per_attempt() -> None:
-    who = tenant()
+    who = bare_tenant(seed=7)
     seen = set()
     for _ in range(50):
         result, _ = run("NULLSuccess", who=who)
