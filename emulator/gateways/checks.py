@@ -23,9 +23,8 @@ from emulator.payments.cards import brand_of, luhn_valid
 from emulator.vocabulary import Operation, RejectReason
 
 if TYPE_CHECKING:
-    from emulator.payments.services import Services
     from emulator.payments.tenants import Tenant
-    from emulator.scenarios import Outcome
+    from emulator.scenarios import Outcome, ScenarioBook
 
 DEFAULT_CARD_OPERATIONS = (Operation.CHARGE, Operation.PRE_AUTH, Operation.TOKENIZE)
 DEFAULT_AMOUNT_OPERATIONS = (Operation.CHARGE, Operation.PRE_AUTH, Operation.CAPTURE, Operation.REFUND)
@@ -115,12 +114,12 @@ def card_problem(
 
 
 def for_attempt(
-    runtime: Services, tenant: Tenant, gateway: GatewaySpec, item: AttemptInput, outcome: Outcome | None
+    book: ScenarioBook, tenant: Tenant, gateway: GatewaySpec, item: AttemptInput, outcome: Outcome | None
 ) -> CheckFailure | None:
     """:func:`card_problem` for one simulator attempt (its resolved card), at the tenant's
     clock. None without asking when the gateway checks no cards (the mock gateways) or a
     user's rule decided the attempt (:func:`rule_wins`): the cheapest questions first."""
-    if not gateway.checks_cards or rule_wins(runtime, tenant, outcome):
+    if not gateway.checks_cards or rule_wins(book, tenant, outcome):
         return None
     card = item.card
     number = card.number if card else None
@@ -138,14 +137,14 @@ def for_attempt(
     )
 
 
-def rule_wins(runtime: Services, tenant: Tenant, outcome: Outcome | None) -> bool:
+def rule_wins(book: ScenarioBook, tenant: Tenant, outcome: Outcome | None) -> bool:
     """True when a scenario rule of the user (a file of theirs or one added at run time)
     decided the attempt: it wins over the gateway's checks. The built-in test cards do
     not: a test card with an expired date is declined as expired."""
     if outcome is None:
         return False
-    builtin = runtime.scenarios.builtin
-    for rule in runtime.scenarios.rules(tenant):
+    builtin = book.builtin
+    for rule in book.rules(tenant):
         if rule.name == outcome.rule:
             return builtin is None or _resolved(rule.source) != builtin
     return True

@@ -3,9 +3,10 @@
 Everything a gateway does differently is data in ``catalog.yaml``; this module only reads
 it. An attempt goes: the gateway's own requirements (operations it lacks, network tokens,
 credentials, client certificate, ``clientIPAddress``, ``orderDesc``, ``myRef`` length)
-→ the scenario outcome (``runtime.scenarios.decide``) → an OperationResult spoken in the
-gateway's vocabulary: its reference format, native result codes, authorization-code and
-token formats, and a ``customGatewayResponse`` rendered from its template.
+→ the scenario outcome (``ScenarioBook.decide``: the simulator is given the book in force)
+→ an OperationResult spoken in the gateway's vocabulary: its reference format, native
+result codes, authorization-code and token formats, and a ``customGatewayResponse``
+rendered from its template.
 
 Every id and code comes from the tenant's random source, every time from its clock, so a
 seeded run is byte-identical. What an attempt sends (:class:`AttemptInput`) and how the
@@ -28,9 +29,8 @@ from emulator.scenarios import Attempt
 from emulator.vocabulary import DEFAULT_REJECT_REASON, SUCCESSFUL, Fault, Operation, RejectReason, ResultCode
 
 if TYPE_CHECKING:
-    from emulator.payments.services import Services
     from emulator.payments.tenants import Tenant
-    from emulator.scenarios import Outcome
+    from emulator.scenarios import Outcome, ScenarioBook
 
 __all__ = [  # GatewayAccount, AttemptInput and speak live in emulator.gateways.answers
     "AttemptInput",
@@ -126,11 +126,11 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused 
     return None
 
 
-def decide(runtime: Services, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
+def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
     """The scenario outcome for this attempt. Mock gateways (``always``) heed only rules
     that name their gateway or account."""
     mock = account.gateway.always is not None
-    if not runtime.scenarios.may_match(tenant, mock):
+    if not book.may_match(tenant, mock):
         return None  # no rule to ask
     attempt = Attempt(
         card_number=item.card_number,
@@ -141,10 +141,10 @@ def decide(runtime: Services, tenant: Tenant, account: GatewayAccount, item: Att
         account=account.name,
         attempt=item.number,
     )
-    return runtime.scenarios.decide(tenant, attempt, mock=mock)
+    return book.decide(tenant, attempt, mock=mock)
 
 
-async def attempt(runtime: Services, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> AttemptResult:
+async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> AttemptResult:
     """Run one attempt. The scenario's latency is awaited here; its fault is returned for
     the caller, who records (or not) before dropping the connection."""
     spec = account.gateway
@@ -159,9 +159,9 @@ async def attempt(runtime: Services, tenant: Tenant, account: GatewayAccount, it
         code, reason, text = ResultCode.REJECTED, RejectReason.INVALID_CARD_NUMBER, item.token_problem
         key = reason
     else:
-        outcome = decide(runtime, tenant, account, item)
+        outcome = decide(book, tenant, account, item)
         # A user's rule beats the gateway's own card checks; otherwise they come first.
-        failure = checks.for_attempt(runtime, tenant, spec, item, outcome)
+        failure = checks.for_attempt(book, tenant, spec, item, outcome)
         if failure is not None:
             outcome = None  # the gateway declined before any issuer was asked (no delay, no fault)
             code, reason, text = ResultCode.REJECTED, failure.reason, failure.description

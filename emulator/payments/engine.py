@@ -186,7 +186,7 @@ async def _attempt(
 ) -> AttemptResult:
     """One gateway attempt, recorded in the ledger — unless the scenario resets the
     connection first, in which case nothing reached the gateway's books."""
-    result = await simulator.attempt(runtime, tenant, account, item)
+    result = await simulator.attempt(runtime.scenarios, tenant, account, item)
     if result.fault == Fault.RESET:
         raise DropConnection(Fault.RESET)
     result.at = ledger.record(
@@ -300,7 +300,7 @@ async def _status_lookup(
     it answers, else the failed OperationResult. A fault closes the connection."""
     refused_at = simulator.requirement_failure(account, item)
     if refused_at is None:
-        outcome = simulator.decide(runtime, tenant, account, item)
+        outcome = simulator.decide(runtime.scenarios, tenant, account, item)
         if outcome is None:
             return None
         if outcome.delay_ms > 0:
