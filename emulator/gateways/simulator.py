@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from emulator.gateways import checks
 from emulator.gateways.answers import AttemptInput, GatewayAccount, mint, new_reference, speak
 from emulator.gateways.catalog import GatewaySpec
-from emulator.payments.model import OperationResult
+from emulator.payments.model import DropConnection, OperationResult
 from emulator.scenarios import Attempt
 from emulator.vocabulary import DEFAULT_REJECT_REASON, SUCCESSFUL, Fault, Operation, RejectReason, ResultCode
 
@@ -38,6 +38,7 @@ __all__ = [  # GatewayAccount, AttemptInput and speak live in emulator.gateways.
     "GatewayAccount",
     "attempt",
     "decide",
+    "lookup",
     "new_reference",
     "requirement_failure",
     "speak",
@@ -187,6 +188,33 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
         settles_to=outcome.settles_to if outcome and code == ResultCode.ACCEPTED else None,
         settle_after_seconds=outcome.settle_after_seconds if outcome and code == ResultCode.ACCEPTED else None,
         rule=outcome.rule if outcome else None,
+    )
+
+
+async def lookup(
+    book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput
+) -> OperationResult | None:
+    """A status lookup at the gateway (its requirements, then any scenario rule for
+    Status; no card checks): None when it answers, else the failed OperationResult.
+    A fault closes the connection (:class:`DropConnection`)."""
+    refused_at = requirement_failure(account, item)
+    if refused_at is None:
+        outcome = decide(book, tenant, account, item)
+        if outcome is None:
+            return None
+        if outcome.delay_ms > 0:
+            await asyncio.sleep(outcome.delay_ms / 1000)
+        if outcome.fault != Fault.NONE:
+            raise DropConnection(outcome.fault)
+        code = ResultCode(outcome.operation_result_code)
+        if code in SUCCESSFUL:
+            return None
+        reason = outcome.reject_reason_code if code == ResultCode.REJECTED else None
+        refused_at = (code, reason or code, f"The status lookup at {account.gateway.name} failed ({code}).")
+    code, key, description = refused_at
+    reference = new_reference(tenant, account.gateway, Operation.STATUS)
+    return speak(
+        tenant, account, item, code, key, key if code == ResultCode.REJECTED else None, description, reference=reference
     )
 
 

@@ -19,7 +19,6 @@ Scenario faults: ``reset`` closes the connection before anything is recorded;
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -33,7 +32,6 @@ from emulator.payments.model import AttemptRecord, Card, DropConnection, Money, 
 from emulator.vocabulary import (
     FOLLOW_UPS,
     PAYMENTS,
-    SUCCESSFUL,
     Fault,
     Operation,
     RejectReason,
@@ -272,7 +270,7 @@ async def _status(
         my_ref=tx.my_ref,
         network_token_brand=request.network_token_brand,
     )
-    failed = await _status_lookup(runtime, tenant, account, item)
+    failed = await simulator.lookup(runtime.scenarios, tenant, account, item)
     if failed is not None:
         call_attempts.append(attempt_record(tenant, account, 1, failed))
         return answer(failed, lookup=LOOKUP_FAILED)
@@ -291,29 +289,3 @@ async def _status(
     )
     call_attempts.append(attempt_record(tenant, account, 1, result))
     return answer(result, lookup=LOOKUP_FOUND)
-
-
-async def _status_lookup(
-    runtime: Services, tenant: Tenant, account: GatewayAccount, item: AttemptInput
-) -> OperationResult | None:
-    """Ask the gateway (its requirements, then any scenario rule for Status): None when
-    it answers, else the failed OperationResult. A fault closes the connection."""
-    refused_at = simulator.requirement_failure(account, item)
-    if refused_at is None:
-        outcome = simulator.decide(runtime.scenarios, tenant, account, item)
-        if outcome is None:
-            return None
-        if outcome.delay_ms > 0:
-            await asyncio.sleep(outcome.delay_ms / 1000)
-        if outcome.fault != Fault.NONE:
-            raise DropConnection(outcome.fault)
-        code = ResultCode(outcome.operation_result_code)
-        if code in SUCCESSFUL:
-            return None
-        reason = outcome.reject_reason_code if code == ResultCode.REJECTED else None
-        refused_at = (code, reason or code, f"The status lookup at {account.gateway.name} failed ({code}).")
-    code, key, description = refused_at
-    reference = simulator.new_reference(tenant, account.gateway, Operation.STATUS)
-    return simulator.speak(
-        tenant, account, item, code, key, key if code == ResultCode.REJECTED else None, description, reference=reference
-    )
