@@ -103,6 +103,19 @@ def test_the_import_contracts_are_kept(contract: str) -> None:
     assert "0 broken" in run.stdout
 
 
+def test_every_module_that_imports_payemu_is_on_a_floor() -> None:
+    layers = next(contract for contract in CONFIG["contracts"] if contract["type"] == "layers")
+    named = {name.strip() for floor in layers["layers"] for name in floor.replace("|", ":").split(":")}
+    graph = _graph()
+    off = [
+        module
+        for module in sorted(graph.modules)
+        if not any(module == name or module.startswith(f"{name}.") for name in named)
+        and graph.find_modules_directly_imported_by(module)
+    ]
+    assert off == []
+
+
 def test_no_module_is_over_400_lines() -> None:
     long = {
         str(path.relative_to(ROOT)): lines
