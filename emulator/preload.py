@@ -21,14 +21,14 @@ if TYPE_CHECKING:
 
     from emulator.config import Settings
     from emulator.gateways.catalog import Catalog
-    from emulator.payments.services import Operation
+    from emulator.payments.services import DocumentedOperation
     from emulator.payments.tenants import Tenant
 
 
 class Interface(Protocol):
     """The published document in use, as far as preloading goes."""
 
-    def by_id(self) -> Mapping[str, Operation]: ...
+    def by_id(self) -> Mapping[str, DocumentedOperation]: ...
 
 
 class Target(Protocol):
@@ -72,7 +72,9 @@ def apply_to(runtime: Target, tenant: Tenant) -> None:
         _session(tenant, operations.get(SESSION_OPERATION), item, f"{where}.sessions[{index}]")
 
 
-def _account(runtime: Target, tenant: Tenant, operation: Operation | None, item: dict[str, Any], where: str) -> None:
+def _account(
+    runtime: Target, tenant: Tenant, operation: DocumentedOperation | None, item: dict[str, Any], where: str
+) -> None:
     body = {key: value for key, value in item.items() if key != "name"}
     name = item.get("name")
     if not isinstance(name, str) or not name:
@@ -93,7 +95,7 @@ def _string_token(tenant: Tenant, item: dict[str, Any], where: str) -> None:
     tenant.vault.add(StringToken(token, payload, tenant.now()))
 
 
-def _session(tenant: Tenant, operation: Operation | None, item: dict[str, Any], where: str) -> None:
+def _session(tenant: Tenant, operation: DocumentedOperation | None, item: dict[str, Any], where: str) -> None:
     token = item["token"]
     if token in tenant.sessions:
         raise ConfigError(f"{where}.token: the session {token} is listed twice")
@@ -108,7 +110,7 @@ def _session(tenant: Tenant, operation: Operation | None, item: dict[str, Any], 
     tenant.sessions.add(sessions.Session(token, request, now, now + sessions.SESSION_LIFETIME))
 
 
-def _checked(operation: Operation | None, body: dict[str, Any], where: str) -> dict[str, Any]:
+def _checked(operation: DocumentedOperation | None, body: dict[str, Any], where: str) -> dict[str, Any]:
     """``body`` checked against the request schema of ``operation`` and normalized like a request."""
     if operation is None or operation.body is None:
         raise ConfigError(f"{where}: the interface document in use has no such operation")

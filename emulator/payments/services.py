@@ -65,7 +65,7 @@ class Services(Protocol):
     def compiler(self) -> Compiler: ...
 
 
-class Operation(Protocol):
+class DocumentedOperation(Protocol):
     """A documented operation, as far as checking a body goes (:class:`emulator.http.openapi.Operation`)."""
 
     @property
