@@ -136,7 +136,7 @@ class CardTable:
         self._brands_seen: dict[str, str | None] = {}  # prefix → brand name (brand_name)
         self._key_digits = max([MAX_BIN, *(span.digits for span in spans)])
 
-    def brand_of(self, number: str) -> Brand | None:
+    def brand_by_range(self, number: str) -> Brand | None:
         """The brand whose IIN range is the longest prefix of ``number``."""
         for span in self._spans:
             head = number[: span.digits]
@@ -157,7 +157,7 @@ class CardTable:
         (``whole_card``) the reported ``bin`` is the known BIN that matched, else the
         first six digits; otherwise it is ``number`` as given."""
         row = self.row_of(number)
-        brand = self.brands.get(row.brand) if row and row.brand else self.brand_of(number)
+        brand = self.brands.get(row.brand) if row and row.brand else self.brand_by_range(number)
         if whole_card:
             return IinInfo(row.bin if row else number[:MIN_BIN], brand, row)
         return IinInfo(number, brand, row)
@@ -242,7 +242,7 @@ def _span(path: Path, brand: Brand, text: str) -> _Span:
 
 def _row(path: Path, table: CardTable, item: dict[str, Any]) -> BinRow:
     bin_ = item["bin"]
-    known = table.brand_of(bin_)
+    known = table.brand_by_range(bin_)
     brand = item.get("brand") or (known.name if known else None)
     if brand is not None and brand not in table.brands:
         raise CardTableError(f"{path}: BIN {bin_}: unknown brand {brand}")
