@@ -9,6 +9,7 @@ from starlette.testclient import TestClient
 
 from emulator.errors import ApiError
 from emulator.gateways.catalog import load_catalog
+from emulator.http.api import accounts as api_accounts
 from emulator.payments import accounts
 from tests.conftest import LIVE, SANDBOX, bare_tenant
 
@@ -129,14 +130,14 @@ def test_output_models() -> None:
         "stripe1",
         {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk"}]},
     )
-    assert account.to_full() == {
+    assert api_accounts.full(account) == {
         "name": "stripe1",
-        "creationTime": account.to_brief()["creationTime"],
+        "creationTime": api_accounts.brief(account)["creationTime"],
         "paymentGatewayName": "Stripe",
         "credentials": [{"key": "SecretKey", "value": "sk"}],
     }
-    assert set(account.to_brief()) == {"name", "paymentGatewayName", "creationTime"}
-    assert account.to_brief()["creationTime"].endswith("Z")
+    assert set(api_accounts.brief(account)) == {"name", "paymentGatewayName", "creationTime"}
+    assert api_accounts.brief(account)["creationTime"].endswith("Z")
 
 
 # -- the HTTP API --------------------------------------------------------------------------

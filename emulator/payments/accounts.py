@@ -16,7 +16,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from emulator import errors
-from emulator.payments.clock import isoformat
 
 if TYPE_CHECKING:
     from emulator.gateways.catalog import Catalog, GatewaySpec
@@ -36,19 +35,6 @@ class StoredAccount:
 
     def credential_map(self) -> dict[str, str | None]:
         return dict(self.credentials)
-
-    def to_full(self) -> dict[str, Any]:
-        """``PaymentGatewayAccountFullOutputModel`` (with credential values)."""
-        return {
-            "name": self.name,
-            "creationTime": isoformat(self.creation_time),
-            "paymentGatewayName": self.gateway,
-            "credentials": [{"key": key, "value": value} for key, value in self.credentials],
-        }
-
-    def to_brief(self) -> dict[str, Any]:
-        """``PaymentGatewayAccountBriefOutputModel`` (no credentials)."""
-        return {"name": self.name, "paymentGatewayName": self.gateway, "creationTime": isoformat(self.creation_time)}
 
 
 class Accounts(Mapping[str, StoredAccount]):

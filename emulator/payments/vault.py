@@ -16,7 +16,6 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from emulator import errors
-from emulator.payments.clock import isoformat
 from emulator.payments.model import Card
 
 TOKEN_LENGTH = 32
@@ -38,14 +37,6 @@ class StringToken:
     token: str
     payload: str
     create_time: datetime
-
-    def to_meta(self) -> dict[str, Any]:
-        """``StringTokenMetaDataOutputModel``: the token without its contents."""
-        return {"token": self.token, "createTime": isoformat(self.create_time)}
-
-    def to_full(self) -> dict[str, Any]:
-        """``StringTokenOutputModel``: the token with its contents."""
-        return {"clearPayload": self.payload, **self.to_meta()}
 
     def __repr__(self) -> str:  # keep payloads out of tracebacks and debug output
         return f"StringToken(token={self.token!r}, payload=<{len(self.payload)} characters>)"
