@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from emulator import INTERFACE_VERSION, __version__
-from emulator.config import ConfigError, Settings, load_config_file
+from emulator.config import ConfigError, Settings, describe_limits, load_config_file
 from emulator.didyoumean import Parser, parse
 from emulator.scenarios import ScenarioError
 
@@ -254,7 +254,7 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
         label = "scenarios" if index == 0 else ""
         count = counts.get(str(path), 0)
         lines.append(f"  {label:<14} {path} ({count} rule{'' if count == 1 else 's'})")
-    lines.append(f"  limits         {describe_limits(settings)} (config file: limits)")
+    lines.append(f"  limits         {limits_text(settings)} (config file: limits)")
     if settings.state_path:
         lines.append(f"  state          {settings.state_path} (changes on disk within 1 s; docs/state.md)")
     if settings.seed is not None:
@@ -275,9 +275,8 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
     return "\n".join(lines)
 
 
-def describe_limits(settings: Settings) -> str:
+def limits_text(settings: Settings) -> str:
     """The memory limits as people read them: config key and value, sizes in KiB/MiB."""
-    from emulator.payments import limits
 
     def shown(key: str, value: object) -> str:
         if key.endswith("Bytes") or "Bytes" in key:
@@ -290,7 +289,7 @@ def describe_limits(settings: Settings) -> str:
             return f"{value:g} s"
         return str(value)
 
-    return ", ".join(f"{key} {shown(key, value)}" for key, value in limits.describe(settings.limits))
+    return ", ".join(f"{key} {shown(key, value)}" for key, value in describe_limits(settings.limits))
 
 
 def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False)) -> int:
@@ -384,7 +383,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in ("proxy", "verify"):  # emulator.proxy
             from emulator.proxy import commands as proxying
 
-            return proxying.run(args)
+            return proxying.run(args, settings_from)
         if args.command == "state":
             from emulator.state import migrate
 

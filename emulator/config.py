@@ -24,14 +24,16 @@ Config file (all keys optional)::
     journalSize: 1000             # requests kept per tenant, oldest dropped first
     scenarios: [path/to/rules.yaml]
     openapi: path/to/openapi.json
-    limits:                       # memory limits (emulator.payments.limits; 507 when one cannot make room)
+    limits:                       # memory limits (Limits below; 507 when one cannot make room)
       tenants: 1000               # created at run time; idle ones are evicted oldest first
       tenantIdleSeconds: 300
       tokensPerTenant: 10000
       tokenBytesPerTenant: 16777216
       transactionsPerTenant: 20000
       journalBytesPerTenant: 8388608
-      sessionsPerTenant: 1000
+      sessionsPerTenant: 10000
+      namedItemsPerTenant: 1000   # stored gateway accounts and client certificates
+      sequencesPerTenant: 10000   # scenario sequence counters
     requestTimeoutSeconds: 60     # the whole request (head and body) must arrive in time
     shutdownTimeoutSeconds: 10    # SIGTERM: open connections get this long, then payemu exits
     adminKey: a-long-secret       # X-Admin-Key for tenant creation, reload and the pages
@@ -40,12 +42,11 @@ Config file (all keys optional)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from emulator.datafiles import load_checked
-from emulator.payments import limits as memory
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,63 @@ SUCCESS_STATUSES = ("by-result", "always-200", "always-202")
 PRELOADED = ("accounts", "stringTokens", "sessions")  # per-key demo state (emulator.preload)
 
 
+MIB = 1024 * 1024
+
+
+@dataclass
+class Limits:
+    """How much payemu keeps per tenant (and how many tenants); what happens at each limit
+    is the store's own business (:mod:`emulator.payments.limits` has the table)."""
+
+    tenants: int = 1000  # created at run time (POST /_emulator/tenants, --any-key)
+    tenant_idle_seconds: float = 300.0
+    tokens: int = 10_000
+    token_bytes: int = 16 * MIB
+    transactions: int = 20_000
+    journal_bytes: int = 8 * MIB
+    sessions: int = 10_000
+    named: int = 1000  # stored gateway accounts and client certificates
+    sequences: int = 10_000  # scenario sequence counters (rule, card)
+
+
+LIMIT_KEYS: dict[str, str] = {  # config key (under ``limits:``) → Limits attribute
+    "tenants": "tenants",
+    "tenantIdleSeconds": "tenant_idle_seconds",
+    "tokensPerTenant": "tokens",
+    "tokenBytesPerTenant": "token_bytes",
+    "transactionsPerTenant": "transactions",
+    "journalBytesPerTenant": "journal_bytes",
+    "sessionsPerTenant": "sessions",
+    "namedItemsPerTenant": "named",
+    "sequencesPerTenant": "sequences",
+}
+
+_LIMITS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        name: {"type": "number", "exclusiveMinimum": 0}
+        if name == "tenantIdleSeconds"
+        else {"type": "integer", "minimum": 1}
+        for name in LIMIT_KEYS
+    },
+}
+
+
+def limits_from_config(data: dict[str, Any], limits: Limits) -> Limits:
+    """``limits`` with the values of a config file's ``limits:`` mapping applied."""
+    for key, attribute in LIMIT_KEYS.items():
+        if key in data:
+            setattr(limits, attribute, data[key])
+    return limits
+
+
+def describe_limits(limits: Limits) -> list[tuple[str, object]]:
+    """(config key, value) of every limit, for the README and the banner."""
+    by_attribute = {attribute: key for key, attribute in LIMIT_KEYS.items()}
+    return [(by_attribute[f.name], getattr(limits, f.name)) for f in fields(limits)]
+
+
 @dataclass
 class Settings:
     host: str = "127.0.0.1"
@@ -85,7 +143,7 @@ class Settings:
     max_head_bytes: int = 64 * 1024  # request line + headers (see emulator.http.protocol)
     head_timeout_seconds: float = 30.0  # for the request line + headers to arrive
     watch: bool = False
-    limits: memory.Limits = field(default_factory=memory.Limits)  # see emulator.payments.limits
+    limits: Limits = field(default_factory=Limits)  # memory limits (Limits above)
     request_timeout_seconds: float = 60.0  # for the whole request: head and body (emulator.http.protocol)
     shutdown_timeout_seconds: float = 10.0  # after SIGTERM, open connections get this long
     admin_key: str | None = None  # protects tenant creation, reload and the pages (emulator.http.admin)
@@ -155,7 +213,7 @@ _CONFIG_SCHEMA: dict[str, Any] = {
         "journalSize": {"type": "integer", "minimum": 1, "maximum": 1000000},
         "scenarios": {"type": "array", "items": {"type": "string"}},
         "openapi": {"type": ["string", "null"]},
-        "limits": memory.CONFIG_SCHEMA,
+        "limits": _LIMITS_SCHEMA,
         "requestTimeoutSeconds": {"type": "number", "exclusiveMinimum": 0},
         "shutdownTimeoutSeconds": {"type": "number", "minimum": 0},
         "adminKey": {"type": ["string", "null"], "minLength": 8, "maxLength": 256},
@@ -192,7 +250,7 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
         if preload:
             settings.preload[item["key"]] = preload
     settings.scenario_paths += [str(base / p) for p in data.get("scenarios", [])]
-    settings.limits = memory.from_config(data.get("limits", {}), settings.limits)
+    settings.limits = limits_from_config(data.get("limits", {}), settings.limits)
     settings.request_timeout_seconds = data.get("requestTimeoutSeconds", settings.request_timeout_seconds)
     settings.shutdown_timeout_seconds = data.get("shutdownTimeoutSeconds", settings.shutdown_timeout_seconds)
     settings.admin_key = data.get("adminKey", settings.admin_key)

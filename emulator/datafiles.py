@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema_rs
 import yaml
 
-from emulator.http.validation import field_path
+from emulator.errors import field_path
 from emulator.safeparse import TooComplex, check_yaml
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -79,7 +79,7 @@ def load_checked(
 def _lines(path: str | Path) -> Any:
     """The file once more, read by the scenario files' line-keeping loader (only to name
     the line of a problem; None when it cannot be read so)."""
-    from emulator.scenarios.yamllines import LineLoader
+    from emulator.yamllines import LineLoader
 
     try:
         loader = LineLoader(Path(path).read_text(encoding="utf-8"))
@@ -101,7 +101,7 @@ def _unexpected(found: Any) -> list[Any]:
 
 
 def line_of(root: Any, parts: list[Any], fallback: int) -> int:
-    from emulator.scenarios.yamllines import line_of as found
+    from emulator.yamllines import line_of as found
 
     return found(root, parts, fallback)
 

@@ -8,30 +8,56 @@ the config path and the API's own message, exactly as ``PUT /PaymentGatewayAccou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from emulator import errors
 from emulator.config import ConfigError
-from emulator.http import errors
 from emulator.payments import accounts
 from emulator.payments.ewallet import sessions
 from emulator.payments.vault import MAX_PAYLOAD, StringToken
 
 if TYPE_CHECKING:
-    from emulator.http.openapi import Operation
+    from collections.abc import Iterable, Mapping
+
+    from emulator.config import Settings
+    from emulator.gateways.catalog import Catalog
+    from emulator.payments.services import DocumentedOperation
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
+
+
+class Interface(Protocol):
+    """The published document in use, as far as preloading goes."""
+
+    def by_id(self) -> Mapping[str, DocumentedOperation]: ...
+
+
+class Target(Protocol):
+    """What is preloaded, and what checks it (the runtime, which calls :func:`apply`)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    @property
+    def api(self) -> Interface: ...
+
+    @property
+    def tenants(self) -> Iterable[Tenant]: ...
+
 
 ACCOUNT_OPERATION = "PaymentGatewayAccountSet"
 SESSION_OPERATION = "StartSession"
 
 
-def apply(runtime: Runtime) -> None:
+def apply(runtime: Target) -> None:
     """Preload every configured key; raises :class:`ConfigError` naming the first problem."""
     for tenant in runtime.tenants:
         apply_to(runtime, tenant)
 
 
-def apply_to(runtime: Runtime, tenant: Tenant) -> None:
+def apply_to(runtime: Target, tenant: Tenant) -> None:
     """Preload one tenant (at start and again after ``POST /_emulator/reset``)."""
     preload = runtime.settings.preload.get(tenant.key)
     if not preload:
@@ -46,7 +72,9 @@ def apply_to(runtime: Runtime, tenant: Tenant) -> None:
         _session(tenant, operations.get(SESSION_OPERATION), item, f"{where}.sessions[{index}]")
 
 
-def _account(runtime: Runtime, tenant: Tenant, operation: Operation | None, item: dict[str, Any], where: str) -> None:
+def _account(
+    runtime: Target, tenant: Tenant, operation: DocumentedOperation | None, item: dict[str, Any], where: str
+) -> None:
     body = {key: value for key, value in item.items() if key != "name"}
     name = item.get("name")
     if not isinstance(name, str) or not name:
@@ -67,14 +95,14 @@ def _string_token(tenant: Tenant, item: dict[str, Any], where: str) -> None:
     tenant.vault.add(StringToken(token, payload, tenant.now()))
 
 
-def _session(tenant: Tenant, operation: Operation | None, item: dict[str, Any], where: str) -> None:
+def _session(tenant: Tenant, operation: DocumentedOperation | None, item: dict[str, Any], where: str) -> None:
     token = item["token"]
     if token in tenant.sessions:
         raise ConfigError(f"{where}.token: the session {token} is listed twice")
     body = _checked(operation, item["request"], f"{where}.request")
     problems = sessions.check_request(tenant, body)
     if problems:
-        raise ConfigError(_describe(f"{where}.request", errors.ApiError(400, problems)))
+        raise ConfigError(_describe(f"{where}.request", errors.invalid_many(problems)))
     now = tenant.now()
     request = dict(body)
     if request.get("countryCode"):
@@ -82,13 +110,13 @@ def _session(tenant: Tenant, operation: Operation | None, item: dict[str, Any], 
     tenant.sessions.add(sessions.Session(token, request, now, now + sessions.SESSION_LIFETIME))
 
 
-def _checked(operation: Operation | None, body: dict[str, Any], where: str) -> dict[str, Any]:
+def _checked(operation: DocumentedOperation | None, body: dict[str, Any], where: str) -> dict[str, Any]:
     """``body`` checked against the request schema of ``operation`` and normalized like a request."""
     if operation is None or operation.body is None:
         raise ConfigError(f"{where}: the interface document in use has no such operation")
     problems = operation.body.errors(body, root=None)
     if problems:
-        raise ConfigError(_describe(where, errors.ApiError(400, problems)))
+        raise ConfigError(_describe(where, errors.invalid_many(problems)))
     normalized: dict[str, Any] = operation.body.normalize(body)
     return normalized
 

@@ -7,17 +7,21 @@ import weakref
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from emulator import preload
+from emulator import errors, preload
 from emulator.config import Settings
 from emulator.gateways.catalog import Catalog, load_catalog
-from emulator.http import errors
 from emulator.http.openapi import OpenApi
 from emulator.payments.ewallet.sessions import SessionIndex
 from emulator.payments.tenants import Tenant, TenantRegistry
 from emulator.scenarios import ScenarioBook
 
 if TYPE_CHECKING:
-    from emulator.http.pipeline import Responder
+    from collections.abc import Awaitable, Callable
+
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from emulator.payments.services import Compiler
     from emulator.scenarios.watcher import Watcher
 
 
@@ -31,7 +35,7 @@ class Runtime:
         self.catalog: Catalog = load_catalog()
         self.scenarios: ScenarioBook = ScenarioBook.load(settings)
         self.violations: list[str] = []
-        self.session_index = SessionIndex()  # payment pages find their tenant in O(1) (hardening)
+        self.session_index: SessionIndex[Tenant] = SessionIndex()  # payment pages find their tenant in O(1) (hardening)
         preload.apply(self)  # the config file's demo state (accounts, tokens, sessions) per key
         self.index_sessions()
         self.started = time.monotonic()
@@ -40,15 +44,21 @@ class Runtime:
         # the published document a tenant chose through /_emulator/interface, and the
         # endpoints built for each such document (see emulator.http.versions)
         self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()
-        self.version_endpoints: weakref.WeakKeyDictionary[OpenApi, dict[tuple[str, str], Responder]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self.version_endpoints: weakref.WeakKeyDictionary[
+            OpenApi, dict[tuple[str, str], Callable[[Request], Awaitable[Response]]]
+        ] = weakref.WeakKeyDictionary()
 
     @cached_property
     def currencies(self) -> frozenset[str]:
         """The Payments.CurrencyCode values of the schema in use."""
         schemas = self.api.document.get("components", {}).get("schemas", {})
         return frozenset(schemas.get("Payments.CurrencyCode", {}).get("enum", ()))
+
+    @property
+    def compiler(self) -> Compiler:
+        """The schema compiler of the published document (a behaviour module compiles the
+        few schemas of its own with it)."""
+        return self.api.compiler
 
     def reset_tenant(self, tenant: Tenant) -> None:
         """Empty ``tenant``; a configured key gets its config file's demo state again."""

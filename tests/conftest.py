@@ -1,9 +1,11 @@
-"""Shared fixtures: a fresh app per test, and a check that no response broke the schema."""
+"""Shared fixtures: a fresh app per test, and a check that no response broke the schema;
+the one factory of a bare tenant (:func:`bare_tenant`), the tenant of a key in an app
+(:func:`tenant_of`) and a live server for a module (:func:`serving`)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -11,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.cli import CARD_FORM_PORT_ENV
-from emulator.config import Settings
+from emulator.config import KeySpec, Limits, Settings
 from emulator.http.app import create_app
 from emulator.http.openapi import OpenApi
 from emulator.payments import engine, vault
@@ -19,6 +21,7 @@ from emulator.payments.accounts import StoredAccount
 from emulator.payments.model import AttemptRecord, PaymentRequest
 from emulator.payments.tenants import Tenant
 from emulator.runtime import Runtime
+from emulator.testing import PayemuServer
 from tests.tools import pytest_runtest_setup, pytest_terminal_summary  # noqa: F401  (hooks)
 
 SANDBOX = {"X-Api-Key": "sandbox-api-key"}
@@ -93,6 +96,33 @@ def tenant(runtime: Runtime) -> Tenant:
     found = runtime.tenants.get("sandbox-api-key")
     assert found is not None
     return found
+
+
+def tenant_of(app: Starlette, key: str = "sandbox-api-key") -> Tenant:
+    """The tenant of ``key`` in ``app``."""
+    found = app.state.runtime.tenants.get(key)
+    assert found is not None
+    return found  # type: ignore[no-any-return]
+
+
+# -- without an app ------------------------------------------------------------------------
+def bare_tenant(key: str = "k", seed: int | None = 3, certificates: Iterable[str] = (), **limits: Any) -> Tenant:
+    """A tenant outside any app: a sandbox key with ``certificates``, default settings
+    with ``limits`` (:class:`~emulator.config.Limits` fields); ``seed`` seeds its random
+    source and clock (None: the operating system's, and the real time)."""
+    spec = KeySpec(key, "merchant", 1, True, tuple(certificates))
+    return Tenant(spec, Settings(limits=Limits(**limits)), seed)
+
+
+def serving(settings: Settings) -> Iterator[PayemuServer]:
+    """A live ``payemu`` for a module's ``server`` fixture (``yield from serving(...)``);
+    afterwards, fail if any response it sent broke the schema."""
+    running = PayemuServer.start(settings)
+    yield running
+    running.stop()
+    assert running.app is not None
+    violations = running.app.state.runtime.violations
+    assert not violations, "responses broke the schema:\n" + "\n".join(violations)
 
 
 @pytest.fixture

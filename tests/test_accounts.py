@@ -7,23 +7,18 @@ from datetime import timedelta
 import pytest
 from starlette.testclient import TestClient
 
-from emulator.config import KeySpec, Settings
+from emulator.errors import ApiError
 from emulator.gateways.catalog import load_catalog
-from emulator.http.errors import ApiError
+from emulator.http.api import accounts as api_accounts
 from emulator.payments import accounts
-from emulator.payments.tenants import Tenant
-from tests.conftest import LIVE, SANDBOX
+from tests.conftest import LIVE, SANDBOX, bare_tenant
 
 CATALOG = load_catalog()
 
 
-def _tenant(key: str = "k") -> Tenant:
-    return Tenant(KeySpec(key, "u", 1, True), Settings(), 3)
-
-
 # -- the store ---------------------------------------------------------------------------
 def test_put_canonicalizes_gateway_and_keys() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant()
     body = {
         "paymentGatewayName": "adyen",
         "credentials": [
@@ -43,12 +38,12 @@ def test_put_canonicalizes_gateway_and_keys() -> None:
 
 
 def test_missing_required_credentials_are_stored() -> None:
-    account = accounts.put(_tenant(), CATALOG, "elavon1", {"paymentGatewayName": "Elavon", "credentials": []})
+    account = accounts.put(bare_tenant(), CATALOG, "elavon1", {"paymentGatewayName": "Elavon", "credentials": []})
     assert account.credential_map() == {}
 
 
 def test_replace_resets_creation_time() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant()
     first = accounts.put(tenant, CATALOG, "main", {"paymentGatewayName": "Stripe", "credentials": []})
     tenant.clock.advance(timedelta(days=2))
     second = accounts.put(tenant, CATALOG, "main", {"paymentGatewayName": "NULLSuccess", "credentials": []})
@@ -58,7 +53,7 @@ def test_replace_resets_creation_time() -> None:
 
 def test_unknown_gateway_lists_the_known_ones() -> None:
     with pytest.raises(ApiError) as caught:
-        accounts.put(_tenant(), CATALOG, "x1x", {"paymentGatewayName": "Nope", "credentials": []})
+        accounts.put(bare_tenant(), CATALOG, "x1x", {"paymentGatewayName": "Nope", "credentials": []})
     assert caught.value.status == 400
     (entry,) = caught.value.body
     assert entry["fieldName"] == "paymentGatewayName"
@@ -79,7 +74,7 @@ def test_every_credential_problem_is_named() -> None:
         ],
     }
     with pytest.raises(ApiError) as caught:
-        accounts.put(_tenant(), CATALOG, "stripe1", body)
+        accounts.put(bare_tenant(), CATALOG, "stripe1", body)
     errors = {e["fieldName"]: e["errors"][0] for e in caught.value.body}
     assert set(errors) == {"credentials[1].key", "credentials[2].key", "credentials[3].key", "credentials[4].key"}
     assert errors["credentials[1].key"] == "'ApiKey' is not a credential of Stripe. Stripe accepts: SecretKey."
@@ -90,7 +85,7 @@ def test_every_credential_problem_is_named() -> None:
 def test_a_gateway_without_credentials_refuses_any() -> None:
     with pytest.raises(ApiError) as caught:
         accounts.put(
-            _tenant(),
+            bare_tenant(),
             CATALOG,
             "null1",
             {"paymentGatewayName": "NULLSuccess", "credentials": [{"key": "SecretKey", "value": "x"}]},
@@ -104,7 +99,7 @@ def test_a_gateway_without_credentials_refuses_any() -> None:
 
 
 def test_a_refused_put_keeps_the_old_account() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant()
     old = accounts.put(tenant, CATALOG, "main", {"paymentGatewayName": "Stripe", "credentials": []})
     with pytest.raises(ApiError):
         accounts.put(tenant, CATALOG, "main", {"paymentGatewayName": "Nope", "credentials": []})
@@ -112,7 +107,7 @@ def test_a_refused_put_keeps_the_old_account() -> None:
 
 
 def test_require_listing_delete() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant()
     for name in ("zeta", "Alpha", "beta"):
         accounts.put(tenant, CATALOG, name, {"paymentGatewayName": "NULLSuccess", "credentials": []})
     assert [a.name for a in tenant.accounts.listing()] == ["Alpha", "beta", "zeta"]
@@ -128,21 +123,21 @@ def test_require_listing_delete() -> None:
 
 
 def test_output_models() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant()
     account = accounts.put(
         tenant,
         CATALOG,
         "stripe1",
         {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk"}]},
     )
-    assert account.to_full() == {
+    assert api_accounts.full(account) == {
         "name": "stripe1",
-        "creationTime": account.to_brief()["creationTime"],
+        "creationTime": api_accounts.brief(account)["creationTime"],
         "paymentGatewayName": "Stripe",
         "credentials": [{"key": "SecretKey", "value": "sk"}],
     }
-    assert set(account.to_brief()) == {"name", "paymentGatewayName", "creationTime"}
-    assert account.to_brief()["creationTime"].endswith("Z")
+    assert set(api_accounts.brief(account)) == {"name", "paymentGatewayName", "creationTime"}
+    assert api_accounts.brief(account)["creationTime"].endswith("Z")
 
 
 # -- the HTTP API --------------------------------------------------------------------------

@@ -14,22 +14,15 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.payments.ewallet import sessions, tokens
-from emulator.payments.tenants import Tenant
-from tests.conftest import LIVE, SANDBOX
+from tests.conftest import LIVE, SANDBOX, tenant_of
 from tests.conftest import setup_ewallet_tenant as setup_tenant
 
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "ewallet_sessions.yaml").read_text())
 
 
-def _tenant(app: Starlette, key: str = "sandbox-api-key") -> Tenant:
-    tenant = app.state.runtime.tenants.get(key)
-    assert tenant is not None
-    return tenant
-
-
 @pytest.fixture
 def stored(app: Starlette) -> str:
-    tenant = _tenant(app)
+    tenant = tenant_of(app)
     tenant.certificates.register("myCert")
     return setup_tenant(tenant)
 
@@ -85,11 +78,11 @@ def test_session_with_every_field(app: Starlette, client: TestClient, stored: st
     token = response.json()["token"]
     assert list(response.json()) == ["token"]
     header, body = (json.loads(tokens.b64decode(part)) for part in token.split(".")[:2])
-    assert header["kid"] == _tenant(app).shard
+    assert header["kid"] == tenant_of(app).shard
     assert body["pld"]["op"] == "CHARGE_AND_TOKENIZE"
     assert body["pld"]["wlt"] == [{"name": "CardPay"}]
     assert response.headers["x-payemu-payment-page"] == f"http://testserver/_emulator/pay/{token}"
-    tenant = _tenant(app)
+    tenant = tenant_of(app)
     session = tenant.sessions[token]
     assert session.operation == "CHARGE_AND_TOKENIZE"
     assert session.request["mode"] == "TEST"
@@ -103,7 +96,7 @@ def test_session_with_every_field(app: Starlette, client: TestClient, stored: st
 
 def test_the_vendor_example_session_is_accepted(client: TestClient, app: Starlette) -> None:
     """The body of the vendor's public example (upper-case brands), with our account."""
-    setup_tenant(_tenant(app))
+    setup_tenant(tenant_of(app))
     body = {
         "operation": "CHARGE",
         "paymentGatewayAccountId": "backup",
@@ -123,19 +116,19 @@ def test_tokenize_session_may_have_no_amount(client: TestClient, stored: str) ->
     assert client.post("/EWalletOperations", json=body).status_code == 200
 
 
-def test_tokens_differ_and_sessions_stay_per_tenant(app: Starlette, client: TestClient, stored: str) -> None:
+def test_tokens_differ_and_sessions_stay_pertenant_of(app: Starlette, client: TestClient, stored: str) -> None:
     first = client.post("/EWalletOperations", json=CASES["base"]).json()["token"]
     second = client.post("/EWalletOperations", json=CASES["base"]).json()["token"]
     assert first != second
-    assert set(_tenant(app).sessions) == {first, second}
-    assert _tenant(app, "live-api-key").sessions == {}
+    assert set(tenant_of(app).sessions) == {first, second}
+    assert tenant_of(app, "live-api-key").sessions == {}
 
 
 def test_seeded_tokens_repeat(make_app: Any) -> None:
     tokens = []
     for _ in range(2):
         app = make_app(seed=7)
-        setup_tenant(_tenant(app))
+        setup_tenant(tenant_of(app))
         with TestClient(app, headers=SANDBOX) as client:
             tokens.append(client.post("/EWalletOperations", json=CASES["base"]).json()["token"])
     assert tokens[0] == tokens[1]
@@ -148,7 +141,7 @@ def test_refused_sessions(app: Starlette, client: TestClient, stored: str, case:
     body = response.json()
     assert sorted(e["fieldName"] for e in body) == sorted(case["fields"])
     assert all(e["errors"] and all(m for m in e["errors"]) for e in body)
-    assert _tenant(app).sessions == {}
+    assert tenant_of(app).sessions == {}
 
 
 def test_session_needs_a_key(anon: TestClient) -> None:
@@ -233,7 +226,7 @@ def test_token_of_a_reset_tenant_is_refused(
     app: Starlette, client: TestClient, stored: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     result_token = _paid_token(app, client, monkeypatch, stored)
-    _tenant(app).reset()
+    tenant_of(app).reset()
     response = client.post("/EWalletOperations/validateResults", json=result_token)
     assert response.status_code == 400
     assert "does not belong" in response.json()[0]["errors"][0]
@@ -241,7 +234,7 @@ def test_token_of_a_reset_tenant_is_refused(
 
 def test_sessions_expire_on_the_tenant_clock(app: Starlette, client: TestClient, stored: str) -> None:
     token = client.post("/EWalletOperations", json=CASES["base"]).json()["token"]
-    tenant = _tenant(app)
+    tenant = tenant_of(app)
     tenant.clock.advance(sessions.SESSION_LIFETIME - timedelta(seconds=1))
     assert tenant.sessions[token].state(tenant.now()) == "open"
     tenant.clock.advance(timedelta(seconds=1))

@@ -15,8 +15,8 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.gateways.catalog import load_catalog
-from emulator.gateways.checks import luhn_valid
 from emulator.http.openapi import OpenApi
+from emulator.payments.cards import luhn_valid
 from tests.conftest import SANDBOX
 
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "card_checks.yaml").read_text(encoding="utf-8"))["cases"]

@@ -120,7 +120,7 @@ def test_brand_names_are_card_type_enum_values(openapi: OpenApi) -> None:
     ],
 )
 def test_brand_by_iin_range(iin: str, brand: str | None) -> None:
-    found = default_table().brand_of(iin)
+    found = default_table().brand_by_range(iin)
     assert (found.name if found else None) == brand
 
 

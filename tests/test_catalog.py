@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from starlette.testclient import TestClient
 
 from emulator.gateways.catalog import CATALOG_PATH, CatalogError, load_catalog
+from tests.conftest import SANDBOX
 
 REQUIRED = {
     "NULLSuccess",
@@ -107,3 +110,82 @@ def test_an_unreadable_catalog_is_refused(tmp_path: Path) -> None:
     path.write_text("gateways: [\n")
     with pytest.raises(CatalogError, match="cannot read the gateway catalog"):
         load_catalog(path)
+
+
+# -- CONTRIBUTING's recipe "a gateway": data only ----------------------------------------
+def test_recipe_a_gateway_added_by_data_alone_takes_accounts_and_charges(tmp_path: Path, make_app: Any) -> None:
+    """The recipe followed once: a copy of catalog.yaml with one more entry (no code) is
+    loaded, checked, and a charge goes through the new gateway in its own vocabulary."""
+    data = yaml.safe_load(CATALOG_PATH.read_text(encoding="utf-8"))
+    data["gateways"].append(
+        {
+            "name": "Examplepay",
+            "displayName": "Examplepay",
+            "paymentGatewayUrl": "https://examplepay.invalid",
+            "description": "A gateway added by data in a test (CONTRIBUTING.md, How to add a gateway).",
+            "credentialsNames": ["ShopId", "ShopSecret"],
+            "supportsNetworkToken": False,
+            "tokenizes": False,
+            "authorizationDays": 5,
+            "reference": {"prefix": "EXP-", "length": 12, "alphabet": "digits"},
+            "authorizationCode": {"length": 4, "alphabet": "digits"},
+            "codes": {
+                "Success": {"code": "OK", "description": "Approved."},
+                "Rejected": {"code": "NO", "description": "Declined."},
+                "CardDeclined": {"code": "NO-CARD", "description": "The card was declined."},
+                **{
+                    code: {"code": code.upper(), "description": f"{code}."}
+                    for code in (
+                        "Accepted",
+                        "TemporaryFailure",
+                        "FatalFailure",
+                        "NotImplemented",
+                        "AuthenticationFailed",
+                    )
+                },
+            },
+            "response": {"ref": "{reference}", "result": "{gatewayResultCode}", "cents": "{amountMinor}"},
+        }
+    )
+    path = tmp_path / "catalog.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    catalog = load_catalog(path)
+    app = make_app()
+    app.state.runtime.catalog = catalog  # the running emulator's catalog, as `payemu` loads it at start
+    with TestClient(app, headers=SANDBOX) as client:
+        credentials = [{"key": "shopid", "value": "s1"}, {"key": "ShopSecret", "value": "x"}]
+        stored = client.put(
+            "/PaymentGatewayAccounts/exampleMain", json={"paymentGatewayName": "examplepay", "credentials": credentials}
+        )
+        assert stored.status_code == 200, stored.text
+        assert stored.json()["paymentGatewayName"] == "Examplepay"
+        assert [c["key"] for c in stored.json()["credentials"]] == ["ShopId", "ShopSecret"]
+        charge = {
+            "amount": 12.5,
+            "currency": "EUR",
+            "paymentGatewayAccountName": "exampleMain",
+            "card": {
+                "cardNumber": "4111111111111111",
+                "cardHolderName": "Ann Lee",
+                "expirationMonth": 12,
+                "expirationYear": 2039,
+                "cvv": "123",
+            },
+        }
+        answer = client.post("/PaymentGateway/charge", json=charge)
+        assert answer.status_code == 200, answer.text
+        result = answer.json()
+        assert result["gatewayName"] == "Examplepay"
+        assert result["gatewayResultCode"] == "OK"
+        assert result["gatewayReference"].startswith("EXP-")
+        assert len(result["authorizationCode"]) == 4
+        assert result["customGatewayResponse"] == {
+            "ref": result["gatewayReference"],
+            "result": "OK",
+            "cents": 1250,
+        }
+        unknown = client.put(
+            "/PaymentGatewayAccounts/wrong", json={"paymentGatewayName": "Examplepay", "credentials": [{"key": "Nope"}]}
+        )
+        assert unknown.status_code == 400
+        assert "ShopId, ShopSecret" in unknown.text

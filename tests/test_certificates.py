@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.config import KeySpec, Settings
-from emulator.http.errors import ApiError
+from emulator.errors import ApiError
 from emulator.payments import certificates
-from emulator.payments.tenants import Tenant
-
-
-def _tenant(*names: str) -> Tenant:
-    return Tenant(KeySpec("k", "u", 1, True, tuple(names)), Settings(), None)
+from tests.conftest import bare_tenant
 
 
 def test_config_certificates_are_registered() -> None:
-    tenant = _tenant("myClientCert")
+    tenant = bare_tenant(seed=None, certificates=["myClientCert"])
     certificates.require_certificate(tenant, "myClientCert", "certificateName")
     assert certificates.names(tenant) == ["myClientCert"]
     assert certificates.is_registered(tenant, "myClientCert")
@@ -23,7 +18,7 @@ def test_config_certificates_are_registered() -> None:
 
 
 def test_unknown_certificate_is_refused_clearly() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant(seed=None)
     with pytest.raises(ApiError) as caught:
         certificates.require_certificate(tenant, "nope", "fallbackUpgs[1].paymentGatewayCertName")
     assert caught.value.status == 400
@@ -42,7 +37,7 @@ def test_unknown_certificate_is_refused_clearly() -> None:
 
 
 def test_register_and_remove() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant(seed=None)
     assert tenant.certificates.register("a") is True
     assert tenant.certificates.register("a") is False
     certificates.require_certificate(tenant, "a", "certificateName")
@@ -57,13 +52,13 @@ def test_register_and_remove() -> None:
 
 
 def test_reset_restores_the_configured_names() -> None:
-    tenant = _tenant("cfg")
+    tenant = bare_tenant(seed=None, certificates=["cfg"])
     tenant.certificates.register("extra")
     tenant.reset()
     assert certificates.names(tenant) == ["cfg"]
 
 
-def test_certificates_are_per_tenant() -> None:
-    one, two = _tenant(), _tenant()
+def test_certificates_are_perbare_tenant(seed=None) -> None:
+    one, two = bare_tenant(seed=None), bare_tenant(seed=None)
     one.certificates.register("mine")
     assert not certificates.is_registered(two, "mine")

@@ -20,8 +20,8 @@ import httpx
 import pytest
 
 from emulator.cli import CARD_FORM_PORT_ENV
-from emulator.gateways.checks import luhn_valid
 from emulator.payments import masking
+from emulator.payments.cards import luhn_valid
 from emulator.testing import PayemuServer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -44,5 +44,8 @@ def test_at_most_so_many(client: TestClient, monkeypatch: pytest.MonkeyPatch) ->
     client.post("/_emulator/certificates", json={"name": "b"})
     assert client.post("/_emulator/certificates", json={"name": "a"}).status_code == 201
     response = client.post("/_emulator/certificates", json={"name": "c"})
-    assert response.status_code == 400
-    assert response.json() == [{"fieldName": "name", "errors": ["A tenant holds at most 2 certificate names."]}]
+    # one bound, kept by the store itself: the memory limit's 507 (limits.namedItemsPerTenant)
+    assert response.status_code == 507
+    assert response.json() == [
+        {"fieldName": "name", "errors": ["This API key holds its limit of 2 client certificates; remove some first."]}
+    ]

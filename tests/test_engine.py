@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
-from emulator.http.errors import ApiError
+from emulator.errors import ApiError
+from emulator.http.api.payments import status_of
 from emulator.payments import engine
 from emulator.payments.accounts import StoredAccount
 from emulator.payments.model import AttemptRecord, DropConnection, PaymentRequest, decimal_of
@@ -57,9 +58,8 @@ def process(
     finally:
         if attempts is not None:
             attempts.extend(record.to_json() for record in made)
-    return Answer(
-        outcome.result.to_json(), outcome.status, outcome.headers, [record.to_json() for record in outcome.attempts]
-    )
+    status, headers = status_of(runtime, tenant, Operation(operation), outcome)  # decided at the edge
+    return Answer(outcome.result.to_json(), status, headers, [record.to_json() for record in outcome.attempts])
 
 
 def charge(**changes: Any) -> dict[str, Any]:

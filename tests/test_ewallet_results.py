@@ -17,15 +17,10 @@ from emulator.payments.model import Money, OperationResult
 from emulator.payments.tenants import Tenant, shard_of
 from emulator.vocabulary import Operation, RejectReason, ResultCode
 from tests.conftest import setup_ewallet_tenant as setup_tenant
+from tests.conftest import tenant_of
 
 NOW = datetime(2030, 5, 1, 12, 0, tzinfo=UTC)
 CARD = CardView("4111111111111111", "Visa", "Jane", None, 12, 2030)
-
-
-def _tenant(app: Starlette, key: str = "sandbox-api-key") -> Tenant:
-    found = app.state.runtime.tenants.get(key)
-    assert found is not None
-    return found
 
 
 def _session(tenant: Tenant, operation: str = "CHARGE") -> sessions.Session:
@@ -162,7 +157,7 @@ def test_build_without_attempts_and_with_an_object_token() -> None:
 
 
 def test_issue_and_redeem(app: Starlette) -> None:
-    tenant = _tenant(app)
+    tenant = tenant_of(app)
     session = _session(tenant)
     attempts = [_attempt(1, "primary", "Success", "ref-1")]
     data = results.build(session, attempts[0]["result"], attempts, CARD, NOW)
@@ -172,13 +167,13 @@ def test_issue_and_redeem(app: Starlette) -> None:
     session.results["R1"] = sessions.SessionResult("R1", NOW, True, data, token)
     assert results.redeem(tenant, token) is data
     with pytest.raises(errors.ApiError) as foreign:
-        results.redeem(_tenant(app, "live-api-key"), token)
+        results.redeem(tenant_of(app, "live-api-key"), token)
     assert foreign.value.entries[0][0] == "resultToken"
 
 
 def test_client_view_in_the_token(app: Starlette) -> None:
     """What the JS library's parseResultToken reads: no gateway payload, no card number."""
-    tenant = _tenant(app)
+    tenant = tenant_of(app)
     session = _session(tenant)
     attempts = [_attempt(1, "primary", "Success", "ref-1")]
     data = results.build(session, attempts[0]["result"], attempts, CARD, NOW)

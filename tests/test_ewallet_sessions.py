@@ -11,6 +11,7 @@ from starlette.applications import Starlette
 from emulator.payments.ewallet import sessions
 from emulator.payments.tenants import Tenant
 from tests.conftest import setup_ewallet_tenant as setup_tenant
+from tests.conftest import tenant_of
 
 BODY: dict[str, Any] = {
     "operation": "CHARGE",
@@ -22,8 +23,7 @@ BODY: dict[str, Any] = {
 
 
 def _tenant(app: Starlette, key: str) -> Tenant:
-    tenant = app.state.runtime.tenants.get(key)
-    assert tenant is not None
+    tenant = tenant_of(app, key)
     setup_tenant(tenant)
     return tenant
 

@@ -21,14 +21,14 @@ import pytest
 import yaml
 
 from emulator.cli import banner
-from emulator.config import KeySpec, Settings
+from emulator.config import LIMIT_KEYS, KeySpec, Limits, Settings
 from emulator.http.app import create_app
-from emulator.payments import limits
 from emulator.testing import PayemuServer
+from tests.conftest import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests" / "cases" / "hostile.yaml").read_text())["cases"]
-LIMITS = limits.Limits(
+LIMITS = Limits(
     tenants=5, tenant_idle_seconds=3600, tokens=20, transactions=15, journal_bytes=64 * 1024, sessions=5, named=10
 )
 KEYS = tuple(KeySpec(f"case-key-{i}", f"merchant-{i}", 30001 + i, True) for i in range(len(CASES) + 8))
@@ -39,12 +39,7 @@ CARD = {"cardHolderName": "A B", "cardNumber": "4242424242424242", "expirationMo
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PayemuServer]:
-    settings = Settings(log_level="warning", keys=KEYS, limits=LIMITS, request_timeout_seconds=1.5)
-    running = PayemuServer.start(settings)
-    yield running
-    running.stop()
-    assert running.app is not None
-    assert not running.app.state.runtime.violations
+    yield from serving(Settings(log_level="warning", keys=KEYS, limits=LIMITS, request_timeout_seconds=1.5))
 
 
 def healthy(base_url: str) -> dict[str, Any]:
@@ -110,7 +105,7 @@ def test_the_journal_is_bounded_in_bytes(server: PayemuServer) -> None:
 
 def test_health_reports_every_limit(server: PayemuServer) -> None:
     reported = healthy(server.base_url)["limits"]
-    assert set(reported) == set(limits.CONFIG_KEYS) - {"tenantIdleSeconds"}
+    assert set(reported) == set(LIMIT_KEYS) - {"tenantIdleSeconds"}
 
 
 def test_idle_run_time_tenants_are_evicted_and_declared_ones_never() -> None:
@@ -118,7 +113,7 @@ def test_idle_run_time_tenants_are_evicted_and_declared_ones_never() -> None:
 
     from emulator.http.app import create_app
 
-    settings = Settings(limits=limits.Limits(tenants=2, tenant_idle_seconds=0))
+    settings = Settings(limits=Limits(tenants=2, tenant_idle_seconds=0))
     client = TestClient(create_app(settings))
     keys = [client.post("/_emulator/tenants", json={}).json()["apiKey"] for _ in range(4)]
     runtime = client.app.state.runtime  # type: ignore[attr-defined]

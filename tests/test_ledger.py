@@ -9,18 +9,14 @@ from typing import Any
 
 import pytest
 
-from emulator.config import KeySpec, Settings
 from emulator.payments import ledger, rules
 from emulator.payments.model import Money, OperationResult
 from emulator.payments.tenants import Tenant
 from emulator.vocabulary import Operation, RejectReason, ResultCode
+from tests.conftest import bare_tenant
 
 CARD = "4111111111111111"
 _counter = iter(range(1_000_000))
-
-
-def tenant() -> Tenant:
-    return Tenant(KeySpec("k", "merchant", 1, True), Settings(), 3)
 
 
 def add(
@@ -68,7 +64,7 @@ def check(
 
 
 def test_capture_rules() -> None:
-    who = tenant()
+    who = bare_tenant()
     auth = add(who, "PreAuth", 100)
     assert check(who, auth, "Capture", 115) is None, "up to 115 % of the authorized amount"
     assert check(who, auth, "Capture", 115.01) == "AmountExceeded"
@@ -86,7 +82,7 @@ def test_capture_rules() -> None:
 
 
 def test_authorization_expires_on_the_tenant_clock() -> None:
-    who = tenant()
+    who = bare_tenant()
     auth = add(who, "PreAuth")
     who.clock.advance(timedelta(days=7))
     assert check(who, auth, "Capture") is None
@@ -98,7 +94,7 @@ def test_authorization_expires_on_the_tenant_clock() -> None:
 
 
 def test_void_rules() -> None:
-    who = tenant()
+    who = bare_tenant()
     charge = add(who, "Charge")
     assert check(who, charge, "Void") is None
     auth = add(who, "PreAuth")
@@ -115,7 +111,7 @@ def test_void_rules() -> None:
 
 
 def test_refunds_are_partial_and_repeated_never_above_the_original() -> None:
-    who = tenant()
+    who = bare_tenant()
     charge = add(who, "Charge", 100)
     assert check(who, add(who, "PreAuth"), "Refund") == "OperationNotAllowed"
     for _ in range(3):
@@ -134,7 +130,7 @@ def test_refunds_are_partial_and_repeated_never_above_the_original() -> None:
 
 
 def test_refund_of_a_capture() -> None:
-    who = tenant()
+    who = bare_tenant()
     auth = add(who, "PreAuth", 100)
     capture = add(who, "Capture", 80, parent=auth)
     assert check(who, capture, "Refund", 80) is None
@@ -142,7 +138,7 @@ def test_refund_of_a_capture() -> None:
 
 
 def test_status_rules() -> None:
-    who = tenant()
+    who = bare_tenant()
     assert check(who, add(who, "Charge", code="Rejected"), "Status", currency=None) is None
     auth = add(who, "PreAuth")
     assert check(who, auth, "Status", currency=None) is None
@@ -152,7 +148,7 @@ def test_status_rules() -> None:
 
 
 def test_accepted_settles_after_its_time() -> None:
-    who = tenant()
+    who = bare_tenant()
     pending = add(who, "Charge", code="Accepted", settles_to="Rejected", settle_after_seconds=5)
     assert pending.state(who.now()) == "Pending"
     assert check(who, pending, "Refund") == "OperationNotAllowed"
@@ -169,7 +165,7 @@ def test_accepted_settles_after_its_time() -> None:
 
 
 def test_reservation_refuses_a_second_operation() -> None:
-    who = tenant()
+    who = bare_tenant()
     auth = add(who, "PreAuth")
     rules.reserve(auth, Operation.CAPTURE)
     assert check(who, auth, "Capture") == "OperationInProgress"
@@ -191,12 +187,12 @@ def test_reservation_refuses_a_second_operation() -> None:
     ],
 )
 def test_states(operation: str, code: str, state: str) -> None:
-    who = tenant()
+    who = bare_tenant()
     assert add(who, operation, code=code).state(who.now()) == state
 
 
 def test_to_json_is_masked_and_follows_the_clock() -> None:
-    who = tenant()
+    who = bare_tenant()
     auth = add(who, "PreAuth", 50, my_ref="order-9")
     add(who, "Capture", 50, parent=auth)
     data = auth.to_json()
@@ -230,7 +226,7 @@ def test_to_json_is_masked_and_follows_the_clock() -> None:
 
 
 def test_find_by_reference_or_latest_my_ref() -> None:
-    who = tenant()
+    who = bare_tenant()
     first = add(who, "Charge", my_ref="same")
     second = add(who, "PreAuth", my_ref="same")
     add(who, "Capture", parent=second, my_ref="same")
@@ -242,7 +238,7 @@ def test_find_by_reference_or_latest_my_ref() -> None:
 
 
 def test_gateway_tokens_keep_the_card_out_of_repr() -> None:
-    who = tenant()
+    who = bare_tenant()
     ledger.remember_token(who, "tok_1", "Stripe", "main", CARD)
     token = who.ledger.token("tok_1")
     assert token is not None

@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.config import KeySpec, Settings
-from emulator.http.errors import ApiError
+from emulator.errors import ApiError
 from emulator.payments import ledger, vault
-from emulator.payments.limits import Limits
-from emulator.payments.tenants import Tenant
 from emulator.scenarios.ruleset import RuleSet
+from tests.conftest import bare_tenant
 from tests.test_ledger import add
 
 
-def _tenant(**limits: int) -> Tenant:
-    return Tenant(KeySpec("k", "merchant", 1, True), Settings(limits=Limits(**limits)), 3)
-
-
 def test_vault_counts_the_characters_it_holds() -> None:
-    who = _tenant()
+    who = bare_tenant()
     first = vault.store(who, "a" * 10)
     vault.store(who, "b" * 5)
     assert who.vault.bytes == 15
@@ -27,7 +21,7 @@ def test_vault_counts_the_characters_it_holds() -> None:
 
 
 def test_vault_character_limit_is_a_507() -> None:
-    who = _tenant(token_bytes=12)
+    who = bare_tenant(token_bytes=12)
     vault.store(who, "a" * 10)
     with pytest.raises(ApiError) as raised:
         vault.store(who, "b" * 3)
@@ -35,14 +29,14 @@ def test_vault_character_limit_is_a_507() -> None:
 
 
 def test_ledger_drops_the_oldest_finished_transaction_first() -> None:
-    who = _tenant(transactions=3)
+    who = bare_tenant(transactions=3)
     held = add(who, "PreAuth")
     charges = [add(who, "Charge") for _ in range(3)]
     assert list(who.ledger) == [held.reference, *[c.reference for c in charges[1:]]]
 
 
 def test_ledger_full_of_open_authorizations_is_a_507() -> None:
-    who = _tenant(transactions=2)
+    who = bare_tenant(transactions=2)
     add(who, "PreAuth")
     add(who, "PreAuth")
     with pytest.raises(ApiError) as raised:
@@ -51,7 +45,7 @@ def test_ledger_full_of_open_authorizations_is_a_507() -> None:
 
 
 def test_ledger_keeps_at_most_so_many_gateway_tokens() -> None:
-    who = _tenant(tokens=2)
+    who = bare_tenant(tokens=2)
     for n in range(3):
         ledger.remember_token(who, f"tok{n}", "Stripe", "main", None)
     assert who.ledger.token_count == 2

@@ -16,6 +16,7 @@ import pytest
 
 from emulator.config import Settings
 from emulator.testing import Payemu, PayemuServer
+from tests.conftest import serving
 
 CARD = {
     "cardHolderName": "Load Tester",
@@ -30,12 +31,7 @@ TLS = ssl.create_default_context()  # unused on plain HTTP, but httpx builds one
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PayemuServer]:
-    running = PayemuServer.start(Settings(log_level="warning"))
-    yield running
-    running.stop()
-    assert running.app is not None
-    violations = running.app.state.runtime.violations
-    assert not violations, violations
+    yield from serving(Settings(log_level="warning"))
 
 
 @pytest.fixture

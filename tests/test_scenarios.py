@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from emulator.config import Settings
+from emulator.payments.cards import luhn_valid
 from emulator.payments.tenants import Tenant, TenantRegistry
 from emulator.scenarios import REJECT_REASONS, RESULT_CODES, Attempt, Outcome, ScenarioBook, ScenarioError, parse_rules
 
@@ -319,14 +320,6 @@ def test_listing_the_built_in_file_keeps_its_position(tmp_path: Path, tenant: Te
 
 
 # -- the built-in test cards ---------------------------------------------------------------
-
-
-def luhn_valid(number: str) -> bool:
-    total = 0
-    for position, char in enumerate(reversed(number)):
-        value = int(char) * (2 if position % 2 else 1)
-        total += value - 9 if value > 9 else value
-    return total % 10 == 0
 
 
 @pytest.fixture(scope="module")

@@ -13,14 +13,16 @@ from typing import Any
 
 import pytest
 
-from emulator.config import KeySpec, Settings
 from emulator.gateways.catalog import ALPHABETS, load_catalog
 from emulator.gateways.simulator import AttemptInput, GatewayAccount, attempt, requirement_failure
 from emulator.gateways.templates import render
 from emulator.payments.model import Card, Money, OperationResult
 from emulator.payments.tenants import Tenant
-from emulator.scenarios import Attempt, Outcome
+from emulator.scenarios import Attempt, Match, Outcome, Rule, ScenarioBook
+from emulator.scenarios.book import RuleHolder
+from emulator.scenarios.model import RUNTIME_SOURCE
 from emulator.vocabulary import Operation, ResultCode
+from tests.conftest import bare_tenant
 
 CATALOG = load_catalog()
 CARD = "4111111111111111"
@@ -37,27 +39,23 @@ CREDENTIALS = {
 }
 
 
-class FakeBook:
-    """Stands in for the ScenarioBook: one fixed outcome, and a log of the calls."""
+class RecordingBook(ScenarioBook):
+    """A real scenario book (no files, no built-in rules) that notes what it is asked."""
 
-    def __init__(self, outcome: Outcome | None = None) -> None:
-        self.outcome = outcome
+    def __init__(self) -> None:
+        super().__init__(builtin=None)
         self.calls: list[tuple[Attempt, bool]] = []
-        self.builtin = None
 
-    def rules(self, tenant: Tenant) -> list[Any]:
-        return []
-
-    def may_match(self, tenant: Tenant, mock: bool = False) -> bool:
-        return True  # its one outcome answers every attempt
-
-    def decide(self, tenant: Tenant, attempt: Attempt, mock: bool = False) -> Outcome | None:
+    def decide(self, tenant: RuleHolder, attempt: Attempt, mock: bool = False) -> Outcome | None:
         self.calls.append((attempt, mock))
-        return self.outcome
+        return super().decide(tenant, attempt, mock)
 
 
-def tenant(seed: int | None = 7) -> Tenant:
-    return Tenant(KeySpec("k", "merchant", 1, True), Settings(), seed)
+def given(tenant: Tenant, gateway: str, outcome: Outcome | None) -> None:
+    """``outcome`` as the tenant's own rule for ``gateway`` (mock gateways heed a rule
+    that names them); None: a rule that matches no card, so the book is still asked."""
+    match = Match(gateway=gateway.casefold(), card_numbers=None if outcome else frozenset({"0"}))
+    tenant.rules.add([Rule("given", match, (outcome or Outcome("Success"),), False, RUNTIME_SOURCE, 0)])
 
 
 def account(gateway: str, **overrides: Any) -> GatewayAccount:
@@ -84,10 +82,11 @@ def item(operation: str = "Charge", **overrides: Any) -> AttemptInput:
 
 def run(
     gateway: str, operation: str = "Charge", outcome: Outcome | None = None, who: Tenant | None = None, **overrides: Any
-) -> tuple[dict[str, Any], FakeBook]:
-    book = FakeBook(outcome)
-    runtime = SimpleNamespace(scenarios=book)
-    done = asyncio.run(attempt(runtime, who or tenant(), account(gateway), item(operation, **overrides)))  # type: ignore[arg-type]
+) -> tuple[dict[str, Any], RecordingBook]:
+    book = RecordingBook()
+    tenant = who or bare_tenant(seed=7)
+    given(tenant, gateway, outcome)
+    done = asyncio.run(attempt(book, tenant, account(gateway), item(operation, **overrides)))
     return done.result.to_json(), book
 
 
@@ -174,8 +173,7 @@ def test_missing_credential_fails_authentication_naming_the_key_not_values() -> 
     assert "MerchantAccount" in text
     assert "main" in text
     assert "very-secret-value" not in text
-    book = FakeBook()
-    result = asyncio.run(attempt(SimpleNamespace(scenarios=book), tenant(), stripe, item())).result.to_json()  # type: ignore[arg-type]
+    result = asyncio.run(attempt(RecordingBook(), bare_tenant(seed=7), stripe, item())).result.to_json()
     assert result["gatewayResultCode"] == "401"  # Adyen's AuthenticationFailed code
     assert result["rejectReasonCode"] is None
     assert result["authorizationCode"] is None
@@ -299,15 +297,15 @@ def test_the_attempt_is_what_scenarios_match_on() -> None:
 
 
 def test_seeded_attempts_are_identical() -> None:
-    first, _ = run("Worldpay", who=tenant(5))
-    again, _ = run("Worldpay", who=tenant(5))
-    other, _ = run("Worldpay", who=tenant(6))
+    first, _ = run("Worldpay", who=bare_tenant(seed=5))
+    again, _ = run("Worldpay", who=bare_tenant(seed=5))
+    other, _ = run("Worldpay", who=bare_tenant(seed=6))
     assert first == again
     assert first["gatewayReference"] != other["gatewayReference"]
 
 
 def test_references_are_unique_per_attempt() -> None:
-    who = tenant()
+    who = bare_tenant(seed=7)
     seen = set()
     for _ in range(50):
         result, _ = run("NULLSuccess", who=who)

@@ -18,10 +18,9 @@ import pytest
 
 from emulator.config import Settings
 from emulator.http.app import create_app
-from emulator.payments.engine import HTTP_STATUS
 from emulator.scenarios import BUILTIN, Outcome, Rule
 from emulator.scenarios.loader import load_files
-from emulator.vocabulary import DECLINE_REASONS
+from emulator.vocabulary import DECLINE_REASONS, HTTP_STATUS
 from tests.live_server import LiveServer
 
 RULES = load_files([], BUILTIN)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
-from emulator.gateways.checks import luhn_valid
+from emulator.payments.cards import luhn_valid
 from tests.casedata import patched
 
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "leniency.yaml").read_text(encoding="utf-8"))

@@ -8,12 +8,11 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from emulator.config import KeySpec, Settings
-from emulator.http.errors import ApiError
+from emulator.errors import ApiError
 from emulator.payments import vault
 from emulator.payments.model import Card
 from emulator.payments.tenants import Tenant
-from tests.conftest import LIVE, SANDBOX
+from tests.conftest import LIVE, SANDBOX, bare_tenant
 
 CARD = {"cardHolderName": "Jane Doe", "expirationMonth": 12, "expirationYear": 2030}
 
@@ -33,17 +32,13 @@ def resolve_card(tenant: Tenant, card: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
 
 
-def _tenant(key: str = "k1", seed: int | None = 7) -> Tenant:
-    return Tenant(KeySpec(key, "user", 1, True), Settings(), seed)
-
-
 def _error(caught: pytest.ExceptionInfo[ApiError]) -> tuple[int, list[dict[str, Any]]]:
     return caught.value.status, caught.value.body
 
 
 # -- the store ---------------------------------------------------------------------------
 def test_store_get_delete() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant("k1", 7)
     entry = vault.store(tenant, "secret")
     assert len(entry.token) == 32
     assert entry.token.isalnum()
@@ -57,7 +52,7 @@ def test_store_get_delete() -> None:
 
 def test_tokens_come_from_the_tenant_seed() -> None:
     def tokens(key: str) -> list[str]:
-        tenant = _tenant(key)
+        tenant = bare_tenant(key, 7)
         return [vault.store(tenant, "x").token for _ in range(3)]
 
     assert tokens("a") == tokens("a")
@@ -66,7 +61,7 @@ def test_tokens_come_from_the_tenant_seed() -> None:
 
 
 def test_store_retries_on_a_collision(monkeypatch: pytest.MonkeyPatch) -> None:
-    tenant = _tenant()
+    tenant = bare_tenant("k1", 7)
     taken = vault.store(tenant, "one").token
     ids = iter([taken, "B" * 32])
     monkeypatch.setattr(tenant, "random_string", lambda length: next(ids))
@@ -75,7 +70,7 @@ def test_store_retries_on_a_collision(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_store_refuses_payloads_outside_the_limits() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant("k1", 7)
     assert len(vault.store(tenant, "é" * 16384).payload) == 16384
     for payload in ("", "x" * 16385):
         with pytest.raises(ApiError) as caught:
@@ -84,14 +79,14 @@ def test_store_refuses_payloads_outside_the_limits() -> None:
 
 
 def test_repr_hides_the_payload() -> None:
-    entry = vault.store(_tenant(), "4111111111111111")
+    entry = vault.store(bare_tenant("k1", 7), "4111111111111111")
     assert "4111" not in repr(entry)
     assert "16 characters" in repr(entry)
 
 
 # -- resolve_card --------------------------------------------------------------------------
 def test_a_digits_token_is_the_card_number() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant("k1", 7)
     token = vault.store(tenant, "4111111111111111").token
     card = {**CARD, "cardNumber": f"@{token}", "cvv": "123"}
     resolved = resolve_card(tenant, card)
@@ -100,13 +95,13 @@ def test_a_digits_token_is_the_card_number() -> None:
 
 
 def test_a_digits_token_may_be_spaced() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant("k1", 7)
     token = vault.store(tenant, " 4242 4242-4242 4242 ").token
     assert resolve_card(tenant, {**CARD, "cardNumber": f"@{token}"})["cardNumber"] == "4242424242424242"
 
 
 def test_a_json_token_fills_the_card() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant("k1", 7)
     payload = json.dumps(
         {
             "CARDNUMBER": "5555555555554444",
@@ -129,7 +124,7 @@ def test_a_json_token_fills_the_card() -> None:
 
 
 def test_explicit_fields_win_over_the_json_token() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant("k1", 7)
     token = vault.store(
         tenant, json.dumps({"cardNumber": "4111111111111111", "cvv": "111", "expirationYear": 2040})
     ).token
@@ -140,7 +135,7 @@ def test_explicit_fields_win_over_the_json_token() -> None:
 
 
 def test_a_cvv_token() -> None:
-    tenant = _tenant()
+    tenant = bare_tenant("k1", 7)
     number = vault.store(tenant, "4111111111111111").token
     cvv = vault.store(tenant, "1234").token
     resolved = resolve_card(tenant, {**CARD, "cardNumber": f"@{number}", "cvv": f"@{cvv}"})
@@ -152,7 +147,7 @@ def test_a_cvv_token() -> None:
 
 def test_a_card_without_references_is_copied_unchanged() -> None:
     card = {**CARD, "cardNumber": "4111111111111111", "cvv": None}
-    resolved = resolve_card(_tenant(), card)
+    resolved = resolve_card(bare_tenant("k1", 7), card)
     assert resolved == {**CARD, "cardNumber": "4111111111111111"}
 
 
@@ -161,7 +156,7 @@ def test_a_card_without_references_is_copied_unchanged() -> None:
     ["hello", "12345", "4111-abcd", '{"cardHolderName": "x"}', '{"cardNumber": "12ab"}', "[1, 2]", '{"cardNumber": '],
 )
 def test_a_token_without_a_card_number_is_refused(payload: str) -> None:
-    tenant = _tenant()
+    tenant = bare_tenant("k1", 7)
     token = vault.store(tenant, payload).token
     with pytest.raises(ApiError) as caught:
         resolve_card(tenant, {**CARD, "cardNumber": f"@{token}"})
@@ -171,7 +166,7 @@ def test_a_token_without_a_card_number_is_refused(payload: str) -> None:
 
 @pytest.mark.parametrize("payload", ["12", "12345", "abc", '{"cvv": "1"}', '{"number": "4111"}'])
 def test_a_cvv_token_without_a_code_is_refused(payload: str) -> None:
-    tenant = _tenant()
+    tenant = bare_tenant("k1", 7)
     token = vault.store(tenant, payload).token
     with pytest.raises(ApiError) as caught:
         resolve_card(tenant, {**CARD, "cardNumber": "4111111111111111", "cvv": f"@{token}"})
@@ -179,7 +174,7 @@ def test_a_cvv_token_without_a_code_is_refused(payload: str) -> None:
 
 
 def test_unknown_deleted_and_foreign_tokens_are_refused() -> None:
-    tenant, other = _tenant("a"), _tenant("b")
+    tenant, other = bare_tenant("a", 7), bare_tenant("b", 7)
     deleted = vault.store(tenant, "4111111111111111").token
     tenant.vault.delete(deleted)
     foreign = vault.store(other, "4111111111111111").token

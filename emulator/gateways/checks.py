@@ -15,15 +15,16 @@ from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from emulator.gateways.answers import AttemptInput
 from emulator.gateways.catalog import GatewaySpec
+from emulator.payments.cards import brand_of, luhn_valid
 from emulator.vocabulary import Operation, RejectReason
 
 if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
-    from emulator.scenarios import Outcome
+    from emulator.scenarios import Outcome, ScenarioBook
 
 DEFAULT_CARD_OPERATIONS = (Operation.CHARGE, Operation.PRE_AUTH, Operation.TOKENIZE)
 DEFAULT_AMOUNT_OPERATIONS = (Operation.CHARGE, Operation.PRE_AUTH, Operation.CAPTURE, Operation.REFUND)
@@ -37,19 +38,6 @@ class CheckFailure:
 
     reason: str
     description: str
-
-
-def luhn_valid(digits: str) -> bool:
-    """The Luhn check digit of an all-ASCII-digit string."""
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = ord(char) - 48
-        if index % 2:
-            value *= 2
-            if value > 9:
-                value -= 9
-        total += value
-    return total % 10 == 0
 
 
 def _ascii_digits(text: str) -> bool:
@@ -125,48 +113,17 @@ def card_problem(
     return None
 
 
-class _Card(Protocol):
-    """What :func:`for_attempt` reads of the attempt's card (read-only)."""
-
-    @property
-    def number(self) -> str | None: ...
-    @property
-    def expiration_month(self) -> int | None: ...
-    @property
-    def expiration_year(self) -> int | None: ...
-    @property
-    def cvv(self) -> str | None: ...
-    @property
-    def brand(self) -> str | None: ...
-
-
-class _Money(Protocol):
-    @property
-    def amount(self) -> Decimal: ...
-
-
-class _Attempt(Protocol):
-    """What :func:`for_attempt` reads of a simulator attempt (read-only)."""
-
-    @property
-    def operation(self) -> str: ...
-    @property
-    def money(self) -> _Money: ...
-    @property
-    def card(self) -> _Card | None: ...
-
-
 def for_attempt(
-    runtime: Runtime, tenant: Tenant, gateway: GatewaySpec, item: _Attempt, outcome: Outcome | None
+    book: ScenarioBook, tenant: Tenant, gateway: GatewaySpec, item: AttemptInput, outcome: Outcome | None
 ) -> CheckFailure | None:
     """:func:`card_problem` for one simulator attempt (its resolved card), at the tenant's
     clock. None without asking when the gateway checks no cards (the mock gateways) or a
     user's rule decided the attempt (:func:`rule_wins`): the cheapest questions first."""
-    if not gateway.checks_cards or rule_wins(runtime, tenant, outcome):
+    if not gateway.checks_cards or rule_wins(book, tenant, outcome):
         return None
     card = item.card
     number = card.number if card else None
-    brand = (card.brand if card else None) or _brand_of(number)
+    brand = (card.brand if card else None) or brand_of(number)
     return card_problem(
         gateway,
         item.operation,
@@ -180,22 +137,14 @@ def for_attempt(
     )
 
 
-def _brand_of(number: str | None) -> str | None:
-    if not number or not _ascii_digits(number):
-        return None
-    from emulator.payments import cards
-
-    return cards.default_table().brand_name(number)
-
-
-def rule_wins(runtime: Runtime, tenant: Tenant, outcome: Outcome | None) -> bool:
+def rule_wins(book: ScenarioBook, tenant: Tenant, outcome: Outcome | None) -> bool:
     """True when a scenario rule of the user (a file of theirs or one added at run time)
     decided the attempt: it wins over the gateway's checks. The built-in test cards do
     not: a test card with an expired date is declined as expired."""
     if outcome is None:
         return False
-    builtin = runtime.scenarios.builtin
-    for rule in runtime.scenarios.rules(tenant):
+    builtin = book.builtin
+    for rule in book.rules(tenant):
         if rule.name == outcome.rule:
             return builtin is None or _resolved(rule.source) != builtin
     return True

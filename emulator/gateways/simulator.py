@@ -3,40 +3,47 @@
 Everything a gateway does differently is data in ``catalog.yaml``; this module only reads
 it. An attempt goes: the gateway's own requirements (operations it lacks, network tokens,
 credentials, client certificate, ``clientIPAddress``, ``orderDesc``, ``myRef`` length)
-→ the scenario outcome (``runtime.scenarios.decide``) → an OperationResult spoken in the
-gateway's vocabulary: its reference format, native result codes, authorization-code and
-token formats, and a ``customGatewayResponse`` rendered from its template.
+→ the scenario outcome (``ScenarioBook.decide``: the simulator is given the book in force)
+→ an OperationResult spoken in the gateway's vocabulary: its reference format, native
+result codes, authorization-code and token formats, and a ``customGatewayResponse``
+rendered from its template.
 
 Every id and code comes from the tenant's random source, every time from its clock, so a
-seeded run is byte-identical.
+seeded run is byte-identical. What an attempt sends (:class:`AttemptInput`) and how the
+gateway words its answer (:func:`speak`) are :mod:`emulator.gateways.answers`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from emulator.gateways import checks, payloads
-from emulator.gateways.catalog import GatewaySpec, ReferenceFormat
-from emulator.gateways.memo import IdentityMemo
-from emulator.gateways.templates import Template, compiled
-from emulator.payments import cards
-from emulator.payments.clock import isoformat
-from emulator.payments.model import Card, Money, OperationResult
+from emulator.gateways import checks
+from emulator.gateways.answers import AttemptInput, GatewayAccount, mint, new_reference, speak
+from emulator.gateways.catalog import GatewaySpec
+from emulator.payments.model import DropConnection, OperationResult
+from emulator.scenarios import Attempt
 from emulator.vocabulary import DEFAULT_REJECT_REASON, SUCCESSFUL, Fault, Operation, RejectReason, ResultCode
 
 if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
-    from emulator.scenarios import Attempt, Outcome
+    from emulator.scenarios import Outcome, ScenarioBook
 
-# Operations whose successful answer carries an authorization code.
-AUTHORIZING = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.CAPTURE, Operation.STATUS})
+__all__ = [  # GatewayAccount, AttemptInput and speak live in emulator.gateways.answers
+    "AttemptInput",
+    "AttemptResult",
+    "GatewayAccount",
+    "attempt",
+    "decide",
+    "lookup",
+    "new_reference",
+    "requirement_failure",
+    "speak",
+]
+
 # Requirements apply to the operations whose request carries the field.
 NEEDS_CLIENT_IP = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.TOKENIZE})
 NEEDS_ORDER_DESC = frozenset({Operation.CHARGE, Operation.PRE_AUTH})
@@ -54,37 +61,6 @@ _SUCCESS_TEXT = {
 }
 # (result code, catalog code key, description) of a gateway that refuses an attempt
 Refused = tuple[ResultCode, str, str]
-
-
-@dataclass(slots=True, unsafe_hash=True)
-class GatewayAccount:
-    """The gateway and credentials one attempt uses. ``name`` is the stored account's name,
-    None for inline credentials; ``certificate`` the client certificate named for it."""
-
-    gateway: GatewaySpec
-    name: str | None
-    credentials: dict[str, str | None]
-    certificate: str | None = None
-
-
-@dataclass(slots=True, unsafe_hash=True)
-class AttemptInput:
-    """What one attempt sends to the gateway (card data already resolved)."""
-
-    operation: Operation
-    money: Money
-    card: Card | None = None  # resolved: digits, after @token / userToken resolution
-    my_ref: str | None = None
-    order_desc: str | None = None
-    client_ip: str | None = None
-    network_token_brand: str | None = None
-    generate_token: bool = False
-    token_problem: str | None = None  # why the gateway refuses the userToken, if it does
-    number: int = 1  # 1 = primary, 2 = first fallback, ...
-
-    @property
-    def card_number(self) -> str | None:
-        return self.card.number if self.card else None
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -107,20 +83,6 @@ class AttemptResult:
     @property
     def reference(self) -> str | None:
         return self.result.gateway_reference
-
-
-def mint(tenant: Tenant, fmt: ReferenceFormat, operation: str, *, secret: bool = False) -> str:
-    """A reference or code in the gateway's format; ``secret`` for a token that stands for a card."""
-    draw = tenant.random_string if secret else tenant.random_id
-    return fmt.prefix_for(operation) + draw(fmt.length, fmt.alphabet)
-
-
-def new_reference(tenant: Tenant, spec: GatewaySpec, operation: str) -> str:
-    """A gateway reference in the gateway's format, unique within the tenant."""
-    reference = mint(tenant, spec.reference, operation)
-    while reference in tenant.ledger:
-        reference = mint(tenant, spec.reference, operation)
-    return reference
 
 
 def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused | None:
@@ -166,20 +128,13 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused 
     return None
 
 
-@cache
-def _attempt_type() -> type[Attempt]:
-    from emulator.scenarios import Attempt  # the scenarios import the gateways: found at first use
-
-    return Attempt
-
-
-def decide(runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
+def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
     """The scenario outcome for this attempt. Mock gateways (``always``) heed only rules
     that name their gateway or account."""
     mock = account.gateway.always is not None
-    if not runtime.scenarios.may_match(tenant, mock):
+    if not book.may_match(tenant, mock):
         return None  # no rule to ask
-    attempt = _attempt_type()(
+    attempt = Attempt(
         card_number=item.card_number,
         amount=float(item.money.amount),
         currency=item.money.currency,
@@ -188,10 +143,10 @@ def decide(runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: Atte
         account=account.name,
         attempt=item.number,
     )
-    return runtime.scenarios.decide(tenant, attempt, mock=mock)
+    return book.decide(tenant, attempt, mock=mock)
 
 
-async def attempt(runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> AttemptResult:
+async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> AttemptResult:
     """Run one attempt. The scenario's latency is awaited here; its fault is returned for
     the caller, who records (or not) before dropping the connection."""
     spec = account.gateway
@@ -206,9 +161,9 @@ async def attempt(runtime: Runtime, tenant: Tenant, account: GatewayAccount, ite
         code, reason, text = ResultCode.REJECTED, RejectReason.INVALID_CARD_NUMBER, item.token_problem
         key = reason
     else:
-        outcome = decide(runtime, tenant, account, item)
+        outcome = decide(book, tenant, account, item)
         # A user's rule beats the gateway's own card checks; otherwise they come first.
-        failure = checks.for_attempt(runtime, tenant, spec, item, outcome)
+        failure = checks.for_attempt(book, tenant, spec, item, outcome)
         if failure is not None:
             outcome = None  # the gateway declined before any issuer was asked (no delay, no fault)
             code, reason, text = ResultCode.REJECTED, failure.reason, failure.description
@@ -235,6 +190,33 @@ async def attempt(runtime: Runtime, tenant: Tenant, account: GatewayAccount, ite
         settle_after_seconds=outcome.settle_after_seconds if outcome and code == ResultCode.ACCEPTED else None,
         rule=outcome.rule if outcome else None,
         refused=refused is not None,
+    )
+
+
+async def lookup(
+    book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput
+) -> OperationResult | None:
+    """A status lookup at the gateway (its requirements, then any scenario rule for
+    Status; no card checks): None when it answers, else the failed OperationResult.
+    A fault closes the connection (:class:`DropConnection`)."""
+    refused_at = requirement_failure(account, item)
+    if refused_at is None:
+        outcome = decide(book, tenant, account, item)
+        if outcome is None:
+            return None
+        if outcome.delay_ms > 0:
+            await asyncio.sleep(outcome.delay_ms / 1000)
+        if outcome.fault != Fault.NONE:
+            raise DropConnection(outcome.fault)
+        code = ResultCode(outcome.operation_result_code)
+        if code in SUCCESSFUL:
+            return None
+        reason = outcome.reject_reason_code if code == ResultCode.REJECTED else None
+        refused_at = (code, reason or code, f"The status lookup at {account.gateway.name} failed ({code}).")
+    code, key, description = refused_at
+    reference = new_reference(tenant, account.gateway, Operation.STATUS)
+    return speak(
+        tenant, account, item, code, key, key if code == ResultCode.REJECTED else None, description, reference=reference
     )
 
 
@@ -298,156 +280,3 @@ def _render(
         gateway_code=outcome.gateway_result_code if outcome else None,
         gateway_description=outcome.gateway_result_description if outcome else None,
     )
-
-
-class _Facts:
-    """What the template values of one answer are computed from (each only when used)."""
-
-    __slots__ = ("account", "approval", "code", "item", "reference", "tenant", "token")
-
-    def __init__(
-        self,
-        tenant: Tenant,
-        account: GatewayAccount,
-        item: AttemptInput,
-        code: ResultCode,
-        reference: str,
-        approval: str | None,
-        token: str | None,
-    ) -> None:
-        self.tenant, self.account, self.item, self.code = tenant, account, item, code
-        self.reference, self.approval, self.token = reference, approval, token
-
-
-def _brand(f: _Facts) -> str | None:
-    return (f.item.card.brand if f.item.card else None) or brand_of(f.item.card_number or "")
-
-
-# the values a gateway template may name (see the catalog's documentation)
-_VALUES: dict[str, Callable[[_Facts], object]] = {
-    "reference": lambda f: f.reference,
-    "amount": lambda f: f.item.money.to_json(),
-    "amountMinor": lambda f: f.item.money.minor_units(),
-    "currency": lambda f: f.item.money.currency,
-    "currencyLower": lambda f: f.item.money.currency.lower(),
-    "operation": lambda f: str(f.item.operation),
-    "authorizationCode": lambda f: f.approval,
-    "approved": lambda f: f.code == ResultCode.SUCCESS,
-    "cardBin": lambda f: (f.item.card_number or "")[:6] or None,
-    "cardLast4": lambda f: (f.item.card_number or "")[-4:] or None,
-    "cardBrand": _brand,
-    "created": lambda f: isoformat(f.tenant.now()),
-    "createdEpoch": lambda f: int(f.tenant.now().timestamp()),
-    "myRef": lambda f: f.item.my_ref,
-    "token": lambda f: f.token,
-    "account": lambda f: f.account.name,
-}
-_DESCRIBED = frozenset({*_VALUES, "gatewayResultCode"})
-_RESPONDED = _DESCRIBED | {"gatewayResultDescription"}
-
-
-def speak(
-    tenant: Tenant,
-    account: GatewayAccount,
-    item: AttemptInput,
-    code: ResultCode,
-    key: str,
-    reason: str | None,
-    text: str,
-    *,
-    reference: str,
-    approval: str | None = None,
-    token: str | None = None,
-    gateway_code: str | None = None,
-    gateway_description: str | None = None,
-) -> OperationResult:
-    """The OperationResult of ``code`` in the gateway's vocabulary: native code and
-    description for ``key`` (a result or reject reason) unless a scenario gave its own,
-    and the rendered ``customGatewayResponse``."""
-    spec = account.gateway
-    operation = item.operation
-    money = item.money
-    plan = _plan(spec, code, operation, reason, key, gateway_code, gateway_description)
-    values: dict[str, Any] = {"gatewayResultCode": plan.code}
-    if plan.values:
-        facts = _Facts(tenant, account, item, code, reference, approval, token)
-        for name, value in plan.values:
-            values[name] = value(facts)
-    values["gatewayResultDescription"] = plan.described.fill(values)
-    response = plan.response
-    return OperationResult(  # positional: in the field order
-        operation,
-        code,
-        money,
-        text,
-        approval if operation in AUTHORIZING else None,
-        response.fill(values) if response else None,
-        spec.name,
-        reference,
-        values["gatewayResultCode"],
-        values["gatewayResultDescription"],
-        None,  # gatewayResultSubCode
-        None,  # gatewayResultSubDescription
-        token,
-        reason if code == ResultCode.REJECTED else None,
-    )
-
-
-class _Plan:
-    """How one case of a gateway is spoken (see :func:`_plan`)."""
-
-    __slots__ = ("code", "described", "response", "values")
-
-    def __init__(
-        self, code: Any, described: Template, response: Template | None, values: tuple[tuple[str, Any], ...]
-    ) -> None:
-        self.code = code  # gatewayResultCode
-        self.described = described  # gatewayResultDescription
-        self.response = response  # customGatewayResponse, when the gateway has one
-        self.values = values  # (name, how to compute it) of each other value the two read
-
-
-_PLANS: IdentityMemo[_Plan] = IdentityMemo()
-
-
-def _plan(
-    spec: GatewaySpec,
-    code: ResultCode,
-    operation: Operation,
-    reason: str | None,
-    key: str,
-    gateway_code: str | None,
-    gateway_description: str | None,
-) -> _Plan:
-    """The native code, the compiled description and answer templates, and the values
-    they read, for ``key`` of ``code`` at ``spec``: made once per gateway and case (a
-    scenario's own code or description is planned afresh)."""
-    if gateway_code is None and gateway_description is None:
-        return _PLANS.get(
-            (id(spec), code, operation, reason, key), spec, _made_plan, spec, code, operation, reason, key
-        )
-    return _made_plan(spec, code, operation, reason, key, gateway_code, gateway_description)
-
-
-def _made_plan(
-    spec: GatewaySpec,
-    code: ResultCode,
-    operation: Operation,
-    reason: str | None,
-    key: str,
-    gateway_code: str | None = None,
-    gateway_description: str | None = None,
-) -> _Plan:
-    native = spec.code_for(key)
-    described = compiled(gateway_description if gateway_description is not None else native.description, _DESCRIBED)
-    response = compiled(payloads.template(spec, code, operation, reason), _RESPONDED) if spec.response else None
-    names = (described.names | response.names) if response else described.names
-    values = tuple((name, _VALUES[name]) for name in sorted(names) if name in _VALUES)
-    return _Plan(gateway_code if gateway_code is not None else native.code, described, response, values)
-
-
-def brand_of(number: str) -> str | None:
-    """The card brand (a Payments.CardTypes value) from the BIN table, None if unknown."""
-    if not number or not (number.isascii() and number.isdigit()):  # a mistyped number reaches the gateway
-        return None
-    return cards.default_table().brand_name(number)

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from emulator.http.errors import FieldErrors
-from emulator.http.validation import field_path
+from emulator.errors import FieldErrors, field_path
 
 Path = tuple[str | None, ...]
 MAX_DEPTH = 12  # schemas nest models a few levels deep; a model that contains itself stops here

@@ -1,108 +1,40 @@
-"""The one place error bodies are built.
+"""The error bodies, as the HTTP modules import them: everything lives in :mod:`emulator.errors`
+(the bottom layer, so the domain raises the same errors without importing ``http``)."""
 
-Every error payemu answers (400, 401, 404, 405, 409 from validation, 413, 415, 500, 507) is a
-JSON array of ``{fieldName, errors}`` entries, one entry per field. Handlers and the
-request pipeline raise :class:`ApiError`; the pipeline turns it into a response with
-:func:`error_body`.
-"""
+from emulator.errors import (
+    LIMIT_STATUS,
+    MAX_MESSAGE_CHARS,
+    ApiError,
+    FieldErrors,
+    clipped,
+    error_body,
+    internal,
+    invalid,
+    invalid_many,
+    limit_reached,
+    merge,
+    method_not_allowed,
+    not_found,
+    too_large,
+    unauthenticated,
+    unsupported_media_type,
+)
 
-from __future__ import annotations
-
-from collections.abc import Iterable, Mapping
-from typing import Any
-
-FieldErrors = tuple[str | None, list[str]]
-MAX_MESSAGE_CHARS = 500  # longer messages and field names are cut (they may quote client input)
-
-
-class ApiError(Exception):
-    """An error answered to the client as a ValidationErrorMessage array."""
-
-    def __init__(
-        self,
-        status: int,
-        entries: Iterable[FieldErrors],
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        self.status = status
-        self.entries = merge(entries)
-        self.headers = dict(headers or {})
-        super().__init__(f"{status}: {self.entries}")
-
-    @property
-    def body(self) -> list[dict[str, Any]]:
-        return error_body(self.entries)
-
-
-def merge(entries: Iterable[FieldErrors]) -> list[FieldErrors]:
-    """One entry per field, messages in first-seen order, no repeats."""
-    merged: dict[str | None, list[str]] = {}
-    for field, messages in entries:
-        bucket = merged.setdefault(None if field is None else clipped(field), [])
-        for message in messages:
-            message = clipped(message)
-            if message not in bucket:
-                bucket.append(message)
-    return list(merged.items())
-
-
-def clipped(text: str) -> str:
-    """``text`` cut to :data:`MAX_MESSAGE_CHARS` (a message quoting a 900 KB value
-    must not answer with 900 KB)."""
-    if len(text) <= MAX_MESSAGE_CHARS:
-        return text
-    return f"{text[:MAX_MESSAGE_CHARS]}… (cut: {len(text)} characters)"
-
-
-def error_body(entries: Iterable[FieldErrors]) -> list[dict[str, Any]]:
-    return [{"fieldName": field, "errors": list(messages)} for field, messages in merge(entries)]
-
-
-def invalid(field: str | None, *messages: str) -> ApiError:
-    """400: the request is malformed at ``field``."""
-    return ApiError(400, [(field, list(messages))])
-
-
-def invalid_many(entries: Iterable[FieldErrors]) -> ApiError:
-    return ApiError(400, entries)
-
-
-def unauthenticated(reason: str) -> ApiError:
-    return ApiError(401, [("X-Api-Key", [reason])])
-
-
-def not_found(field: str | None, message: str) -> ApiError:
-    return ApiError(404, [(field, [message])])
-
-
-def method_not_allowed(method: str, allowed: Iterable[str]) -> ApiError:
-    allowed = sorted(allowed)
-    return ApiError(
-        405,
-        [("method", [f"Method {method} is not allowed here; allowed: {', '.join(allowed)}."])],
-        headers={"Allow": ", ".join(allowed)},
-    )
-
-
-def too_large(limit: int) -> ApiError:
-    return ApiError(413, [("body", [f"The request body is larger than {limit} bytes."])])
-
-
-def unsupported_media_type(content_type: str) -> ApiError:
-    shown = content_type or "none"
-    return ApiError(
-        415,
-        [("Content-Type", [f"Expected application/json, got {shown}."])],
-    )
-
-
-LIMIT_STATUS = 507  # Insufficient Storage: a memory limit that cannot make room (emulator.payments.limits)
-
-
-def limit_reached(field: str | None, message: str) -> ApiError:
-    """507: a store holds its limit and nothing in it may be dropped."""
-    return ApiError(LIMIT_STATUS, [(field, [message])])
-
-
-def internal(message: str) -> ApiError:
-    return ApiError(500, [(None, [message])])
+__all__ = [
+    "LIMIT_STATUS",
+    "MAX_MESSAGE_CHARS",
+    "ApiError",
+    "FieldErrors",
+    "clipped",
+    "error_body",
+    "internal",
+    "invalid",
+    "invalid_many",
+    "limit_reached",
+    "merge",
+    "method_not_allowed",
+    "not_found",
+    "too_large",
+    "unauthenticated",
+    "unsupported_media_type",
+]

@@ -22,8 +22,9 @@ import math
 from typing import Any
 from urllib.parse import quote
 
+from emulator.errors import field_path
 from emulator.http import errors
-from emulator.http.validation import Compiled, field_path
+from emulator.http.validation import Compiled
 from emulator.payments.masking import mask_text
 
 WARNINGS_HEADER = "X-Payemu-Warnings"

@@ -279,7 +279,7 @@ class Endpoint:
         answered as a 500 naming the violation."""
         op = self.operation
         problem: str | None = None
-        if reply.status == 501:  # a pending operation (see emulator.pending)
+        if reply.status == 501:  # an operation payemu has no handler for (emulator.http.app.not_built)
             return reply
         # the body as the operation's document declares it (see emulator.http.projection)
         reply.body, declared, reply.status = projection.shape(op, reply.status, reply.body, reply.error)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 
+from emulator.errors import field_path
 from emulator.http.errors import FieldErrors
 from emulator.safeparse import short
 
@@ -247,16 +248,6 @@ def _list_normalizer(item: Normalizer) -> Normalizer:
 
 
 # -- turning jsonschema errors into ValidationErrorMessages ----------------------------
-def field_path(parts: Any, root: str | None = "body") -> str | None:
-    text = ""
-    for part in parts:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else str(part)
-    return text or root
-
-
 def _label(parts: list[Any], root: str | None) -> str:
     for part in reversed(parts):
         if isinstance(part, str):

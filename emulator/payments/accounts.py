@@ -13,15 +13,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from emulator.http import errors
-from emulator.payments import limits
-from emulator.payments.clock import isoformat
+from emulator import errors
 
 if TYPE_CHECKING:
     from emulator.gateways.catalog import Catalog, GatewaySpec
-    from emulator.payments.tenants import Tenant
+
+MAX_ACCOUNTS = 1000  # per tenant by default (config: limits.namedItemsPerTenant)
 
 
 @dataclass(frozen=True)
@@ -37,25 +36,13 @@ class StoredAccount:
     def credential_map(self) -> dict[str, str | None]:
         return dict(self.credentials)
 
-    def to_full(self) -> dict[str, Any]:
-        """``PaymentGatewayAccountFullOutputModel`` (with credential values)."""
-        return {
-            "name": self.name,
-            "creationTime": isoformat(self.creation_time),
-            "paymentGatewayName": self.gateway,
-            "credentials": [{"key": key, "value": value} for key, value in self.credentials],
-        }
-
-    def to_brief(self) -> dict[str, Any]:
-        """``PaymentGatewayAccountBriefOutputModel`` (no credentials)."""
-        return {"name": self.name, "paymentGatewayName": self.gateway, "creationTime": isoformat(self.creation_time)}
-
 
 class Accounts(Mapping[str, StoredAccount]):
-    """A tenant's stored accounts by name."""
+    """A tenant's stored accounts by name, at most ``limit`` of them (:meth:`admit`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_ACCOUNTS) -> None:
         self._accounts: dict[str, StoredAccount] = {}
+        self.limit = limit
 
     def __getitem__(self, name: str) -> StoredAccount:
         return self._accounts[name]
@@ -65,6 +52,14 @@ class Accounts(Mapping[str, StoredAccount]):
 
     def __len__(self) -> int:
         return len(self._accounts)
+
+    def admit(self, name: str) -> None:
+        """Raise a 507 when a new account ``name`` would pass :attr:`limit` (replacing one
+        is always fine)."""
+        if name not in self._accounts and len(self._accounts) >= self.limit:
+            raise errors.limit_reached(
+                "name", f"This API key holds its limit of {self.limit} stored gateway accounts; remove some first."
+            )
 
     def put(self, account: StoredAccount) -> None:
         """Store ``account``, replacing one of the same name."""
@@ -141,12 +136,20 @@ def check_credentials(
     return pairs
 
 
-def put(tenant: Tenant, catalog: Catalog, name: str, body: dict[str, Any]) -> StoredAccount:
+class Holder(Protocol):
+    """What :func:`put` needs of a tenant: its accounts and its clock."""
+
+    accounts: Accounts
+
+    def now(self) -> datetime: ...
+
+
+def put(tenant: Holder, catalog: Catalog, name: str, body: dict[str, Any]) -> StoredAccount:
     """Create or replace the account ``name`` from a ``PaymentGatewayAccountInputModel``.
     A replacement starts a new ``creationTime`` (it is when the credentials were stored)."""
     gateway = resolve_gateway(catalog, body.get("paymentGatewayName"))
     credentials = check_credentials(gateway, body.get("credentials") or [])
-    limits.admit_name(tenant, tenant.accounts, name, "stored gateway accounts", "name")
+    tenant.accounts.admit(name)  # hardening: 507 at the limit
     account = StoredAccount(name, gateway.name, credentials, tenant.now())
     tenant.accounts.put(account)
     return account

@@ -19,22 +19,19 @@ Scenario faults: ``reset`` closes the connection before anything is recorded;
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from emulator import errors
 from emulator.gateways import payloads, simulator
 from emulator.gateways.simulator import AttemptInput, AttemptResult, GatewayAccount
-from emulator.http import errors
 from emulator.payments import ledger, rules, vault
 from emulator.payments.failover import fallback_accounts, falls_over, primary_account
 from emulator.payments.model import AttemptRecord, Card, DropConnection, Money, OperationResult, PaymentRequest
 from emulator.vocabulary import (
     FOLLOW_UPS,
-    HTTP_STATUS,
     PAYMENTS,
-    SUCCESSFUL,
     Fault,
     Operation,
     RejectReason,
@@ -42,30 +39,38 @@ from emulator.vocabulary import (
 )
 
 if TYPE_CHECKING:
+    from emulator.payments.services import Services
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
+
+
+LOOKUP_FAILED = "failed"  # a status lookup the gateway did not answer: its failed attempt
+LOOKUP_FOUND = "found"  # a status lookup answered with the ledger's state of the transaction
 
 
 @dataclass(slots=True)
 class Outcome:
-    """The answer to one payment request: the final result, its HTTP status and headers,
-    and every attempt made."""
+    """The answer to one payment request: the final result and every attempt made.
+    ``lookup`` tells a status lookup's answer (:data:`LOOKUP_FAILED`, :data:`LOOKUP_FOUND`)
+    from an operation's; the HTTP status and headers are the edge's to decide
+    (:func:`emulator.http.api.payments.status_of`)."""
 
     result: OperationResult
-    status: int
-    headers: dict[str, str] = field(default_factory=dict)
     attempts: list[AttemptRecord] = field(default_factory=list)
+    lookup: str | None = None
+    refused: bool = False  # the gateway refused the request itself (credentials, a parameter it needs)
 
 
-def answer(result: OperationResult, attempts: list[AttemptRecord] | None = None, status: int | None = None) -> Outcome:
-    code = result.code
-    retry = code == ResultCode.TEMPORARY_FAILURE and (status or 503) == 503
-    headers = {"Retry-After": "1"} if retry else {}
-    return Outcome(result, status or HTTP_STATUS[code], headers, attempts or [])
+def answer(
+    result: OperationResult,
+    attempts: list[AttemptRecord] | None = None,
+    lookup: str | None = None,
+    refused: bool = False,
+) -> Outcome:
+    return Outcome(result, attempts or [], lookup, refused)
 
 
 async def process(
-    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+    runtime: Services, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
 ) -> Outcome:
     """Run one payment operation for ``tenant``. ``call_attempts`` receives each attempt
     as it is made (so the journal has them even when a fault closes the connection)."""
@@ -80,12 +85,12 @@ async def process(
 
 
 # -- currency, card -----------------------------------------------------------------------
-def currencies(runtime: Runtime) -> frozenset[str]:
+def currencies(runtime: Services) -> frozenset[str]:
     """The Payments.CurrencyCode values of the schema in use."""
     return runtime.currencies
 
 
-def currency_of(runtime: Runtime, value: str) -> str:
+def currency_of(runtime: Services, value: str) -> str:
     known = currencies(runtime)
     if value in known:
         return value
@@ -95,7 +100,7 @@ def currency_of(runtime: Runtime, value: str) -> str:
     return code
 
 
-def money_of(runtime: Runtime, request: PaymentRequest) -> Money:
+def money_of(runtime: Services, request: PaymentRequest) -> Money:
     """The request's amount in its (checked) currency."""
     if request.amount is None or request.currency is None:
         raise errors.invalid("amount", "The Amount and Currency fields are required.")
@@ -134,7 +139,7 @@ def refused(operation: Operation, money: Money, refusal: rules.Refusal) -> Outco
 
 # -- charge, authorize, tokenize ------------------------------------------------------------
 async def _pay(
-    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+    runtime: Services, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
 ) -> Outcome:
     operation = request.operation
     chain = [primary_account(runtime, tenant, request)]
@@ -171,11 +176,11 @@ async def _pay(
         if not falls_over(runtime, tenant, last.result):
             break
     assert last is not None
-    return answer(last.result, attempts, status=_refused_status(last))
+    return answer(last.result, attempts, refused=last.refused)
 
 
 async def _attempt(
-    runtime: Runtime,
+    runtime: Services,
     tenant: Tenant,
     account: GatewayAccount,
     item: AttemptInput,
@@ -185,7 +190,7 @@ async def _attempt(
 ) -> AttemptResult:
     """One gateway attempt, recorded in the ledger — unless the scenario resets the
     connection first, in which case nothing reached the gateway's books."""
-    result = await simulator.attempt(runtime, tenant, account, item)
+    result = await simulator.attempt(runtime.scenarios, tenant, account, item)
     if result.fault == Fault.RESET:
         raise DropConnection(Fault.RESET)
     result.at = ledger.record(
@@ -205,7 +210,7 @@ async def _attempt(
 
 # -- capture, void, refund ------------------------------------------------------------------
 async def _follow_up(
-    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+    runtime: Services, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
 ) -> Outcome:
     operation = request.operation
     account = primary_account(runtime, tenant, request)
@@ -235,13 +240,7 @@ async def _follow_up(
     call_attempts.append(entry)
     if result.fault == Fault.LOST_RESPONSE:
         raise DropConnection(Fault.LOST_RESPONSE)
-    return answer(result.result, [entry], status=_refused_status(result))
-
-
-def _refused_status(result: AttemptResult) -> int | None:
-    """409 for a request the gateway refused itself (credentials, certificate, a parameter
-    it needs): a gateway result, never an internal error; None: the result code's status."""
-    return 409 if result.refused else None
+    return answer(result.result, [entry], refused=result.refused)
 
 
 def _not_found(reference: str) -> rules.Refusal:
@@ -252,7 +251,7 @@ def _not_found(reference: str) -> rules.Refusal:
 
 # -- status -------------------------------------------------------------------------------
 async def _status(
-    runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
+    runtime: Services, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
 ) -> Outcome:
     account = primary_account(runtime, tenant, request)
     reference, my_ref = request.ref_trans_id, request.my_ref
@@ -277,11 +276,10 @@ async def _status(
         my_ref=tx.my_ref,
         network_token_brand=request.network_token_brand,
     )
-    failed = await _status_lookup(runtime, tenant, account, item)
+    failed = await simulator.lookup(runtime.scenarios, tenant, account, item)
     if failed is not None:
         call_attempts.append(attempt_record(tenant, account, 1, failed))
-        # status is documented with 200, 400, 401 and 409 only: a failed lookup is a 409
-        return answer(failed, status=409)
+        return answer(failed, lookup=LOOKUP_FAILED)
     state = tx.state(now)
     code, reason = tx.result_code, tx.reject_reason
     result = simulator.speak(
@@ -296,30 +294,4 @@ async def _status(
         approval=tx.authorization_code,
     )
     call_attempts.append(attempt_record(tenant, account, 1, result))
-    return answer(result, status=200 if code in SUCCESSFUL else 409)
-
-
-async def _status_lookup(
-    runtime: Runtime, tenant: Tenant, account: GatewayAccount, item: AttemptInput
-) -> OperationResult | None:
-    """Ask the gateway (its requirements, then any scenario rule for Status): None when
-    it answers, else the failed OperationResult. A fault closes the connection."""
-    refused_at = simulator.requirement_failure(account, item)
-    if refused_at is None:
-        outcome = simulator.decide(runtime, tenant, account, item)
-        if outcome is None:
-            return None
-        if outcome.delay_ms > 0:
-            await asyncio.sleep(outcome.delay_ms / 1000)
-        if outcome.fault != Fault.NONE:
-            raise DropConnection(outcome.fault)
-        code = ResultCode(outcome.operation_result_code)
-        if code in SUCCESSFUL:
-            return None
-        reason = outcome.reject_reason_code if code == ResultCode.REJECTED else None
-        refused_at = (code, reason or code, f"The status lookup at {account.gateway.name} failed ({code}).")
-    code, key, description = refused_at
-    reference = simulator.new_reference(tenant, account.gateway, Operation.STATUS)
-    return simulator.speak(
-        tenant, account, item, code, key, key if code == ResultCode.REJECTED else None, description, reference=reference
-    )
+    return answer(result, lookup=LOOKUP_FOUND)

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from emulator import errors
 from emulator.gateways.simulator import GatewayAccount
-from emulator.http import errors
 from emulator.payments import accounts, certificates, tenant_settings
 from emulator.payments.model import OperationResult, PaymentRequest
 from emulator.vocabulary import HARD_DECLINES, SUCCESSFUL, ResultCode
 
 if TYPE_CHECKING:
+    from emulator.payments.services import Services
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
 
 
-def primary_account(runtime: Runtime, tenant: Tenant, request: PaymentRequest) -> GatewayAccount:
+def primary_account(runtime: Services, tenant: Tenant, request: PaymentRequest) -> GatewayAccount:
     certificate = request.certificate
     if certificate:
         certificates.require_certificate(tenant, certificate, "certificateName")
@@ -40,7 +40,7 @@ def primary_account(runtime: Runtime, tenant: Tenant, request: PaymentRequest) -
     return stored_account(runtime, tenant, name, "paymentGatewayAccountName", certificate)
 
 
-def stored_account(runtime: Runtime, tenant: Tenant, name: str, where: str, certificate: str | None) -> GatewayAccount:
+def stored_account(runtime: Services, tenant: Tenant, name: str, where: str, certificate: str | None) -> GatewayAccount:
     stored = tenant.accounts.get(name)
     if stored is None:
         raise errors.invalid(where, f"No stored payment gateway account named '{name}'.")
@@ -50,7 +50,7 @@ def stored_account(runtime: Runtime, tenant: Tenant, name: str, where: str, cert
     return GatewayAccount(spec, stored.name, stored.credential_map(), certificate)
 
 
-def fallback_accounts(runtime: Runtime, tenant: Tenant, request: PaymentRequest) -> list[GatewayAccount]:
+def fallback_accounts(runtime: Services, tenant: Tenant, request: PaymentRequest) -> list[GatewayAccount]:
     """Every fallback entry as an account, all checked before any attempt runs."""
     found: list[GatewayAccount] = []
     problems: list[errors.FieldErrors] = []
@@ -69,7 +69,7 @@ def fallback_accounts(runtime: Runtime, tenant: Tenant, request: PaymentRequest)
     return found
 
 
-def falls_over(runtime: Runtime, tenant: Tenant, result: OperationResult) -> bool:
+def falls_over(runtime: Services, tenant: Tenant, result: OperationResult) -> bool:
     """Whether a payment goes on to its next account after this attempt's result (under
     the tenant's own failover mode, else the server's)."""
     if result.code in SUCCESSFUL:

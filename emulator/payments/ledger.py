@@ -29,16 +29,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from emulator.payments import limits
+from emulator import errors
 from emulator.payments.clock import Clock, isoformat
 from emulator.payments.masking import mask_pan
 from emulator.payments.model import ZERO, JsonObject, Money, OperationResult
 from emulator.vocabulary import ORIGINALS, Operation, RejectReason, ResultCode
 
-if TYPE_CHECKING:
-    from emulator.payments.tenants import Tenant
+MAX_TRANSACTIONS = 20_000  # per tenant by default (config: limits.transactionsPerTenant)
+MAX_GATEWAY_TOKENS = 10_000  # per tenant by default (config: limits.tokensPerTenant)
 
 _ORIGINALS: dict[Operation, tuple[Operation, ...]] = {
     Operation.CAPTURE: (Operation.PRE_AUTH,),
@@ -212,13 +212,17 @@ _OPEN_STATES = frozenset({"Authorized", "Pending"})  # a capture, void or settle
 
 class Ledger(Mapping[str, Transaction]):
     """A tenant's transactions by ``gatewayReference`` (oldest first) and the gateway
-    tokens it was given."""
+    tokens it was given: at most ``limit`` transactions (the oldest finished one makes
+    room; none finished is a 507) and ``token_limit`` gateway tokens (the oldest is
+    forgotten)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_TRANSACTIONS, token_limit: int = MAX_GATEWAY_TOKENS) -> None:
         # ordered by age; an OrderedDict so that dropping the oldest (limits) and finding
         # the next oldest stay O(1): a plain dict leaves holes at its front to skip
         self._transactions: OrderedDict[str, Transaction] = OrderedDict()
         self._tokens: dict[str, GatewayToken] = {}
+        self.limit = limit
+        self.token_limit = token_limit
 
     def __getitem__(self, reference: str) -> Transaction:
         return self._transactions[reference]
@@ -250,6 +254,9 @@ class Ledger(Mapping[str, Transaction]):
         return None
 
     def remember_token(self, token: GatewayToken) -> None:
+        """Keep a gateway token, forgetting the oldest ones at :attr:`token_limit`."""
+        while len(self._tokens) >= self.token_limit and self.forget_oldest_token():
+            pass
         self._tokens[token.token] = token
 
     def token(self, user_token: str) -> GatewayToken | None:
@@ -259,7 +266,18 @@ class Ledger(Mapping[str, Transaction]):
         """Every gateway token, oldest first."""
         return list(self._tokens.values())
 
-    # -- bounded memory (emulator.payments.limits) --
+    # -- bounded memory --
+    def admit(self, now: datetime) -> None:
+        """Make room for one more transaction: drop the oldest finished ones, or raise a 507
+        when every transaction is still open (authorized, pending or busy at a gateway)."""
+        excess = len(self._transactions) - self.limit + 1
+        if excess > 0 and not self.evict_oldest_finished(excess, now):
+            raise errors.limit_reached(
+                "transactions",
+                f"This API key holds its limit of {self.limit} transactions and all are still open "
+                "(authorized, pending or in progress); capture, void or POST /_emulator/reset first.",
+            )
+
     @property
     def token_count(self) -> int:
         return len(self._tokens)
@@ -289,8 +307,17 @@ class Ledger(Mapping[str, Transaction]):
 
 
 # -- recording ---------------------------------------------------------------------------
+class Holder(Protocol):
+    """What :func:`record` and :func:`remember_token` need of a tenant: its ledger and clock."""
+
+    ledger: Ledger
+    clock: Clock
+
+    def now(self) -> datetime: ...
+
+
 def record(
-    tenant: Tenant,
+    tenant: Holder,
     result: OperationResult,
     *,
     account: str | None,
@@ -333,8 +360,9 @@ def record(
     if code == ResultCode.ACCEPTED and settles_to:
         tx.settles_to = settles_to
         tx.settle_at = now + timedelta(seconds=settle_after_seconds or 0)
-    limits.admit_transaction(tenant, now)  # hardening: drops the oldest finished transaction or raises a 507
-    tenant.ledger.add(tx)
+    ledger = tenant.ledger
+    ledger.admit(now)  # hardening: drops the oldest finished transaction or raises a 507
+    ledger.add(tx)
     if parent is not None:
         parent.operations.append(OperationEntry(operation, tx.reference, tx.amount, code, now))
         if result.successful:
@@ -352,7 +380,6 @@ def _apply(parent: Transaction, tx: Transaction) -> None:
         parent.refunded_amount += tx.amount
 
 
-def remember_token(tenant: Tenant, token: str, gateway: str, account: str | None, card_number: str | None) -> None:
+def remember_token(tenant: Holder, token: str, gateway: str, account: str | None, card_number: str | None) -> None:
     """Keep a token a gateway minted (a later payment's ``userToken``)."""
-    limits.admit_gateway_token(tenant)  # hardening: drops the oldest gateway token at the limit
     tenant.ledger.remember_token(GatewayToken(token, gateway, account, card_number, tenant.now()))

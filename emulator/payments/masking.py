@@ -15,7 +15,7 @@ from collections.abc import Collection
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
-from emulator.gateways.checks import luhn_valid
+from emulator.payments.cards import luhn_valid
 
 # 13 to 19 digits in a row, or grouped as on a card with one kind of separator
 # ("4111 1111 1111 1111", "3782-822463-10005")

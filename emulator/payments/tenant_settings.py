@@ -9,14 +9,27 @@ A tenant reset drops its own values.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from emulator.config import FAILOVER_MODES, SUCCESS_STATUSES
 from emulator.vocabulary import Operation
 
 if TYPE_CHECKING:
-    from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
+    from emulator.config import Settings
+
+
+class Server(Protocol):
+    """Where the server-wide values come from (the runtime)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+
+class Owner(Protocol):
+    """A tenant, as far as its own settings go."""
+
+    overrides: TenantSettings
+
 
 # control-API name → (TenantSettings / Settings attribute, allowed values or None for a boolean)
 FIELDS: dict[str, tuple[str, tuple[str, ...] | None]] = {
@@ -49,26 +62,26 @@ class TenantSettings:
                 setattr(self, FIELDS[name][0], new)
 
 
-def value(runtime: Runtime, tenant: Tenant | None, name: str) -> Any:
+def value(runtime: Server, tenant: Owner | None, name: str) -> Any:
     """The tenant's own value of ``name`` (a FIELDS key), else the server's."""
     attribute = FIELDS[name][0]
     found = getattr(tenant.overrides, attribute) if tenant is not None else None
     return found if found is not None else getattr(runtime.settings, attribute)
 
 
-def strict(runtime: Runtime, tenant: Tenant | None) -> bool:
+def strict(runtime: Server, tenant: Owner | None) -> bool:
     return bool(value(runtime, tenant, "strict"))
 
 
-def failover(runtime: Runtime, tenant: Tenant | None) -> str:
+def failover(runtime: Server, tenant: Owner | None) -> str:
     return str(value(runtime, tenant, "failover"))
 
 
-def success_status(runtime: Runtime, tenant: Tenant | None) -> str:
+def success_status(runtime: Server, tenant: Owner | None) -> str:
     return str(value(runtime, tenant, "successStatus"))
 
 
-def http_status(runtime: Runtime, tenant: Tenant | None, operation: str, status: int) -> int:
+def http_status(runtime: Server, tenant: Owner | None, operation: str, status: int) -> int:
     """The HTTP status of a payment answer under the success-status switch: ``by-result``
     keeps 200 for Success and 202 for Accepted; ``always-200`` / ``always-202`` answer
     both with that status (charge, authorize, capture, void and refund only)."""
@@ -82,7 +95,7 @@ def http_status(runtime: Runtime, tenant: Tenant | None, operation: str, status:
     return status
 
 
-def effective(runtime: Runtime, tenant: Tenant) -> dict[str, Any]:
+def effective(runtime: Server, tenant: Owner) -> dict[str, Any]:
     """Every setting as the tenant sees it, and which of them are its own."""
     return {
         **{name: value(runtime, tenant, name) for name in FIELDS},
@@ -90,6 +103,6 @@ def effective(runtime: Runtime, tenant: Tenant) -> dict[str, Any]:
     }
 
 
-def update(tenant: Tenant, changes: dict[str, Any]) -> None:
+def update(tenant: Owner, changes: dict[str, Any]) -> None:
     """Apply validated ``changes`` (null removes the tenant's own value)."""
     tenant.overrides.update(changes)

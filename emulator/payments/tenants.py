@@ -19,12 +19,13 @@ import os
 import random
 import secrets
 import string
+import time
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from emulator import errors
 from emulator.config import KeySpec, Settings
-from emulator.payments import limits
 from emulator.payments.accounts import Accounts
 from emulator.payments.certificates import Certificates
 from emulator.payments.clock import Clock
@@ -97,7 +98,7 @@ def token_secret(api_key: str, seed: int | None) -> bytes:
 class Tenant:
     """All state of one API key."""
 
-    last_used: float  # hardening: monotonic time of the last request (limits.touch)
+    last_used: float  # hardening: monotonic time of the last request (for the registry's eviction)
 
     def __init__(self, spec: KeySpec, settings: Settings, seed: int | None) -> None:
         self.key = spec.key
@@ -110,7 +111,7 @@ class Tenant:
         self.shard = shard_of(spec.key)
         self.token_secret = token_secret(spec.key, seed)  # kept across resets (and in --state)
         self.limits = settings.limits  # hardening
-        limits.touch(self)  # hardening
+        self.last_used = time.monotonic()  # hardening
         self.reset()
 
     def reset(self) -> None:
@@ -123,12 +124,12 @@ class Tenant:
         if seeded:
             start = SEEDED_EPOCH + timedelta(seconds=self.rng.randrange(0, 365 * 86400))
         self.clock = Clock(start)
-        bounds = self._settings.limits  # hardening: memory limits (emulator.payments.limits)
+        bounds = self._settings.limits  # hardening: each store bounds itself (emulator.payments.limits)
         self.journal = Journal(self._settings.journal_size, bounds.journal_bytes)
-        self.certificates = Certificates(self._spec.certificates)
-        self.accounts = Accounts()
-        self.vault = Vault()
-        self.ledger = Ledger()
+        self.certificates = Certificates(self._spec.certificates, bounds.named)
+        self.accounts = Accounts(bounds.named)
+        self.vault = Vault(bounds.tokens, bounds.token_bytes)
+        self.ledger = Ledger(bounds.transactions, bounds.tokens)
         self.rules = RuleSet(sequence_limit=bounds.sequences)
         self.sessions = Sessions(bounds.sessions)
         self.overrides = TenantSettings()  # its own strictness, success status, failover mode
@@ -187,10 +188,33 @@ class TenantRegistry:
             self._add(spec)
 
     def _add(self, spec: KeySpec) -> Tenant:
-        limits.admit_tenant(self, spec)  # hardening: evicts an idle run-time tenant or raises a 507
+        self._admit(spec)  # hardening: evicts an idle run-time tenant or raises a 507
         tenant = Tenant(spec, self.settings, self.settings.seed)
         self._tenants[spec.key] = tenant
         return tenant
+
+    def _admit(self, spec: KeySpec) -> None:
+        """Make room for a tenant created at run time: remove the least recently used idle
+        run-time tenant when the limit is reached, or raise a 507 when none is idle."""
+        settings = self.settings
+        declared = {declared.key for declared in settings.keys}
+        if spec.key in declared:
+            return
+        limits = settings.limits
+        created = [tenant for tenant in self._tenants.values() if tenant.key not in declared]
+        if len(created) < limits.tenants:
+            return
+        idle_before = time.monotonic() - limits.tenant_idle_seconds
+        idle = [tenant for tenant in created if tenant.last_used <= idle_before]
+        if not idle:
+            raise errors.limit_reached(
+                "X-Api-Key",
+                f"payemu holds its limit of {limits.tenants} tenants created at run time and none has been idle "
+                f"for {limits.tenant_idle_seconds:g} s (config: limits.tenants).",
+            )
+        oldest = min(idle, key=lambda tenant: tenant.last_used)
+        self.remove(oldest.key)
+        oldest.sessions.clear()  # its payment pages close too (the session index checks this)
 
     def get(self, key: str | None) -> Tenant | None:
         if not key:
@@ -199,7 +223,7 @@ class TenantRegistry:
         if tenant is None and self.settings.any_key and _acceptable_key(key):
             tenant = self._add(self._spec(key, sandbox=True))
         if tenant is not None:
-            limits.touch(tenant)  # hardening
+            tenant.last_used = time.monotonic()  # hardening
         return tenant
 
     def _new_key(self) -> str:

@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from emulator.http import errors
-from emulator.payments import limits
-from emulator.payments.clock import isoformat
+from emulator import errors
 from emulator.payments.model import Card
-
-if TYPE_CHECKING:
-    from emulator.payments.tenants import Tenant
 
 TOKEN_LENGTH = 32
 MAX_PAYLOAD = 16384
+MAX_TOKENS = 10_000  # per tenant by default (config: limits.tokensPerTenant)
+MAX_TOKEN_BYTES = 16 * 1024 * 1024  # characters (config: limits.tokenBytesPerTenant)
 TOKEN_REFERENCE = re.compile(r"@([A-Za-z0-9]{32})")
 _CARD_NUMBER = re.compile(r"\d{12,20}")
 _CVV = re.compile(r"\d{3,4}")
@@ -41,24 +38,19 @@ class StringToken:
     payload: str
     create_time: datetime
 
-    def to_meta(self) -> dict[str, Any]:
-        """``StringTokenMetaDataOutputModel``: the token without its contents."""
-        return {"token": self.token, "createTime": isoformat(self.create_time)}
-
-    def to_full(self) -> dict[str, Any]:
-        """``StringTokenOutputModel``: the token with its contents."""
-        return {"clearPayload": self.payload, **self.to_meta()}
-
     def __repr__(self) -> str:  # keep payloads out of tracebacks and debug output
         return f"StringToken(token={self.token!r}, payload=<{len(self.payload)} characters>)"
 
 
 class Vault(Mapping[str, StringToken]):
-    """A tenant's string tokens, oldest first."""
+    """A tenant's string tokens, oldest first, at most ``limit`` of them holding at most
+    ``byte_limit`` characters together (:meth:`admit` answers a 507 past either)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_TOKENS, byte_limit: int = MAX_TOKEN_BYTES) -> None:
         self._tokens: dict[str, StringToken] = {}
-        self._bytes = 0  # characters of every payload held (emulator.payments.limits)
+        self._bytes = 0  # characters of every payload held
+        self.limit = limit
+        self.byte_limit = byte_limit
 
     def __getitem__(self, token: str) -> StringToken:
         return self._tokens[token]
@@ -73,6 +65,31 @@ class Vault(Mapping[str, StringToken]):
     def bytes(self) -> int:
         """Characters of every payload held."""
         return self._bytes
+
+    def admit(self, payload: str) -> None:
+        """Raise a 507 when storing ``payload`` would pass this vault's limits (the tokens
+        are the client's data: none is dropped to make room)."""
+        if len(self._tokens) >= self.limit:
+            raise errors.limit_reached(
+                "payload", f"This API key holds its limit of {self.limit} string tokens; delete some first."
+            )
+        if self._bytes + len(payload) > self.byte_limit:
+            raise errors.limit_reached(
+                "payload",
+                f"This API key's string tokens hold their limit of {self.byte_limit} characters; delete some first.",
+            )
+
+    def store(self, payload: str, new_token: Callable[[int], str], now: datetime) -> StringToken:
+        """Store ``payload`` under a fresh token drawn from ``new_token(length)``."""
+        if not 1 <= len(payload) <= MAX_PAYLOAD:
+            raise errors.invalid("payload", f"The payload must be 1 to {MAX_PAYLOAD} characters long.")
+        self.admit(payload)  # hardening: 507 at the token limits
+        token = new_token(TOKEN_LENGTH)
+        while token in self._tokens:
+            token = new_token(TOKEN_LENGTH)
+        entry = StringToken(token, payload, now)
+        self.add(entry)
+        return entry
 
     def add(self, entry: StringToken) -> None:
         replaced = self._tokens.get(entry.token)
@@ -95,20 +112,23 @@ class Vault(Mapping[str, StringToken]):
         return True
 
 
-def store(tenant: Tenant, payload: str) -> StringToken:
-    """Store ``payload`` under a fresh token from the tenant's random source."""
-    if not 1 <= len(payload) <= MAX_PAYLOAD:
-        raise errors.invalid("payload", f"The payload must be 1 to {MAX_PAYLOAD} characters long.")
-    limits.admit_token(tenant, payload)  # hardening: 507 at the tenant's token limits
-    token = tenant.random_string(TOKEN_LENGTH)
-    while token in tenant.vault:
-        token = tenant.random_string(TOKEN_LENGTH)
-    entry = StringToken(token, payload, tenant.now())
-    tenant.vault.add(entry)
-    return entry
+class Holder(Protocol):
+    """What :func:`store` and :func:`resolve_card` need of a tenant: its vault, its random
+    source and its clock."""
+
+    vault: Vault
+
+    def random_string(self, length: int) -> str: ...
+
+    def now(self) -> datetime: ...
 
 
-def resolve_card(tenant: Tenant, card: Card) -> Card:
+def store(holder: Holder, payload: str) -> StringToken:
+    """Store ``payload`` in the holder's vault under a fresh token from its random source."""
+    return holder.vault.store(payload, holder.random_string, holder.now())
+
+
+def resolve_card(holder: Holder, card: Card) -> Card:
     """The card with every ``@token`` reference replaced by what the token holds.
 
     ``cardNumber`` ``@<token>``: a payload of digits is the card number; a payload that is
@@ -119,7 +139,7 @@ def resolve_card(tenant: Tenant, card: Card) -> Card:
     resolved = card
     number = card.number
     if isinstance(number, str) and number.startswith("@"):
-        payload = _payload(tenant, number, "card.cardNumber")
+        payload = _payload(holder.vault, number, "card.cardNumber")
         details = _card_details(payload)
         digits = details.get("cardNumber") if details else _SEPARATORS.sub("", payload.strip())
         if not isinstance(digits, str) or not _CARD_NUMBER.fullmatch(digits):
@@ -134,7 +154,7 @@ def resolve_card(tenant: Tenant, card: Card) -> Card:
         )
     cvv = card.cvv
     if isinstance(cvv, str) and cvv.startswith("@"):
-        payload = _payload(tenant, cvv, "card.cvv")
+        payload = _payload(holder.vault, cvv, "card.cvv")
         held = _card_details(payload).get("cvv") if payload.lstrip().startswith("{") else payload.strip()
         if not isinstance(held, str) or not _CVV.fullmatch(held):
             raise errors.invalid("card.cvv", "The token does not hold a security code.")
@@ -147,11 +167,11 @@ def _fill(given: Any, held: Any) -> Any:
     return given if given is not None else held
 
 
-def _payload(tenant: Tenant, reference: str, field: str) -> str:
+def _payload(vault: Vault, reference: str, field: str) -> str:
     match = TOKEN_REFERENCE.fullmatch(reference)
     if match is None:
         raise errors.invalid(field, "A token reference is @ followed by the 32-character string token.")
-    entry = tenant.vault.get(match.group(1))
+    entry = vault.get(match.group(1))
     if entry is None:
         raise errors.invalid(field, f"The string token {match.group(1)} does not exist for this API key.")
     return entry.payload

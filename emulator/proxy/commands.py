@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from emulator.config import ConfigError
+from emulator.config import ConfigError, Settings
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -115,9 +116,11 @@ def replay_note(served: object) -> str:
     return f"\n  replay         {recording.path} ({len(recording.entries)} exchanges{strict})"
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings_from: Callable[[argparse.Namespace], Settings]) -> int:
+    """``payemu proxy`` or ``payemu verify``; ``settings_from`` reads the shared server
+    options as ``payemu serve`` does (the command line's own, handed down: no import up)."""
     if args.command == "proxy":
-        return proxy_command(args)
+        return proxy_command(args, settings_from(args))
     from emulator.proxy import verify
 
     return verify.main(args)
@@ -130,8 +133,7 @@ def check_url(url: str, option: str = "--upstream") -> str:
     return url.strip().rstrip("/")
 
 
-def proxy_command(args: argparse.Namespace) -> int:
-    from emulator.cli import settings_from
+def proxy_command(args: argparse.Namespace, settings: Settings) -> int:
     from emulator.http.app import create_app
     from emulator.http.versions import DocumentError
     from emulator.proxy.forward import Proxy, Upstream
@@ -141,7 +143,6 @@ def proxy_command(args: argparse.Namespace) -> int:
     upstream = Upstream(check_url(args.upstream), args.timeout)
     if args.timeout <= 0:
         raise ConfigError("--timeout must be a positive number of seconds")
-    settings = settings_from(args)
     settings.any_key = True  # every key that goes through has a journal
     settings.card_form_port = 0
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")

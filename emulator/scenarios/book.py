@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from emulator.datafiles import data_path
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
@@ -18,13 +18,19 @@ from emulator.scenarios.model import Attempt, Outcome, Rule
 
 if TYPE_CHECKING:
     from emulator.config import Settings
-    from emulator.payments.tenants import Tenant
+    from emulator.scenarios.ruleset import RuleSet
 
 # emulator/data/default-scenarios.yaml links to scenarios/default.yaml (as data/openapi.json
 # links to schemas/openapi.json), so the built-in test cards ship inside the package.
 BUILTIN = data_path("default-scenarios.yaml")
 
 Signature = tuple[tuple[str, int, int], ...]
+
+
+class RuleHolder(Protocol):
+    """A tenant, as the book sees it: the rules it added at run time (and its sequence counters)."""
+
+    rules: RuleSet
 
 
 class ScenarioBook:
@@ -82,16 +88,16 @@ class ScenarioBook:
         self.reload()
         return True
 
-    def rules(self, tenant: Tenant) -> list[Rule]:
+    def rules(self, tenant: RuleHolder) -> list[Rule]:
         """Every rule that applies to ``tenant``, in matching order."""
         return [*tenant.rules, *self._rules]
 
-    def may_match(self, tenant: Tenant, mock: bool = False) -> bool:
+    def may_match(self, tenant: RuleHolder, mock: bool = False) -> bool:
         """Whether any rule could decide an attempt (False: :meth:`decide` is None whatever
         the attempt, so the caller need not describe it)."""
         return bool(self._mock_rules if mock else self._rules) or len(tenant.rules) > 0
 
-    def decide(self, tenant: Tenant, attempt: Attempt, mock: bool = False) -> Outcome | None:
+    def decide(self, tenant: RuleHolder, attempt: Attempt, mock: bool = False) -> Outcome | None:
         """The outcome of the first rule matching ``attempt``, or None (the gateway's
         default). With ``mock`` (NULLSuccess, NULLFailure: they ignore card and amount)
         only rules whose ``when`` names a ``gateway`` or an ``account`` are considered.

@@ -14,12 +14,13 @@ from typing import Any
 
 import yaml
 
+from emulator.errors import field_path
 from emulator.safeparse import TooComplex, check_yaml
 from emulator.scenarios import schema
 from emulator.scenarios.build import build_rule
 from emulator.scenarios.model import Rule, canonical
-from emulator.scenarios.yamllines import LineLoader, LineMap, LineSeq, expanded_size, line_of
 from emulator.vocabulary import OPERATIONS, RESULT_CODES, Operation, ResultCode
+from emulator.yamllines import LineLoader, LineMap, LineSeq, expanded_size, line_of
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 MAX_YAML_VALUES = 100_000  # after alias expansion: refuses "billion laughs" documents
@@ -148,20 +149,13 @@ def _build(item: Any, source: str, line: int, problems: list[Problem]) -> Rule |
     if isinstance(item, dict):
         errors += _semantic_errors(item)
     found = [
-        Problem(source, line_of(item, path, line), f"{label}: {_dotted(path) + ': ' if path else ''}{reason}")
+        Problem(source, line_of(item, path, line), f"{label}: {f'{field_path(path, None)}: ' if path else ''}{reason}")
         for path, reason in errors
     ]
     if found or not isinstance(item, dict):
         problems += found
         return None
     return build_rule(item, source, line)
-
-
-def _dotted(path: Sequence[Any]) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
 
 
 def _semantic_errors(rule: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:

@@ -9,21 +9,28 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from emulator.scenarios import ScenarioError
 
 if TYPE_CHECKING:
-    from emulator.runtime import Runtime
+    from emulator.scenarios.book import ScenarioBook
 
 log = logging.getLogger("payemu")
 INTERVAL_SECONDS = 1.0
 
 
+class BookHolder(Protocol):
+    """What holds the scenario book in force (the runtime)."""
+
+    @property
+    def scenarios(self) -> ScenarioBook: ...
+
+
 class Watcher:
     """Polls in a daemon thread until :meth:`stop`."""
 
-    def __init__(self, runtime: Runtime, interval: float | None = None) -> None:
+    def __init__(self, runtime: BookHolder, interval: float | None = None) -> None:
         self.runtime = runtime
         self.interval = interval if interval is not None else INTERVAL_SECONDS
         self.reloads = 0
@@ -70,5 +77,5 @@ class Watcher:
                 log.exception("payemu bug in the scenario watcher")
 
 
-def start(runtime: Runtime, interval: float | None = None) -> Watcher:
+def start(runtime: BookHolder, interval: float | None = None) -> Watcher:
     return Watcher(runtime, interval).start()

@@ -26,8 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from emulator.config import Settings
-from emulator.payments.limits import Limits
+from emulator.config import Limits, Settings
 from emulator.state import StateError, database, encode, schema
 
 MAX_BLOB = 1 << 30  # one tenant's pickled stores

@@ -14,10 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from emulator.config import Settings
+from emulator.config import Limits, Settings
 from emulator.http.app import create_app
 from emulator.payments import engine
-from emulator.payments.limits import Limits
 from emulator.payments.model import PaymentRequest
 from emulator.vocabulary import Operation
 from tests.benchmarks.run import CHARGE

@@ -3,7 +3,11 @@
 Each parses its validated body once into a :class:`~emulator.payments.model.PaymentRequest`
 and answers the engine's OperationResult with the HTTP status of its
 ``operationResultCode`` (Success 200, Accepted 202, Rejected and NotImplemented 409,
-FatalFailure 500, TemporaryFailure 503 with ``Retry-After``); see :mod:`emulator.payments.engine`.
+FatalFailure 500, TemporaryFailure 503 with ``Retry-After``), under the tenant's
+success-status switch; a status lookup answers 200 for a transaction found in a
+successful state, 409 otherwise, and a lookup the gateway failed 409 or 500. This is the
+one place the status of a payment answer is decided (:func:`status_of`); see
+:mod:`emulator.payments.engine`.
 """
 
 from __future__ import annotations
@@ -11,7 +15,26 @@ from __future__ import annotations
 from emulator.http.pipeline import Call, Handler, Reply
 from emulator.payments import engine, tenant_settings
 from emulator.payments.model import AttemptRecord, PaymentRequest
-from emulator.vocabulary import Operation
+from emulator.payments.services import Services
+from emulator.payments.tenants import Tenant
+from emulator.vocabulary import HTTP_STATUS, SUCCESSFUL, Operation
+
+
+def status_of(
+    runtime: Services, tenant: Tenant | None, operation: Operation, outcome: engine.Outcome
+) -> tuple[int, dict[str, str]]:
+    """The HTTP status and headers of a payment answer."""
+    code = outcome.result.code
+    if outcome.lookup == engine.LOOKUP_FAILED:
+        status = 409  # status is documented with 200, 400, 401 and 409 only
+    elif outcome.lookup == engine.LOOKUP_FOUND:
+        status = 200 if code in SUCCESSFUL else 409
+    elif outcome.refused:
+        status = 409  # the gateway refused the request itself: a gateway result, not an internal error
+    else:
+        status = HTTP_STATUS[code]
+    headers = {"Retry-After": "1"} if status == 503 else {}  # a TemporaryFailure: when to try again
+    return tenant_settings.http_status(runtime, tenant, operation, status), headers
 
 
 def _handler(operation: Operation) -> Handler:
@@ -22,8 +45,8 @@ def _handler(operation: Operation) -> Handler:
             outcome = await engine.process(call.runtime, call.tenant, request, attempts)
         finally:  # the journal keeps the attempts even when a fault drops the connection
             call.attempts.extend(attempts)  # rendered when the journal is first read
-        status = tenant_settings.http_status(call.runtime, call.tenant, operation, outcome.status)
-        return Reply(status, outcome.result.to_json(), outcome.headers)
+        status, headers = status_of(call.runtime, call.tenant, operation, outcome)
+        return Reply(status, outcome.result.to_json(), headers)
 
     handle.__name__ = f"gateway_{operation.lower()}"
     handle.__doc__ = f"``{operation}`` through the payment engine."

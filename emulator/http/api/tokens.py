@@ -2,21 +2,35 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from emulator.http.pipeline import Call, Handler, Reply
 from emulator.payments import vault
+from emulator.payments.clock import isoformat
+from emulator.payments.vault import StringToken
+
+
+def meta(entry: StringToken) -> dict[str, Any]:
+    """``StringTokenMetaDataOutputModel``: the token without its contents."""
+    return {"token": entry.token, "createTime": isoformat(entry.create_time)}
+
+
+def full(entry: StringToken) -> dict[str, Any]:
+    """``StringTokenOutputModel``: the token with its contents."""
+    return {"clearPayload": entry.payload, **meta(entry)}
 
 
 async def token_store(call: Call) -> Reply:
     entry = vault.store(call.tenant, call.body["payload"])
-    return Reply(201, entry.to_meta(), {"Location": f"{call.base_url}/StringTokens/{entry.token}"})
+    return Reply(201, meta(entry), {"Location": f"{call.base_url}/StringTokens/{entry.token}"})
 
 
 async def token_retrieve(call: Call) -> Reply:
-    return Reply(200, call.tenant.vault.require(call.path["token"]).to_full())
+    return Reply(200, full(call.tenant.vault.require(call.path["token"])))
 
 
 async def token_meta(call: Call) -> Reply:
-    return Reply(200, call.tenant.vault.require(call.path["token"]).to_meta())
+    return Reply(200, meta(call.tenant.vault.require(call.path["token"])))
 
 
 async def token_delete(call: Call) -> Reply:

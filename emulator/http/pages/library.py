@@ -92,11 +92,7 @@ def _session(runtime: Runtime, call: Call) -> tuple[Tenant, sessions.Session]:
 def _open(runtime: Runtime, call: Call) -> tuple[Tenant, sessions.Session]:
     """The session of the call, which must still be payable (not paid, not expired)."""
     tenant, session = _session(runtime, call)
-    state = session.state(tenant.now())
-    if state == "paid":
-        raise errors.ApiError(409, [("sessionToken", ["This session has already been paid."])])
-    if state == "expired":
-        raise errors.ApiError(410, [("sessionToken", ["This session has expired; ask the merchant for a new one."])])
+    payment.require_payable(session, tenant.now())
     return tenant, session
 
 

@@ -21,13 +21,13 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from emulator.http import errors
+from emulator import errors
 from emulator.payments.ewallet.sessions import ENGINE_OPERATION, Session
 from emulator.vocabulary import AUTHENTICATION_OPTIONS
 
 if TYPE_CHECKING:
+    from emulator.payments.services import Services
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
 
 OTP_CODE = "1234"  # the one-time code that passes a challenge (any other fails it)
 NO_AUTHENTICATION = AUTHENTICATION_OPTIONS[0]
@@ -106,7 +106,7 @@ def _trim(table: OrderedDict[str, Any], limit: int) -> None:
         table.popitem(last=False)
 
 
-def authentication(runtime: Runtime, tenant: Tenant, session: Session) -> str:
+def authentication(runtime: Services, tenant: Tenant, session: Session) -> str:
     """The ``authenticationOption`` of the session's card form: that of the first scenario
     rule with ``then.authentication`` matching the session, else ``None``."""
     from emulator.scenarios import Attempt

@@ -13,11 +13,12 @@ it does on ``/PaymentGateway/charge`` (tokenize included).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from emulator.gateways.simulator import brand_of
-from emulator.http import errors
+from emulator import errors
 from emulator.payments import engine, vault
+from emulator.payments.cards import brand_of
 from emulator.payments.ewallet import results
 from emulator.payments.ewallet.results import CardView
 from emulator.payments.ewallet.sessions import ENGINE_OPERATION, Session, SessionResult
@@ -25,8 +26,8 @@ from emulator.payments.model import AccountRef, AttemptRecord, Card, DropConnect
 from emulator.vocabulary import SUCCESSFUL, Operation
 
 if TYPE_CHECKING:
+    from emulator.payments.services import Services
     from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
 
 RESULT_ID_LENGTH = 24
 UNSPECIFIED_BRAND = "Unspecified"
@@ -71,9 +72,18 @@ def brand(number: str) -> str:
     return brand_of(number) or UNSPECIFIED_BRAND
 
 
-def read_choice(runtime: Runtime, session: Session, body: Any) -> dict[str, Any]:
+def require_payable(session: Session, now: datetime) -> None:
+    """Refuse a session that is paid (409) or expired (410)."""
+    state = session.state(now)
+    if state == "paid":
+        raise errors.conflict("sessionToken", "This session has already been paid.")
+    if state == "expired":
+        raise errors.gone("sessionToken", "This session has expired; ask the merchant for a new one.")
+
+
+def read_choice(runtime: Services, session: Session, body: Any) -> dict[str, Any]:
     """The validated choice of the page, or a 400 naming the fields to fix."""
-    compiled = runtime.api.compiler.compile(CHOICE_SCHEMA)
+    compiled = runtime.compiler.compile(CHOICE_SCHEMA)
     if not compiled.is_valid(body):
         problems = compiled.errors(body)
         raise errors.invalid_many(
@@ -175,7 +185,7 @@ def engine_request(session: Session, card: Card, client_ip: str | None) -> Payme
 
 
 async def pay(
-    runtime: Runtime,
+    runtime: Services,
     tenant: Tenant,
     session: Session,
     body: Any,
@@ -183,13 +193,9 @@ async def pay(
     attempts_log: list[AttemptRecord],
 ) -> Paid:
     """Run the session's operation for the customer's choice; store and sign the result."""
-    state = session.state(tenant.now())
-    if state == "paid":
-        raise errors.ApiError(409, [("sessionToken", ["This session has already been paid."])])
-    if state == "expired":
-        raise errors.ApiError(410, [("sessionToken", ["This session has expired; ask the merchant for a new one."])])
+    require_payable(session, tenant.now())
     if session.busy:
-        raise errors.ApiError(409, [("sessionToken", ["A payment of this session is already running."])])
+        raise errors.conflict("sessionToken", "A payment of this session is already running.")
     choice = read_choice(runtime, session, body)
     card, view = card_of(tenant, session, choice)
     request = engine_request(session, card, client_ip)
@@ -197,8 +203,8 @@ async def pay(
     try:
         outcome = await engine.process(runtime, tenant, request, attempts_log)
     except DropConnection as exc:
-        raise errors.ApiError(
-            503, [(None, [f"The payment service did not answer ({exc.reason}); check the dashboard before retrying."])]
+        raise errors.unavailable(
+            f"The payment service did not answer ({exc.reason}); check the dashboard before retrying."
         ) from None
     finally:
         session.busy = False

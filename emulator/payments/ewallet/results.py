@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from emulator.http import errors
+from emulator import errors
 from emulator.payments.clock import isoformat
 from emulator.payments.ewallet.sessions import TOKENIZING, Session
 from emulator.payments.masking import mask_pan

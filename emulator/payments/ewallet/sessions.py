@@ -15,15 +15,11 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
-from emulator.http import errors
-from emulator.payments import certificates
+from emulator import errors
+from emulator.payments.certificates import Certificates
 from emulator.vocabulary import Operation
-
-if TYPE_CHECKING:
-    from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
 
 SESSION_LIFETIME = timedelta(minutes=30)
 KEEP_EXPIRED = timedelta(days=1)  # expired sessions stay readable (results) this long
@@ -144,7 +140,37 @@ class Sessions(Mapping[str, Session]):
         return reversed(list(self._sessions.values()))
 
 
-def check_request(tenant: Tenant, body: dict[str, Any]) -> list[errors.FieldErrors]:
+class Owner(Protocol):
+    """A tenant, as far as its sessions go: what it stores and how it signs and draws."""
+
+    user_name: str
+    sessions: Sessions
+    certificates: Certificates
+
+    @property
+    def accounts(self) -> Mapping[str, Any]: ...
+
+    @property
+    def vault(self) -> Mapping[str, Any]: ...
+
+    def random_string(self, length: int) -> str: ...
+
+    def sign_token(self, body: Mapping[str, Any]) -> str: ...
+
+    def now(self) -> datetime: ...
+
+
+class Indexed(Protocol):
+    """What keeps the session index (the runtime)."""
+
+    @property
+    def session_index(self) -> SessionIndex[Any]: ...
+
+    @property
+    def tenants(self) -> Iterable[Any]: ...
+
+
+def check_request(tenant: Owner, body: dict[str, Any]) -> list[errors.FieldErrors]:
     """Problems the schema cannot see, one (fieldName, messages) entry each."""
     problems: list[errors.FieldErrors] = []
     operation = body["operation"]
@@ -174,23 +200,23 @@ def check_request(tenant: Tenant, body: dict[str, Any]) -> list[errors.FieldErro
     return problems
 
 
-def _account_problems(tenant: Tenant, name: str, where: str) -> list[errors.FieldErrors]:
+def _account_problems(tenant: Owner, name: str, where: str) -> list[errors.FieldErrors]:
     if name in tenant.accounts:
         return []
     return [(where, [f"No stored payment gateway account is named '{name}'."])]
 
 
-def _certificate_problems(tenant: Tenant, name: str | None, where: str) -> list[errors.FieldErrors]:
+def _certificate_problems(tenant: Owner, name: str | None, where: str) -> list[errors.FieldErrors]:
     if name is None:
         return []
     try:
-        certificates.require_certificate(tenant, name, where)
+        tenant.certificates.require(name, where)
     except errors.ApiError as exc:
         return list(exc.entries)
     return []
 
 
-def _stored_card_problems(tenant: Tenant, card: dict[str, Any], where: str) -> list[errors.FieldErrors]:
+def _stored_card_problems(tenant: Owner, card: dict[str, Any], where: str) -> list[errors.FieldErrors]:
     problems: list[errors.FieldErrors] = []
     token = card["token"]
     if not _VAULT_TOKEN.match(token) or token not in tenant.vault:
@@ -202,7 +228,7 @@ def _stored_card_problems(tenant: Tenant, card: dict[str, Any], where: str) -> l
 
 
 def create(
-    tenant: Tenant, body: dict[str, Any], runtime: Runtime | None = None, library_url: str | None = None
+    tenant: Owner, body: dict[str, Any], runtime: Indexed | None = None, library_url: str | None = None
 ) -> Session:
     """Check ``body`` (already schema-valid) and store a new session, or raise a 400.
     With ``runtime`` the session goes into its token index (see :func:`find`);
@@ -253,20 +279,27 @@ def wallets(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"name": WALLET}] if cards or not allowed else []
 
 
-class SessionIndex:
+class _HasSessions(Protocol):
+    sessions: Sessions
+
+
+OwnerT = TypeVar("OwnerT", bound=_HasSessions)
+
+
+class SessionIndex(Generic[OwnerT]):
     """Session token → tenant for every session created through the API, so a payment page
     (whose URL carries no API key) finds its session in O(1). Every
     :data:`CHECK_INDEX_EVERY` additions, entries whose session is gone (dropped, tenant
     reset or removed) are swept, so the index stays bounded by the sessions kept."""
 
     def __init__(self) -> None:
-        self._tenants: dict[str, Tenant] = {}
+        self._tenants: dict[str, OwnerT] = {}
         self._added = 0
 
     def __len__(self) -> int:
         return len(self._tenants)
 
-    def add(self, token: str, tenant: Tenant, live: Iterable[Tenant]) -> None:
+    def add(self, token: str, tenant: OwnerT, live: Iterable[object]) -> None:
         self._tenants[token] = tenant
         self._added += 1
         if self._added % CHECK_INDEX_EVERY == 0:
@@ -274,7 +307,7 @@ class SessionIndex:
             for stale in [k for k, t in self._tenants.items() if id(t) not in alive or k not in t.sessions]:
                 del self._tenants[stale]
 
-    def find(self, token: str) -> tuple[Tenant, Session] | None:
+    def find(self, token: str) -> tuple[OwnerT, Session] | None:
         tenant = self._tenants.get(token)
         session = tenant.sessions.get(token) if tenant is not None else None
         if tenant is None or session is None:
@@ -282,11 +315,11 @@ class SessionIndex:
         return tenant, session
 
 
-def find(runtime: Runtime, token: str) -> tuple[Tenant, Session] | None:
+def find(runtime: Indexed, token: str) -> tuple[Any, Session] | None:
     """The session of that token and its tenant (the page URL carries no API key)."""
     return runtime.session_index.find(token)
 
 
-def iter_sessions(tenant: Tenant) -> Iterator[Session]:
+def iter_sessions(tenant: _HasSessions) -> Iterator[Session]:
     """Newest first."""
     return tenant.sessions.newest_first()
