@@ -19,8 +19,8 @@ from emulator.http.entry import App
 from emulator.http.openapi import OpenApi
 from emulator.http.pages import apidocs, home
 from emulator.http.pages import routes as ewallet_pages
-from emulator.http.pipeline import Call, Reply, build_routes
-from emulator.http.routing import FastRouter
+from emulator.http.pipeline import Call, Reply
+from emulator.http.routing import FastRouter, build_routes
 from emulator.http.wire import error_response, json_response
 from emulator.runtime import Runtime
 from emulator.scenarios import watcher

@@ -19,8 +19,9 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from emulator.http import errors
-from emulator.http.pipeline import Answer, Endpoint, OperationRoute
+from emulator.http.pipeline import Answer, Endpoint
 from emulator.http.protocol import WHOLE, header_lines
+from emulator.http.routing import OperationRoute
 from emulator.http.wire import JSON_MEDIA, dumps
 from emulator.payments.model import DropConnection
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from time import perf_counter
@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from emulator.http import binder, errors, leniency, projection
-from emulator.http.openapi import OpenApi, Operation
+from emulator.http.openapi import Operation
 from emulator.http.wire import JSON_MEDIA, dumps, is_json_media, parse_json, read_body, read_parameter
 from emulator.payments import tenant_settings
 from emulator.payments.model import DropConnection
@@ -368,49 +367,3 @@ async def _drop(request: Request, exc: DropConnection) -> None:
 class _NoResponse(Response):
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         return None
-
-
-Responder = Callable[[Request], Awaitable[Response]]
-Chooser = Callable[[Endpoint, Request], Responder]
-
-
-def build_routes(
-    runtime: Runtime,
-    api: OpenApi,
-    handlers: dict[str, Handler],
-    fallback: Handler,
-    journal: bool = True,
-    chooser: Chooser | None = None,
-    tenant_of: TenantOf | None = None,
-) -> list[Route]:
-    """One Starlette route per path, dispatching on the method, so a wrong method gets
-    a 405 listing exactly the methods of that path. ``journal=False``: requests are not
-    recorded in the tenant's journal (the control API). ``chooser`` may answer a request
-    with another endpoint (a tenant served another version: emulator.http.versions)."""
-    by_path: dict[str, dict[str, Endpoint]] = {}
-    for op in api.operations.values():
-        handler = handlers.get(op.operation_id, fallback)
-        by_path.setdefault(op.path, {})[op.method] = Endpoint(runtime, op, handler, journal, tenant_of)
-    return [_route(path, methods, chooser) for path, methods in by_path.items()]
-
-
-class OperationRoute(Route):
-    """The route of one documented path: its endpoints by method, and the chooser that
-    may hand a request to another version's endpoint (read by :mod:`emulator.http.entry`)."""
-
-    def __init__(self, path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> None:
-        self.endpoints = endpoints
-        self.chooser = chooser
-
-        async def dispatch(request: Request) -> Response:
-            method = "GET" if request.method == "HEAD" else request.method
-            if chooser is not None:
-                return await chooser(endpoints[method], request)(request)
-            return await endpoints[method](request)
-
-        methods: Sequence[str] = list(endpoints)
-        super().__init__(path, dispatch, methods=methods, name=path)
-
-
-def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:
-    return OperationRoute(path, endpoints, chooser)

@@ -1,4 +1,7 @@
-"""A Starlette router with a dictionary in front for paths without parameters.
+"""The routes of a document's operations, and a Starlette router with a dictionary in
+front for paths without parameters.
+
+:func:`build_routes` makes one route per documented path (its endpoints by method).
 
 Starlette tries each route's regular expression in turn; with some thirty routes that
 scan was a third of a simple request's cost. Static paths are found here by one lookup;
@@ -8,11 +11,19 @@ to Starlette's own scan, so behaviour is unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route, Router
 from starlette.types import Lifespan, Receive, Scope, Send
+
+from emulator.http.openapi import OpenApi
+from emulator.http.pipeline import Endpoint, Handler, TenantOf
+
+if TYPE_CHECKING:
+    from emulator.runtime import Runtime
 
 
 class FastRouter(Router):
@@ -35,3 +46,49 @@ class FastRouter(Router):
                     await route.handle(scope, receive, send)
                     return
         await super().app(scope, receive, send)
+
+
+Responder = Callable[[Request], Awaitable[Response]]
+Chooser = Callable[[Endpoint, Request], Responder]
+
+
+def build_routes(
+    runtime: Runtime,
+    api: OpenApi,
+    handlers: dict[str, Handler],
+    fallback: Handler,
+    journal: bool = True,
+    chooser: Chooser | None = None,
+    tenant_of: TenantOf | None = None,
+) -> list[Route]:
+    """One Starlette route per path, dispatching on the method, so a wrong method gets
+    a 405 listing exactly the methods of that path. ``journal=False``: requests are not
+    recorded in the tenant's journal (the control API). ``chooser`` may answer a request
+    with another endpoint (a tenant served another version: emulator.http.versions)."""
+    by_path: dict[str, dict[str, Endpoint]] = {}
+    for op in api.operations.values():
+        handler = handlers.get(op.operation_id, fallback)
+        by_path.setdefault(op.path, {})[op.method] = Endpoint(runtime, op, handler, journal, tenant_of)
+    return [_route(path, methods, chooser) for path, methods in by_path.items()]
+
+
+class OperationRoute(Route):
+    """The route of one documented path: its endpoints by method, and the chooser that
+    may hand a request to another version's endpoint (read by :mod:`emulator.http.entry`)."""
+
+    def __init__(self, path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> None:
+        self.endpoints = endpoints
+        self.chooser = chooser
+
+        async def dispatch(request: Request) -> Response:
+            method = "GET" if request.method == "HEAD" else request.method
+            if chooser is not None:
+                return await chooser(endpoints[method], request)(request)
+            return await endpoints[method](request)
+
+        methods: Sequence[str] = list(endpoints)
+        super().__init__(path, dispatch, methods=methods, name=path)
+
+
+def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:
+    return OperationRoute(path, endpoints, chooser)

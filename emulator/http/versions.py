@@ -25,7 +25,8 @@ from starlette.responses import Response
 
 from emulator.http import errors
 from emulator.http.openapi import HTTP_METHODS, OpenApi, default_schema_path
-from emulator.http.pipeline import Endpoint, Handler, Responder
+from emulator.http.pipeline import Endpoint, Handler
+from emulator.http.routing import Responder
 from emulator.http.wire import error_response
 
 if TYPE_CHECKING:

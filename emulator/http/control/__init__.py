@@ -21,7 +21,8 @@ from emulator.datafiles import data_path
 from emulator.http import errors
 from emulator.http.control import certificates, clock, interface, journal, scenarios, settings, tenants, transactions
 from emulator.http.openapi import OpenApi
-from emulator.http.pipeline import Call, Handler, Reply, build_routes
+from emulator.http.pipeline import Call, Handler, Reply
+from emulator.http.routing import build_routes
 from emulator.http.wire import json_response
 
 if TYPE_CHECKING:

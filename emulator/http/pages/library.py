@@ -24,7 +24,8 @@ from emulator.datafiles import data_path
 from emulator.http import errors
 from emulator.http.api.ewallet import LIBRARY_PREFIX
 from emulator.http.openapi import OpenApi
-from emulator.http.pipeline import Call, Handler, Reply, build_routes
+from emulator.http.pipeline import Call, Handler, Reply
+from emulator.http.routing import build_routes
 from emulator.payments.cards import default_table
 from emulator.payments.ewallet import cardform, payment, sessions
 from emulator.payments.ewallet.cardform import Desk

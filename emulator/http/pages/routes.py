@@ -31,7 +31,8 @@ from emulator.http import admin, errors
 from emulator.http.openapi import OpenApi
 from emulator.http.pages import format as pagefmt
 from emulator.http.pages import library, security
-from emulator.http.pipeline import Call, Reply, build_routes
+from emulator.http.pipeline import Call, Reply
+from emulator.http.routing import build_routes
 from emulator.http.wire import error_response
 from emulator.payments.ewallet import payment, sessions
 from emulator.payments.model import AttemptRecord
