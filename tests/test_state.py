@@ -18,8 +18,8 @@ from starlette.testclient import TestClient
 
 from emulator import state
 from emulator.config import Settings
-from emulator.state import StateError
 from emulator.state.database import read
+from emulator.state.errors import StateError
 from tests.conftest import SANDBOX
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from emulator.config import Settings
-from emulator.state import StateError, schema
+from emulator.state import schema
 from emulator.state.database import Writer, check_writable, read, remove_orphans
+from emulator.state.errors import StateError
 from tests.stateserver import ROOT, payemu
 from tests.test_cli import free_port
 

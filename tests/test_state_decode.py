@@ -12,10 +12,9 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.config import Settings
-from emulator.payments.limits import Limits
-from emulator.state import StateError
+from emulator.config import Limits, Settings
 from emulator.state.database import read
+from emulator.state.errors import StateError
 from tests.conftest import SANDBOX
 from tests.stateserver import payemu
 from tests.test_cli import free_port

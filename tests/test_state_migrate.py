@@ -15,7 +15,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.state import StateError
+from emulator.state.errors import StateError
 from emulator.state.migrate import migrate, unpickle
 from tests.conftest import SANDBOX
 from tests.stateserver import ROOT, payemu

@@ -8,7 +8,6 @@ import argparse
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from emulator.config import ConfigError, Settings
 
@@ -126,17 +125,10 @@ def run(args: argparse.Namespace, settings_from: Callable[[argparse.Namespace], 
     return verify.main(args)
 
 
-def check_url(url: str, option: str = "--upstream") -> str:
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{option} {url!r} is not an http(s) URL such as https://sandbox.example.com")
-    return url.strip().rstrip("/")
-
-
 def proxy_command(args: argparse.Namespace, settings: Settings) -> int:
     from emulator.http.app import create_app
     from emulator.http.versions import DocumentError
-    from emulator.proxy.forward import Proxy, Upstream
+    from emulator.proxy.forward import Proxy, Upstream, check_url
     from emulator.proxy.har import HarError, HarWriter
     from emulator.server import bind_socket, serve_forever
 

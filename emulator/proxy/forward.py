@@ -23,13 +23,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import Receive, Scope, Send
 
+from emulator.config import ConfigError
 from emulator.http import errors
 from emulator.http.openapi import OpenApi, Operation
 from emulator.http.wire import JSON_MEDIA, dumps, read_body, read_parameter
@@ -372,3 +373,11 @@ async def send_answer(send: Send, status: int, headers: list[tuple[str, str]], p
         payload = b""
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": payload})
+
+
+def check_url(url: str, option: str = "--upstream") -> str:
+    """``url`` as an upstream base (no trailing slash), or ConfigError naming ``option``."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"{option} {url!r} is not an http(s) URL such as https://sandbox.example.com")
+    return url.strip().rstrip("/")

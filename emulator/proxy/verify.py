@@ -26,8 +26,7 @@ import httpx
 from emulator import INTERFACE_VERSION, __version__
 from emulator.datafiles import data_path, parse_yaml
 from emulator.proxy import report
-from emulator.proxy.commands import check_url
-from emulator.proxy.forward import fetch
+from emulator.proxy.forward import check_url, fetch
 
 SCRIPT = data_path("conformance.yaml")
 BAD_KEY = "payemu-verify-not-a-key"

@@ -26,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from emulator.config import ConfigError
+from emulator.state.errors import StateError
 
 if TYPE_CHECKING:  # the modules doing the work are imported only with --state
     from emulator.payments.tenants import Tenant
@@ -39,10 +39,6 @@ log = logging.getLogger("payemu")
 FINAL_WRITE_WAIT = 60.0  # seconds the exit-anyway timer waits for the last save
 _active: set[Persistence] = set()
 _active_lock = threading.Lock()
-
-
-class StateError(ConfigError):
-    """A state file payemu cannot use; the message is one line naming the file."""
 
 
 def open_state(runtime: Runtime) -> Persistence | None:

@@ -20,8 +20,9 @@ from typing import Any
 from emulator import __version__
 from emulator.config import Settings
 from emulator.payments.tenants import Tenant
-from emulator.state import StateError, schema
+from emulator.state import schema
 from emulator.state.decode import Builder, Invalid
+from emulator.state.errors import StateError
 
 Statement = tuple[str, Sequence[tuple[Any, ...]]]
 BUSY_TIMEOUT = 1.0  # seconds a write waits for a lock another process holds on the file

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from emulator.config import Limits, Settings
-from emulator.state import StateError, database, encode, schema
+from emulator.state import database, encode, schema
+from emulator.state.errors import StateError
 
 MAX_BLOB = 1 << 30  # one tenant's pickled stores
 MAX_TENANTS = 1_000_000
