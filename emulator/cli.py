@@ -208,12 +208,12 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 
 def _origin(text: str) -> str:
-    from urllib.parse import urlsplit
+    from emulator.http.origins import canonical_origin
 
-    parts = urlsplit(text.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    origin = canonical_origin(text)
+    if origin is None:
         raise ConfigError(f"--return-origin {text!r} is not an http(s) origin such as https://shop.example")
-    return f"{parts.scheme}://{parts.netloc}".lower()
+    return origin
 
 
 def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -> str:

@@ -158,7 +158,7 @@ _CONFIG_SCHEMA: dict[str, Any] = {
         "requestTimeoutSeconds": {"type": "number", "exclusiveMinimum": 0},
         "shutdownTimeoutSeconds": {"type": "number", "minimum": 0},
         "adminKey": {"type": ["string", "null"], "minLength": 8, "maxLength": 256},
-        "returnOrigins": {"type": "array", "items": {"type": "string", "pattern": "^https?://[^/?#]+$"}},
+        "returnOrigins": {"type": "array", "items": {"type": "string", "pattern": "^https?://[^/?#\\\\@]+$"}},
         "stateIntervalSeconds": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
     },
 }
