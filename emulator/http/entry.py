@@ -21,12 +21,13 @@ from starlette.types import Receive, Scope, Send
 from emulator.http import errors
 from emulator.http.pipeline import Answer, Endpoint, OperationRoute
 from emulator.http.protocol import WHOLE, header_lines
-from emulator.http.wire import JSON_MEDIA, dumps
+from emulator.http.wire import JSON_MEDIA, NOSNIFF_LINE, dumps
 from emulator.payments.model import DropConnection
 
 log = logging.getLogger("payemu")
 _JSON = JSON_MEDIA.encode("latin-1")
-_JSON_LINE = b"content-type: " + _JSON + b"\r\n"
+_JSON_LINE = b"content-type: " + _JSON + b"\r\n" + NOSNIFF_LINE  # with nosniff: one constant
+_JSON_HEADERS = ((b"content-type", _JSON), (b"x-content-type-options", b"nosniff"))
 _NO_LENGTH = frozenset({204, 304})  # statuses that carry no Content-Length (as Starlette)
 
 
@@ -77,7 +78,7 @@ async def _answer(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send
             return
     headers: list[tuple[bytes, bytes]] = []
     if payload is not None:
-        headers.append((b"content-type", _JSON))
+        headers += _JSON_HEADERS
     if answer.status >= 200 and answer.status not in _NO_LENGTH:
         headers.append((b"content-length", str(len(payload or b"")).encode("latin-1")))
     for name, value in answer.headers.items():

@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from emulator.http import errors, leniency, projection
 from emulator.http.openapi import OpenApi, Operation
-from emulator.http.wire import JSON_MEDIA, dumps, is_json_media, parse_json, read_body, read_parameter
+from emulator.http.wire import JsonResponse, dumps, is_json_media, parse_json, read_body, read_parameter
 from emulator.payments import tenant_settings
 from emulator.payments.model import DropConnection
 
@@ -140,7 +140,7 @@ class Endpoint:
             return _NoResponse()
         if answer.payload is None:
             return Response(status_code=answer.status, headers=answer.headers)
-        return Response(answer.payload, status_code=answer.status, headers=answer.headers, media_type=JSON_MEDIA)
+        return JsonResponse(answer.payload, status_code=answer.status, headers=answer.headers)
 
     async def respond(self, request: Request) -> Answer | None:
         """The whole pipeline for one request; None when the connection is to close

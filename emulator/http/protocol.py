@@ -302,6 +302,7 @@ def refusal(status: int, field: str, message: str) -> bytes:
     head = (
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
         "content-type: application/json\r\n"
+        "x-content-type-options: nosniff\r\n"
         f"content-length: {len(body)}\r\n"
         "connection: close\r\n\r\n"
     )
