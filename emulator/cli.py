@@ -132,6 +132,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-card-form", action="store_true", help="do not serve the eWallet card form (as --card-form-port 0)"
     )
+    # -- connection limits (emulator.http.connections; docs/http-limits-and-exposure.md) --
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        default=None,
+        metavar="N",
+        help="connections open at once; past it the longest-idle one is closed "
+        "(default: the file-descriptor limit less an eighth)",
+    )
+    serve.add_argument(
+        "--write-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="a client that reads none of its answers for this long is disconnected (default 30)",
+    )
     serve.add_argument(
         "--log-level",
         default="info",
@@ -202,9 +218,24 @@ def settings_from(args: argparse.Namespace) -> Settings:
                 raise ConfigError(f"--{name.replace('_', '-')} must be a positive number of seconds")
             setattr(settings, f"{name}_seconds", value)
     settings.return_origins += tuple(_origin(o) for o in getattr(args, "return_origin", None) or [])
+    _connection_limits(args, settings)
     settings.scenario_paths += list(getattr(args, "scenarios", None) or getattr(args, "files", None) or [])
     settings.log_level = getattr(args, "log_level", "info")
     return settings
+
+
+def _connection_limits(args: argparse.Namespace, settings: Settings) -> None:
+    """--max-connections and --write-timeout (see emulator.http.connections)."""
+    cap = getattr(args, "max_connections", None)
+    if cap is not None:
+        if cap < 1:
+            raise ConfigError("--max-connections must be at least 1")
+        settings.max_connections = cap
+    timeout = getattr(args, "write_timeout", None)
+    if timeout is not None:
+        if timeout <= 0:
+            raise ConfigError("--write-timeout must be a positive number of seconds")
+        settings.write_timeout_seconds = timeout
 
 
 def _origin(text: str) -> str:

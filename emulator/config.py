@@ -34,6 +34,8 @@ Config file (all keys optional)::
       sessionsPerTenant: 1000
     requestTimeoutSeconds: 60     # the whole request (head and body) must arrive in time
     shutdownTimeoutSeconds: 10    # SIGTERM: open connections get this long, then payemu exits
+    maxConnections: 896           # open at once (default: the file-descriptor limit less 1/8)
+    writeTimeoutSeconds: 30       # a client that reads none of its answers for this long is cut
     adminKey: a-long-secret       # X-Admin-Key for tenant creation, reload and the pages
     returnOrigins: [https://shop.example]   # origins a payment page's returnUrl may have
 """
@@ -82,7 +84,11 @@ class Settings:
     openapi_path: str | None = None
     log_level: str = "info"
     max_body_bytes: int = 1024 * 1024
-    max_head_bytes: int = 64 * 1024  # request line + headers (see emulator.http.protocol)
+    max_head_bytes: int = 64 * 1024  # request line + headers: 431 past it (see emulator.http.protocol)
+    max_url_bytes: int = 8 * 1024  # the request target (path and query): 414 past it
+    # -- connections (emulator.http.connections; docs/http-limits-and-exposure.md) --
+    max_connections: int | None = None  # open at once; None: from RLIMIT_NOFILE at start
+    write_timeout_seconds: float = 30.0  # a client reading nothing with a full write buffer is cut
     head_timeout_seconds: float = 30.0  # for the request line + headers to arrive
     watch: bool = False
     limits: memory.Limits = field(default_factory=memory.Limits)  # see emulator.payments.limits
@@ -157,6 +163,8 @@ _CONFIG_SCHEMA: dict[str, Any] = {
         "limits": memory.CONFIG_SCHEMA,
         "requestTimeoutSeconds": {"type": "number", "exclusiveMinimum": 0},
         "shutdownTimeoutSeconds": {"type": "number", "minimum": 0},
+        "maxConnections": {"type": "integer", "minimum": 1, "maximum": 1000000},
+        "writeTimeoutSeconds": {"type": "number", "exclusiveMinimum": 0},
         "adminKey": {"type": ["string", "null"], "minLength": 8, "maxLength": 256},
         "returnOrigins": {"type": "array", "items": {"type": "string", "pattern": "^https?://[^/?#\\\\@]+$"}},
         "stateIntervalSeconds": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
@@ -195,6 +203,8 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
     settings.request_timeout_seconds = data.get("requestTimeoutSeconds", settings.request_timeout_seconds)
     settings.shutdown_timeout_seconds = data.get("shutdownTimeoutSeconds", settings.shutdown_timeout_seconds)
     settings.admin_key = data.get("adminKey", settings.admin_key)
+    settings.max_connections = data.get("maxConnections", settings.max_connections)
+    settings.write_timeout_seconds = data.get("writeTimeoutSeconds", settings.write_timeout_seconds)
     settings.return_origins += tuple(origin.lower() for origin in data.get("returnOrigins", []))
     if data.get("openapi"):
         settings.openapi_path = str(base / data["openapi"])
