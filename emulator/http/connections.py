@@ -69,8 +69,8 @@ class ConnectionCap:
         if not self.reached:
             self.reached = True
             log.warning(
-                "payemu: %d connections open, the cap (--max-connections %d, from the file-descriptor limit): "
-                "the longest-waiting idle connections are closed to make room, and new ones refused while all are busy",
+                "%d connections open, the cap of %d (--max-connections; default from the file-descriptor limit): "
+                "the longest-idle connections are closed to make room, and new ones refused while all are busy",
                 count - 1,
                 self.limit,
             )
