@@ -17,7 +17,6 @@ from emulator.payments.tenants import Tenant, TenantRegistry
 from emulator.scenarios import ScenarioBook
 
 if TYPE_CHECKING:
-    from emulator.http.pipeline import Responder
     from emulator.scenarios.watcher import Watcher
 
 
@@ -37,12 +36,9 @@ class Runtime:
         self.started = time.monotonic()
         self.control_api: OpenApi | None = None  # set when the control routes are built
         self.watcher: Watcher | None = None  # the scenario-file watcher of ``--watch``
-        # the published document a tenant chose through /_emulator/interface, and the
-        # endpoints built for each such document (see emulator.http.versions)
+        # the published document a tenant chose through /_emulator/interface (the endpoints
+        # built for it are held by the document: OpenApi.endpoints, emulator.http.versions)
         self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()
-        self.version_endpoints: weakref.WeakKeyDictionary[OpenApi, dict[tuple[str, str], Responder]] = (
-            weakref.WeakKeyDictionary()
-        )
 
     @cached_property
     def currencies(self) -> frozenset[str]:

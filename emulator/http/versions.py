@@ -175,17 +175,20 @@ def endpoint_for(endpoint: Endpoint, request: Request) -> Responder:
     api = served_by(runtime, runtime.tenants.get(request.headers.get("x-api-key")))
     if api is runtime.api:
         return endpoint
-    table = runtime.version_endpoints.setdefault(api, {})
+    table = api.endpoints  # held by the document: they go when it goes (no table keyed by it)
     key = (endpoint.operation.method, endpoint.operation.path)
-    if key not in table:
+    found: Responder | None = table.get(key)
+    if found is None:
         op = api.find(*key)
-        table[key] = Endpoint(runtime, op, endpoint.handler, endpoint.journal) if op else _absent(api)
-    return table[key]
+        found = table[key] = Endpoint(runtime, op, endpoint.handler, endpoint.journal) if op else _absent(api)
+    return found
 
 
 def _absent(api: OpenApi) -> Responder:
+    version = api.interface_version  # (not the document: nothing here keeps it alive)
+
     async def answer(request: Request) -> Response:
-        message = f"No resource at {request.method} {request.url.path} in interface {api.interface_version}."
+        message = f"No resource at {request.method} {request.url.path} in interface {version}."
         return error_response(errors.not_found("path", message))
 
     return answer
