@@ -32,7 +32,7 @@ ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", 
 def _write(case: dict[str, Any], into: Path) -> Path:
     path = into / case.get("file", "document.json")
     if "text" in case:
-        path.write_text(case["text"])
+        path.write_text(case["text"] * case.get("times", 1))
     elif "changes" in case:
         document = json.loads(OLDER.read_text())
         for change in case["changes"]:
@@ -70,6 +70,19 @@ def test_the_command_exits_2_without_a_traceback(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         f"payemu: --openapi: {path}: not an OpenAPI 3.0 document: it has no 'openapi' field (a Swagger 2.0 document)"
     ]
+
+
+def test_30000_brackets_exit_2_with_one_line_and_no_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 30_000)
+    done = subprocess.run(
+        [sys.executable, "-m", "emulator", "serve", "--openapi", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"payemu: --openapi: {path}: refused before parsing: line 1: the JSON is nested more than 64 levels deep"
+    ]
+    assert done.stdout == ""
 
 
 def _pay(client: TestClient, amount: float, **extra: Any) -> Any:

@@ -27,6 +27,7 @@ from emulator.http import errors
 from emulator.http.openapi import HTTP_METHODS, OpenApi, default_schema_path
 from emulator.http.pipeline import Endpoint, Handler, Responder
 from emulator.http.wire import error_response
+from emulator.safeparse import MAX_TEXT_CHARS, TooComplex, check_json_depth, check_yaml
 
 if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant
@@ -105,17 +106,29 @@ def from_document(document: Any, source: str) -> OpenApi:
 
 
 def load_checked(path: str | Path) -> OpenApi:
-    """The document at ``path``; DocumentError naming the file and what is wrong."""
+    """The document at ``path``; DocumentError naming the file and what is wrong. The file
+    is bounded in size (:data:`~emulator.safeparse.MAX_TEXT_CHARS` bytes) and its nesting
+    checked before any parser builds it (a file of 30,000 ``[`` is one line, not a
+    RecursionError)."""
     path = Path(path)
     try:
+        if path.stat().st_size > MAX_TEXT_CHARS:
+            raise DocumentError(f"{path}: larger than {MAX_TEXT_CHARS} bytes")
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DocumentError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise DocumentError(f"{path}: cannot be read (not UTF-8 text)") from None
     try:
-        document = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
+        if path.suffix.lower() == ".json":
+            check_json_depth(text.encode("utf-8"))
+            document = json.loads(text)
+        else:
+            check_yaml(text)
+            document = yaml.safe_load(text)
+    except TooComplex as exc:
+        raise DocumentError(f"{path}: refused before parsing: {exc}") from None
+    except (ValueError, yaml.YAMLError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DocumentError(f"{path}: not JSON or YAML ({first})") from None
     if path.resolve() == default_schema_path().resolve():
