@@ -35,8 +35,10 @@ def test_requests_cut_by_the_shutdown_get_a_json_503_and_no_traceback(tmp_path: 
         port = probe.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--no-card-form"]
-        + ["--shutdown-timeout", "1", "--request-timeout", "600", "--scenarios", str(rules)],
+        [
+            *(sys.executable, "-m", "emulator", "serve", "--port", str(port), "--no-card-form"),
+            *("--shutdown-timeout", "1", "--request-timeout", "600", "--scenarios", str(rules)),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         cwd=ROOT,
