@@ -132,6 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-card-form", action="store_true", help="do not serve the eWallet card form (as --card-form-port 0)"
     )
+    # -- exposure (emulator.payments.admission; docs/http-limits-and-exposure.md) --
+    serve.add_argument(
+        "--any-key-needs-admin",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --any-key, a new key becomes a tenant only on a request carrying X-Admin-Key "
+        "(default: on when --host is not loopback, off on loopback)",
+    )
     # -- connection limits (emulator.http.connections; docs/http-limits-and-exposure.md) --
     serve.add_argument(
         "--max-connections",
@@ -225,7 +233,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 
 def _connection_limits(args: argparse.Namespace, settings: Settings) -> None:
-    """--max-connections and --write-timeout (see emulator.http.connections)."""
+    """--max-connections and --write-timeout (see emulator.http.connections), and
+    --any-key-needs-admin."""
+    if getattr(args, "any_key_needs_admin", None) is not None:
+        settings.any_key_needs_admin = args.any_key_needs_admin
     cap = getattr(args, "max_connections", None)
     if cap is not None:
         if cap < 1:

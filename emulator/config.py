@@ -17,6 +17,7 @@ Config file (all keys optional)::
           - {token: DemoSession000000000000000000001, request: {...}}
     stateIntervalSeconds: 60      # how often --state is saved while running
     anyKey: false                 # every new non-empty key becomes a fresh sandbox tenant
+    anyKeyNeedsAdmin: null        # ... only with X-Admin-Key (null: when listening beyond loopback)
     seed: 42                      # deterministic ids, tokens, fake data and clocks
     failover: all                 # all | recoverable-only
     strict: false                 # unknown properties, numbers as strings, ... are 400s
@@ -42,6 +43,7 @@ Config file (all keys optional)::
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,9 @@ class Settings:
     port: int = 8080
     keys: tuple[KeySpec, ...] = DEFAULT_KEYS
     any_key: bool = False
+    # --any-key-needs-admin: a new key becomes a tenant only with X-Admin-Key; None: when
+    # listening beyond loopback (see any_key_admin_required, docs/http-limits-and-exposure.md)
+    any_key_needs_admin: bool | None = None
     seed: int | None = None
     failover: str = "all"
     strict: bool = False
@@ -101,6 +106,24 @@ class Settings:
     card_form_port: int = 4200  # payemu serve: the eWallet card form's listener (0: none)
     # per key: the accounts, string tokens and sessions the config file preloads
     preload: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def any_key_admin_required(self) -> bool:
+        """Whether ``--any-key`` turns a new key into a tenant only for a request carrying
+        the admin key: as set, or (unset) when payemu listens beyond loopback."""
+        if self.any_key_needs_admin is not None:
+            return self.any_key_needs_admin
+        return not is_loopback(self.host)
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (``127.0.0.0/8``, ``::1``, bracketed or not)."""
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 _CONFIG_SCHEMA: dict[str, Any] = {
@@ -153,6 +176,7 @@ _CONFIG_SCHEMA: dict[str, Any] = {
             },
         },
         "anyKey": {"type": "boolean"},
+        "anyKeyNeedsAdmin": {"type": ["boolean", "null"]},
         "seed": {"type": ["integer", "null"]},
         "failover": {"enum": list(FAILOVER_MODES)},
         "strict": {"type": "boolean"},
@@ -188,6 +212,7 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
         if len(set(names)) != len(names):
             raise ConfigError(f"{path}: keys: the same key is listed twice")
     settings.any_key = data.get("anyKey", settings.any_key)
+    settings.any_key_needs_admin = data.get("anyKeyNeedsAdmin", settings.any_key_needs_admin)
     settings.seed = data.get("seed", settings.seed)
     settings.failover = data.get("failover", settings.failover)
     settings.strict = data.get("strict", settings.strict)

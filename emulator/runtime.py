@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from emulator import preload
 from emulator.config import Settings
 from emulator.gateways.catalog import Catalog, load_catalog
-from emulator.http import errors
+from emulator.http import admin, errors
 from emulator.http.openapi import OpenApi
 from emulator.payments.ewallet.sessions import SessionIndex
 from emulator.payments.tenants import Tenant, TenantRegistry
@@ -59,11 +60,27 @@ class Runtime:
             for token in owner.sessions:
                 self.session_index.add(token, owner, self.tenants)
 
-    def authenticate(self, key: str | None) -> Tenant:
-        """The tenant of ``key``, or a 401."""
+    def authenticate(self, key: str | None, headers: Mapping[bytes, bytes] | None = None) -> Tenant:
+        """The tenant of ``key``, or a 401. With ``--any-key`` where a new key needs the
+        admin key, ``headers`` (the request's, lower-case names) must carry it."""
         if not key:
             raise errors.unauthenticated("The X-Api-Key header is missing.")
         tenant = self.tenants.get(key)
         if tenant is None:
-            raise errors.unauthenticated("The API key is not valid.")
+            settings = self.settings
+            if settings.any_key and settings.any_key_admin_required:
+                given = headers.get(b"x-admin-key") if headers is not None else None
+                if (
+                    given is not None
+                    and settings.admin_key is not None
+                    and admin.allowed(settings, given.decode("latin-1"))
+                ):
+                    tenant = self.tenants.admit_key(key)
+                if tenant is None:
+                    raise errors.unauthenticated(
+                        "The API key is not valid. On this payemu a new key becomes a tenant only with the "
+                        "X-Admin-Key header (--any-key-needs-admin), or through POST /_emulator/tenants."
+                    )
+            else:
+                raise errors.unauthenticated("The API key is not valid.")
         return tenant

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import ada_url
 
-from emulator.http.admin import is_loopback
+from emulator.config import is_loopback
 
 SCHEMES = ("http:", "https:")
 NOT_ALLOWED = (

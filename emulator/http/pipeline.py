@@ -155,7 +155,7 @@ class Endpoint:
         headers = _header_map(request.scope)
         try:
             if op.secured:
-                tenant = self.runtime.authenticate(_text(headers.get(b"x-api-key")))
+                tenant = self.runtime.authenticate(_text(headers.get(b"x-api-key")), headers)
             elif self.tenant_of is not None:
                 tenant = self.tenant_of(request)
             else:

@@ -104,8 +104,9 @@ def touch(tenant: Tenant) -> None:
 
 
 def admit_tenant(registry: TenantRegistry, spec: KeySpec) -> None:
-    """Make room for a tenant created at run time: remove the least recently used idle
-    run-time tenant when the limit is reached, or raise a 507 when none is idle."""
+    """Make room for a tenant created at run time: remove an idle run-time tenant when the
+    limit is reached (those holding open authorizations last: :mod:`emulator.payments.admission`),
+    or raise a 507 when none is idle."""
     settings = registry.settings
     declared = {declared.key for declared in settings.keys}
     if spec.key in declared:
@@ -114,17 +115,17 @@ def admit_tenant(registry: TenantRegistry, spec: KeySpec) -> None:
     created = [tenant for tenant in registry if tenant.key not in declared]
     if len(created) < limits.tenants:
         return
-    idle_before = time.monotonic() - limits.tenant_idle_seconds
-    idle = [tenant for tenant in created if tenant.last_used <= idle_before]
-    if not idle:
+    from emulator.payments.admission import room_maker  # the eviction order (docs/http-limits-and-exposure.md)
+
+    leaving = room_maker(created, limits.tenant_idle_seconds)
+    if leaving is None:
         raise errors.limit_reached(
             "X-Api-Key",
             f"payemu holds its limit of {limits.tenants} tenants created at run time and none has been idle "
             f"for {limits.tenant_idle_seconds:g} s (config: limits.tenants).",
         )
-    oldest = min(idle, key=lambda tenant: tenant.last_used)
-    registry.remove(oldest.key)
-    oldest.sessions.clear()  # its payment pages close too (the session index checks this)
+    registry.remove(leaving.key)
+    leaving.sessions.clear()  # its payment pages close too (the session index checks this)
 
 
 # -- string tokens ---------------------------------------------------------------------------

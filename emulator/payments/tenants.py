@@ -196,11 +196,18 @@ class TenantRegistry:
         if not key:
             return None
         tenant = self._tenants.get(key)
-        if tenant is None and self.settings.any_key and _acceptable_key(key):
-            tenant = self._add(self._spec(key, sandbox=True))
+        if tenant is None and self.settings.any_key and not self.settings.any_key_admin_required:
+            tenant = self.admit_key(key)
         if tenant is not None:
             limits.touch(tenant)  # hardening
         return tenant
+
+    def admit_key(self, key: str) -> Tenant | None:
+        """``--any-key``: a new sandbox tenant for ``key`` (when it is an acceptable key);
+        the caller has checked that it may (:attr:`Settings.any_key_admin_required`)."""
+        if not self.settings.any_key or not _acceptable_key(key):
+            return None
+        return self._tenants.get(key) or self._add(self._spec(key, sandbox=True))
 
     def _new_key(self) -> str:
         if self.settings.seed is not None:
