@@ -7,6 +7,13 @@ that httptools lacks, and three savings per request.
   A longer head gets a ``431`` JSON error and the connection is closed. The bytes are
   counted per read of the socket, so a head that completes within the read that crosses
   the limit is still served: what is held stays under the limit plus one read (256 KiB).
+* **URL size**: a request target longer than ``max_url_bytes`` (8 KiB by default) gets a
+  ``414`` JSON error and the connection is closed; the head, once complete, is measured
+  exactly too (a body in the same read does not count toward the ``431``).
+* **Malformed requests**: what the parser refuses (``Content-Length`` with
+  ``Transfer-Encoding``, control characters in a header, a bad request line) gets a
+  ``400`` JSON error naming the parser's reason, where uvicorn answers ``text/plain``.
+* **Connections and slow readers**: the cap and the write timeout of :mod:`emulator.http.connections`.
 * **Head deadline**: the request line and headers must arrive within
   ``head_timeout_seconds`` (30 s by default) of the connection opening or of the request's
   first byte, otherwise a ``408`` JSON error and the connection is closed (closed without
@@ -18,7 +25,7 @@ that httptools lacks, and three savings per request.
   every few seconds cannot hold a connection (nor the server's shutdown) for ever. The
   application sees the client disconnect, which it journals as such.
 
-All three deadlines, and uvicorn's keep-alive one, are kept by one timer per connection
+All three deadlines, the write deadline and uvicorn's keep-alive one, are kept by one timer per connection
 (a watchdog that, when it fires, looks at the deadlines then running and sleeps again
 until the earliest), not by arming and cancelling timers on every request. And a
 response's head goes out with its body in one write (:class:`HeadHeld`). An application
