@@ -258,6 +258,14 @@ def _origin(text: str) -> str:
     return origin
 
 
+def _any_key_note(settings: Settings) -> str:
+    if not settings.any_key:
+        return ""
+    if settings.any_key_admin_required:
+        return " (+ any key with X-Admin-Key: --any-key, --any-key-needs-admin)"
+    return " (+ any key: --any-key)"
+
+
 def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -> str:
     """What a newcomer needs on start: where it listens, the keys, the files it read."""
     base = f"http://{settings.host}:{settings.port}"
@@ -265,7 +273,7 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
     lines = [
         f"payemu {__version__} — payment orchestration emulator, interface {INTERFACE_VERSION}",
         f"  listening on   {base}",
-        f"  API keys       {keys}{' (+ any key: --any-key)' if settings.any_key else ''}",
+        f"  API keys       {keys}{_any_key_note(settings)}",
         f"  schema         {runtime.api.source} (version {runtime.api.version})",
     ]
     counts = Counter(rule.source for rule in runtime.scenarios.file_rules)

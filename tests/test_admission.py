@@ -120,3 +120,12 @@ def test_a_captured_authorization_is_not_open(make_app: Callable[..., Starlette]
         captured = client.put("/PaymentGateway/capture", json=capture, headers={"X-Api-Key": key})
         assert captured.status_code == 200, captured.text
         assert not holds_open_authorizations(tenant)
+
+
+def test_the_banner_says_whether_new_keys_need_the_admin_key() -> None:
+    from emulator.cli import _any_key_note
+    from emulator.config import Settings
+
+    assert _any_key_note(Settings(any_key=True)) == " (+ any key: --any-key)"
+    assert "with X-Admin-Key" in _any_key_note(Settings(any_key=True, host="0.0.0.0"))
+    assert _any_key_note(Settings(host="0.0.0.0")) == ""
