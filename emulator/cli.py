@@ -133,6 +133,30 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-card-form", action="store_true", help="do not serve the eWallet card form (as --card-form-port 0)"
     )
+    # -- exposure (emulator.payments.admission; docs/http-limits-and-exposure.md) --
+    serve.add_argument(
+        "--any-key-needs-admin",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --any-key, a new key becomes a tenant only on a request carrying X-Admin-Key "
+        "(default: on when --host is not loopback, off on loopback)",
+    )
+    # -- connection limits (emulator.http.connections; docs/http-limits-and-exposure.md) --
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        default=None,
+        metavar="N",
+        help="connections open at once; past it the longest-idle one is closed "
+        "(default: the file-descriptor limit less an eighth)",
+    )
+    serve.add_argument(
+        "--write-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="a client that reads none of its answers for this long is disconnected (default 30)",
+    )
     serve.add_argument(
         "--access-log",
         action="store_true",
@@ -224,19 +248,45 @@ def settings_from(args: argparse.Namespace) -> Settings:
                 raise ConfigError(f"--{name.replace('_', '-')} must be a positive number of seconds")
             setattr(settings, f"{name}_seconds", value)
     settings.return_origins += tuple(_origin(o) for o in getattr(args, "return_origin", None) or [])
+    _connection_limits(args, settings)
     settings.scenario_paths += list(getattr(args, "scenarios", None) or getattr(args, "files", None) or [])
     settings.log_level = getattr(args, "log_level", "info")
     settings.access_log = bool(getattr(args, "access_log", False))
     return settings
 
 
-def _origin(text: str) -> str:
-    from urllib.parse import urlsplit
+def _connection_limits(args: argparse.Namespace, settings: Settings) -> None:
+    """--max-connections and --write-timeout (see emulator.http.connections), and
+    --any-key-needs-admin."""
+    if getattr(args, "any_key_needs_admin", None) is not None:
+        settings.any_key_needs_admin = args.any_key_needs_admin
+    cap = getattr(args, "max_connections", None)
+    if cap is not None:
+        if cap < 1:
+            raise ConfigError("--max-connections must be at least 1")
+        settings.max_connections = cap
+    timeout = getattr(args, "write_timeout", None)
+    if timeout is not None:
+        if timeout <= 0:
+            raise ConfigError("--write-timeout must be a positive number of seconds")
+        settings.write_timeout_seconds = timeout
 
-    parts = urlsplit(text.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+
+def _origin(text: str) -> str:
+    from emulator.http.origins import canonical_origin
+
+    origin = canonical_origin(text)
+    if origin is None:
         raise ConfigError(f"--return-origin {text!r} is not an http(s) origin such as https://shop.example")
-    return f"{parts.scheme}://{parts.netloc}".lower()
+    return origin
+
+
+def _any_key_note(settings: Settings) -> str:
+    if not settings.any_key:
+        return ""
+    if settings.any_key_admin_required:
+        return " (+ any key with X-Admin-Key: --any-key, --any-key-needs-admin)"
+    return " (+ any key: --any-key)"
 
 
 def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -> str:
@@ -246,7 +296,7 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
     lines = [
         f"payemu {__version__} — payment orchestration emulator, interface {runtime.api.interface_version}",
         f"  listening on   {base}",
-        f"  API keys       {keys}{' (+ any key: --any-key)' if settings.any_key else ''}",
+        f"  API keys       {keys}{_any_key_note(settings)}",
         f"  schema         {runtime.api.source} (version {runtime.api.version})",
     ]
     counts = Counter(rule.source for rule in runtime.scenarios.file_rules)

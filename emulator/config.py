@@ -17,6 +17,7 @@ Config file (all keys optional)::
           - {token: DemoSession000000000000000000001, request: {...}}
     stateIntervalSeconds: 60      # ignored: --state writes every change within 1 s (kept so old files load)
     anyKey: false                 # every new non-empty key becomes a fresh sandbox tenant
+    anyKeyNeedsAdmin: null        # ... only with X-Admin-Key (null: when listening beyond loopback)
     seed: 42                      # deterministic ids, tokens, fake data and clocks
     failover: all                 # all | recoverable-only
     strict: false                 # unknown properties, numbers as strings, ... are 400s
@@ -36,12 +37,16 @@ Config file (all keys optional)::
       sequencesPerTenant: 10000   # scenario sequence counters
     requestTimeoutSeconds: 60     # the whole request (head and body) must arrive in time
     shutdownTimeoutSeconds: 10    # SIGTERM: open connections get this long, then payemu exits
+    maxConnections: 896           # open at once (default: the file-descriptor limit less 1/8)
+    writeTimeoutSeconds: 30       # a client that reads none of its answers for this long is cut
     adminKey: a-long-secret       # X-Admin-Key for tenant creation, reload and the pages
     returnOrigins: [https://shop.example]   # origins a payment page's returnUrl may have
 """
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -131,6 +136,9 @@ class Settings:
     port: int = 8080
     keys: tuple[KeySpec, ...] = DEFAULT_KEYS
     any_key: bool = False
+    # --any-key-needs-admin: a new key becomes a tenant only with X-Admin-Key; None: when
+    # listening beyond loopback (see any_key_admin_required, docs/http-limits-and-exposure.md)
+    any_key_needs_admin: bool | None = None
     seed: int | None = None
     failover: str = "all"
     strict: bool = False
@@ -140,7 +148,11 @@ class Settings:
     openapi_path: str | None = None
     log_level: str = "info"
     max_body_bytes: int = 1024 * 1024
-    max_head_bytes: int = 64 * 1024  # request line + headers (see emulator.http.protocol)
+    max_head_bytes: int = 64 * 1024  # request line + headers: 431 past it (see emulator.http.protocol)
+    max_url_bytes: int = 8 * 1024  # the request target (path and query): 414 past it
+    # -- connections (emulator.http.connections; docs/http-limits-and-exposure.md) --
+    max_connections: int | None = None  # open at once; None: from RLIMIT_NOFILE at start
+    write_timeout_seconds: float = 30.0  # a client reading nothing with a full write buffer is cut
     head_timeout_seconds: float = 30.0  # for the request line + headers to arrive
     watch: bool = False
     limits: Limits = field(default_factory=Limits)  # memory limits (Limits above)
@@ -154,6 +166,30 @@ class Settings:
     access_log: bool = False  # payemu serve --access-log: one line per request (emulator.accesslog)
     # per key: the accounts, string tokens and sessions the config file preloads
     preload: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def admits_admin(self, given: str | None) -> bool:
+        """True when no admin key is set or ``given`` is it (compared in constant time)."""
+        if self.admin_key is None:
+            return True
+        return given is not None and hmac.compare_digest(given.encode(), self.admin_key.encode())
+
+    @property
+    def any_key_admin_required(self) -> bool:
+        """Whether ``--any-key`` turns a new key into a tenant only for a request carrying
+        the admin key: as set, or (unset) when payemu listens beyond loopback."""
+        if self.any_key_needs_admin is not None:
+            return self.any_key_needs_admin
+        return not is_loopback(self.host)
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (``127.0.0.0/8``, ``::1``, bracketed or not)."""
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 _CONFIG_SCHEMA: dict[str, Any] = {
@@ -206,6 +242,7 @@ _CONFIG_SCHEMA: dict[str, Any] = {
             },
         },
         "anyKey": {"type": "boolean"},
+        "anyKeyNeedsAdmin": {"type": ["boolean", "null"]},
         "seed": {"type": ["integer", "null"]},
         "failover": {"enum": list(FAILOVER_MODES)},
         "strict": {"type": "boolean"},
@@ -216,8 +253,10 @@ _CONFIG_SCHEMA: dict[str, Any] = {
         "limits": _LIMITS_SCHEMA,
         "requestTimeoutSeconds": {"type": "number", "exclusiveMinimum": 0},
         "shutdownTimeoutSeconds": {"type": "number", "minimum": 0},
+        "maxConnections": {"type": "integer", "minimum": 1, "maximum": 1000000},
+        "writeTimeoutSeconds": {"type": "number", "exclusiveMinimum": 0},
         "adminKey": {"type": ["string", "null"], "minLength": 8, "maxLength": 256},
-        "returnOrigins": {"type": "array", "items": {"type": "string", "pattern": "^https?://[^/?#]+$"}},
+        "returnOrigins": {"type": "array", "items": {"type": "string", "pattern": "^https?://[^/?#\\\\@]+$"}},
         "stateIntervalSeconds": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
     },
 }
@@ -239,6 +278,7 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
         if len(set(names)) != len(names):
             raise ConfigError(f"{path}: keys: the same key is listed twice")
     settings.any_key = data.get("anyKey", settings.any_key)
+    settings.any_key_needs_admin = data.get("anyKeyNeedsAdmin", settings.any_key_needs_admin)
     settings.seed = data.get("seed", settings.seed)
     settings.failover = data.get("failover", settings.failover)
     settings.strict = data.get("strict", settings.strict)
@@ -254,6 +294,8 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
     settings.request_timeout_seconds = data.get("requestTimeoutSeconds", settings.request_timeout_seconds)
     settings.shutdown_timeout_seconds = data.get("shutdownTimeoutSeconds", settings.shutdown_timeout_seconds)
     settings.admin_key = data.get("adminKey", settings.admin_key)
+    settings.max_connections = data.get("maxConnections", settings.max_connections)
+    settings.write_timeout_seconds = data.get("writeTimeoutSeconds", settings.write_timeout_seconds)
     settings.return_origins += tuple(origin.lower() for origin in data.get("returnOrigins", []))
     if data.get("openapi"):
         settings.openapi_path = str(base / data["openapi"])

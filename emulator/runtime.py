@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -16,11 +17,6 @@ from emulator.payments.tenants import Tenant, TenantRegistry
 from emulator.scenarios import ScenarioBook
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
-    from starlette.requests import Request
-    from starlette.responses import Response
-
     from emulator.payments.services import Compiler
     from emulator.scenarios.watcher import Watcher
 
@@ -41,12 +37,9 @@ class Runtime:
         self.started = time.monotonic()
         self.control_api: OpenApi | None = None  # set when the control routes are built
         self.watcher: Watcher | None = None  # the scenario-file watcher of ``--watch``
-        # the published document a tenant chose through /_emulator/interface, and the
-        # endpoints built for each such document (see emulator.http.versions)
+        # the published document a tenant chose through /_emulator/interface (the endpoints
+        # built for it are held by the document: OpenApi.endpoints, emulator.http.versions)
         self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()
-        self.version_endpoints: weakref.WeakKeyDictionary[
-            OpenApi, dict[tuple[str, str], Callable[[Request], Awaitable[Response]]]
-        ] = weakref.WeakKeyDictionary()
 
     @cached_property
     def currencies(self) -> frozenset[str]:
@@ -73,11 +66,27 @@ class Runtime:
             for token in owner.sessions:
                 self.session_index.add(token, owner, self.tenants)
 
-    def authenticate(self, key: str | None) -> Tenant:
-        """The tenant of ``key``, or a 401."""
+    def authenticate(self, key: str | None, headers: Mapping[bytes, bytes] | None = None) -> Tenant:
+        """The tenant of ``key``, or a 401. With ``--any-key`` where a new key needs the
+        admin key, ``headers`` (the request's, lower-case names) must carry it."""
         if not key:
             raise errors.unauthenticated("The X-Api-Key header is missing.")
         tenant = self.tenants.get(key)
         if tenant is None:
-            raise errors.unauthenticated("The API key is not valid.")
+            settings = self.settings
+            if settings.any_key and settings.any_key_admin_required:
+                given = headers.get(b"x-admin-key") if headers is not None else None
+                if (
+                    given is not None
+                    and settings.admin_key is not None
+                    and settings.admits_admin(given.decode("latin-1"))
+                ):
+                    tenant = self.tenants.admit_key(key)
+                if tenant is None:
+                    raise errors.unauthenticated(
+                        "The API key is not valid. On this payemu a new key becomes a tenant only with the "
+                        "X-Admin-Key header (--any-key-needs-admin), or through POST /_emulator/tenants."
+                    )
+            else:
+                raise errors.unauthenticated("The API key is not valid.")
         return tenant

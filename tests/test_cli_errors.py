@@ -58,6 +58,11 @@ def test_every_option_and_argument_has_help_text() -> None:
             "payemu: --openapi: {tmp}/missing.json: cannot be read (No such file or directory)",
         ),
         (
+            ["--return-origin", "http://evil.example\\@shop.example"],
+            "payemu: --return-origin 'http://evil.example\\\\@shop.example' is not an http(s) origin such as "
+            "https://shop.example",
+        ),
+        (
             ["--config", "{tmp}/missing.yaml"],
             "payemu: {tmp}/missing.yaml: cannot read the config file: No such file or directory",
         ),

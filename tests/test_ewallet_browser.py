@@ -271,6 +271,24 @@ def test_dashboard_shows_the_payment(server: Server, page: Page) -> None:
         )
 
 
+def test_no_redirect_to_a_host_hidden_behind_a_backslash(server: Server, page: Page) -> None:
+    """``http://evil.example\\@127.0.0.1/x`` is evil.example to Chromium: after paying, the
+    page stays where it is and no request (with the result token or otherwise) goes there."""
+    seen: list[str] = []
+    page.route("**/*", lambda route: (seen.append(route.request.url), route.continue_()))
+    with api(server, "browser-disguised") as client, screenshot_on_failure(page, "disguised-return-url"):
+        session = failover_session(client)
+        disguised = f"http://evil.example\\@127.0.0.1:{server.port}/x"
+        page.goto(f"{session['page']}?returnUrl={httpx.URL(disguised)}&origin={httpx.URL(disguised)}")
+        stored = page.get_by_test_id("stored-card-0")
+        stored.locator("input[name=cvv]").fill("123")
+        stored.get_by_role("button").click()
+        expect(page.get_by_test_id("status")).to_contain_text("Payment approved", timeout=TIMEOUT_MS)
+        page.wait_for_timeout(300)  # a redirect, were there one, starts at once
+        assert page.url.startswith(session["page"])
+        assert not [url for url in seen if "evil.example" in httpx.URL(url).host]
+
+
 def test_merchant_page_with_the_js_library(server: Server, merchant: MerchantSite, page: Page) -> None:
     """A merchant front end on another origin uses payments-library.js as it would the
     real library: checkAvailability → payBy → callback with the result token (the hosted

@@ -182,6 +182,40 @@ def test_return_url(client: TestClient, tenant: Tenant) -> None:
 
 
 @pytest.mark.parametrize(
+    "given",
+    [
+        "http://evil.example\\@127.0.0.1/x",
+        "http://evil.example\\127.0.0.1/x",
+        "http://127.0.0.1@evil.example/x",
+        "http://localhost:3000@evil.example/x",
+        "http://evil.example@127.0.0.1/x",
+        "HTTP://EVIL.EXAMPLE\\@LOCALHOST/x",
+    ],
+)
+def test_no_redirect_nor_message_to_a_disguised_host(client: TestClient, tenant: Tenant, given: str) -> None:
+    """A browser reads these as evil.example (or as URLs with credentials): the page
+    neither redirects there nor posts its result there (returnUrl and ?origin= alike)."""
+    token = _session(client, tenant)
+    page = client.get(f"/_emulator/pay/{token}", params={"returnUrl": given, "origin": given}, headers=HTML)
+    assert page.status_code == 200
+    assert 'data-return-url=""' in page.text
+    assert 'data-target-origin=""' in page.text  # pay.js then posts to the page's own origin
+    assert "not an http(s) URL of an allowed origin" in page.text
+    assert "evil.example" not in page.text.lower()
+
+
+def test_the_page_redirects_to_the_url_the_browser_would_follow(client: TestClient, tenant: Tenant) -> None:
+    token = _session(client, tenant)
+    page = client.get(f"/_emulator/pay/{token}", params={"returnUrl": "HTTP://LocalHost:80/Done?x=1"}).text
+    assert 'data-return-url="http://localhost/Done?x=1"' in page
+    assert 'data-target-origin="http://localhost"' in page
+    embedded = client.get(
+        f"/_emulator/pay/{token}", params={"returnUrl": "http://127.0.0.1:9/x", "origin": "http://LOCALHOST:5173"}
+    ).text
+    assert 'data-target-origin="http://localhost:5173"' in embedded
+
+
+@pytest.mark.parametrize(
     ("name", "marker"),
     [
         ("payments-library.js", "eWallet"),

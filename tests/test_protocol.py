@@ -13,11 +13,14 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 import uvicorn
+import yaml
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.server import ServerState
 
@@ -299,6 +302,9 @@ class _Wire(_Transport):
     def resume_reading(self) -> None:
         pass
 
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self.limits = (high, low)
+
 
 def _exchange(protocol: Any, app: Any, requests: list[bytes]) -> _Wire:
     """Feed ``requests`` to one connection of ``protocol`` serving ``app``, each after the
@@ -403,3 +409,50 @@ def test_the_whole_extension_answers_once_and_leaves_no_reference_cycle() -> Non
     assert wire.writes[0].startswith(b"HTTP/1.1 201 Created\r\n")
     assert wire.writes[0].endswith(b"\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok")
     assert seen == ["payemu.whole: the response has started already"] * 3
+
+
+# -- malformed and over-long requests (tests/cases/malformed_http.yaml) -------------------
+MALFORMED = yaml.safe_load((Path(__file__).parent / "cases" / "malformed_http.yaml").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", MALFORMED, ids=[case["name"] for case in MALFORMED])
+def test_a_malformed_or_over_long_request_gets_a_json_error(server: PayemuServer, case: dict[str, Any]) -> None:
+    raw = case["raw"].replace("URL", "a" * 9000).replace("HEADERS", "a" * 70_000).encode("latin-1")
+    with _connect(server) as sock:
+        sock.sendall(raw)
+        received = b""
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(65536):  # the server closes after its answer
+                received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[0].startswith(f"HTTP/1.1 {case['status']} "), received[:300]
+    assert "content-type: application/json" in lines
+    assert "x-content-type-options: nosniff" in lines
+    assert "connection: close" in lines
+    entries = json.loads(body)
+    assert [entry["fieldName"] for entry in entries] == [case["field"]]
+    assert case["says"] in entries[0]["errors"][0]
+    assert httpx.get(server.base_url + "/_emulator/health", timeout=10).status_code == 200  # still serving
+
+
+def test_a_url_at_the_limit_is_served_and_one_byte_more_is_not(server: PayemuServer, tenant: Payemu) -> None:
+    path = "/Utils/apiKey?q="
+    at_limit = path + "a" * (8192 - len(path))
+    with _connect(server) as sock:
+        sock.sendall(f"GET {at_limit} HTTP/1.1\r\nHost: x\r\nX-Api-Key: {tenant.api_key}\r\n\r\n".encode())
+        assert _read_answer(sock)[0] == 200
+        sock.sendall(f"GET {at_limit}a HTTP/1.1\r\nHost: x\r\nX-Api-Key: {tenant.api_key}\r\n\r\n".encode())
+        assert _read_answer(sock)[0] == 414
+
+
+def test_a_head_within_the_limit_is_served_though_its_read_is_larger(server: PayemuServer, tenant: Payemu) -> None:
+    """The head is measured exactly once complete: a body in the same read does not count."""
+    body = b'{"payload": "4111111111111111"}' + b" " * 100_000
+    head = (
+        f"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: {tenant.api_key}\r\n"
+        f"Content-Type: application/json\r\nX-Pad: {'p' * 60_000}\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with _connect(server) as sock:
+        sock.sendall(head + body)
+        assert _read_answer(sock)[0] == 201

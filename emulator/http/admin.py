@@ -11,11 +11,9 @@ anything but loopback.
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 from collections.abc import Mapping
 
-from emulator.config import Settings
+from emulator.config import Settings, is_loopback
 from emulator.http import errors
 
 HEADER = "X-Admin-Key"
@@ -23,9 +21,7 @@ HEADER = "X-Admin-Key"
 
 def allowed(settings: Settings, given: str | None) -> bool:
     """True when no admin key is set or ``given`` is it (compared in constant time)."""
-    if settings.admin_key is None:
-        return True
-    return given is not None and hmac.compare_digest(given.encode(), settings.admin_key.encode())
+    return settings.admits_admin(given)
 
 
 def require(settings: Settings, headers: Mapping[str, str]) -> None:
@@ -34,15 +30,6 @@ def require(settings: Settings, headers: Mapping[str, str]) -> None:
     if not allowed(settings, given):
         reason = "The X-Admin-Key header is missing." if not given else "The X-Admin-Key is not valid."
         raise errors.ApiError(401, [(HEADER, [f"{reason} This payemu is protected by an admin key."])])
-
-
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", "localhost.localdomain"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def exposure_warning(settings: Settings) -> str | None:

@@ -11,6 +11,7 @@ the route matching, two middleware layers and a response object fewer.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -18,16 +19,17 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from emulator.http import errors
+from emulator.http import errors, shutdown
 from emulator.http.pipeline import Answer, Endpoint
 from emulator.http.protocol import WHOLE, header_lines
 from emulator.http.routing import OperationRoute
-from emulator.http.wire import JSON_MEDIA, dumps
+from emulator.http.wire import JSON_MEDIA, NOSNIFF_LINE, dumps
 from emulator.payments.model import DropConnection
 
 log = logging.getLogger("payemu")
 _JSON = JSON_MEDIA.encode("latin-1")
-_JSON_LINE = b"content-type: " + _JSON + b"\r\n"
+_JSON_LINE = b"content-type: " + _JSON + b"\r\n" + NOSNIFF_LINE  # with nosniff: one constant
+_JSON_HEADERS = ((b"content-type", _JSON), (b"x-content-type-options", b"nosniff"))
 _NO_LENGTH = frozenset({204, 304})  # statuses that carry no Content-Length (as Starlette)
 
 
@@ -43,14 +45,19 @@ class App(Starlette):
                     self.operations.setdefault((method, route.path), (endpoint, route.chooser is not None))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            found = self.operations.get((scope["method"], scope["path"]))
-            # a tenant may be served another interface version: the router chooses then
-            if found is not None and not (found[1] and found[0].runtime.interfaces):
-                scope["app"] = self
-                await _answer(found[0], scope, receive, send)
-                return
-        await super().__call__(scope, receive, send)
+        try:  # (free unless raised: Python 3.11's exceptions cost nothing until thrown)
+            if scope["type"] == "http":
+                found = self.operations.get((scope["method"], scope["path"]))
+                # a tenant may be served another interface version: the router chooses then
+                if found is not None and not (found[1] and found[0].runtime.interfaces):
+                    scope["app"] = self
+                    await _answer(found[0], scope, receive, send)
+                    return
+            await super().__call__(scope, receive, send)
+        except asyncio.CancelledError:
+            if scope["type"] != "http":
+                raise
+            await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback
 
 
 async def _answer(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send) -> None:
@@ -78,7 +85,7 @@ async def _answer(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send
             return
     headers: list[tuple[bytes, bytes]] = []
     if payload is not None:
-        headers.append((b"content-type", _JSON))
+        headers += _JSON_HEADERS
     if answer.status >= 200 and answer.status not in _NO_LENGTH:
         headers.append((b"content-length", str(len(payload or b"")).encode("latin-1")))
     for name, value in answer.headers.items():

@@ -143,6 +143,9 @@ class OpenApi:
             name: to_json_schema(schema) for name, schema in document.get("components", {}).get("schemas", {}).items()
         }
         self.compiler = SchemaCompiler(definitions)
+        # the endpoints built for this document when a tenant is served it (emulator.http.versions):
+        # kept here, so they go with the document (they refer to it through their operations)
+        self.endpoints: dict[tuple[str, str], Any] = {}
         global_security = document.get("security", [])
         self.operations: dict[tuple[str, str], Operation] = {}
         for path, item in document["paths"].items():

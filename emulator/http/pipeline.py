@@ -23,7 +23,7 @@ from starlette.responses import Response
 
 from emulator.http import binder, errors, leniency, projection
 from emulator.http.openapi import Operation
-from emulator.http.wire import JSON_MEDIA, dumps, is_json_media, parse_json, read_body, read_parameter
+from emulator.http.wire import JsonResponse, dumps, is_json_media, parse_json, read_body, read_parameter
 from emulator.payments import tenant_settings
 from emulator.payments.model import DropConnection
 
@@ -143,7 +143,7 @@ class Endpoint:
             return _NoResponse()
         if answer.payload is None:
             return Response(status_code=answer.status, headers=answer.headers)
-        return Response(answer.payload, status_code=answer.status, headers=answer.headers, media_type=JSON_MEDIA)
+        return JsonResponse(answer.payload, status_code=answer.status, headers=answer.headers)
 
     async def respond(self, request: Request) -> Answer | None:
         """The whole pipeline for one request; None when the connection is to close
@@ -161,7 +161,7 @@ class Endpoint:
         headers = _header_map(request.scope)
         try:
             if op.secured:
-                tenant = self.runtime.authenticate(_text(headers.get(b"x-api-key")))
+                tenant = self.runtime.authenticate(_text(headers.get(b"x-api-key")), headers)
             elif self.tenant_of is not None:
                 tenant = self.tenant_of(request)
             else:

@@ -7,6 +7,13 @@ that httptools lacks, and three savings per request.
   A longer head gets a ``431`` JSON error and the connection is closed. The bytes are
   counted per read of the socket, so a head that completes within the read that crosses
   the limit is still served: what is held stays under the limit plus one read (256 KiB).
+* **URL size**: a request target longer than ``max_url_bytes`` (8 KiB by default) gets a
+  ``414`` JSON error and the connection is closed; the head, once complete, is measured
+  exactly too (a body in the same read does not count toward the ``431``).
+* **Malformed requests**: what the parser refuses (``Content-Length`` with
+  ``Transfer-Encoding``, control characters in a header, a bad request line) gets a
+  ``400`` JSON error naming the parser's reason, where uvicorn answers ``text/plain``.
+* **Connections and slow readers**: the cap and the write timeout of :mod:`emulator.http.connections`.
 * **Head deadline**: the request line and headers must arrive within
   ``head_timeout_seconds`` (30 s by default) of the connection opening or of the request's
   first byte, otherwise a ``408`` JSON error and the connection is closed (closed without
@@ -18,7 +25,7 @@ that httptools lacks, and three savings per request.
   every few seconds cannot hold a connection (nor the server's shutdown) for ever. The
   application sees the client disconnect, which it journals as such.
 
-All three deadlines, and uvicorn's keep-alive one, are kept by one timer per connection
+All three deadlines, the write deadline and uvicorn's keep-alive one, are kept by one timer per connection
 (a watchdog that, when it fires, looks at the deadlines then running and sleeps again
 until the earliest), not by arming and cancelling timers on every request. And a
 response's head goes out with its body in one write (:class:`HeadHeld`). An application
@@ -40,7 +47,7 @@ from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
-from emulator.http import errors
+from emulator.http import connections, errors
 from emulator.http.wire import dumps
 
 if TYPE_CHECKING:
@@ -51,12 +58,16 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
     """The ``http`` argument of ``uvicorn.Config``: the guarded httptools protocol with
     the limits of ``settings``, or ``"h11"`` when httptools is not installed."""
     try:
+        import httptools
         from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
     except ImportError:
         return "h11"
     max_head_bytes = settings.max_head_bytes
+    max_url_bytes = settings.max_url_bytes
     head_timeout = settings.head_timeout_seconds
     request_timeout = settings.request_timeout_seconds
+    write_timeout = settings.write_timeout_seconds
+    cap = connections.ConnectionCap(settings.max_connections or connections.default_cap())
 
     class GuardedHttpToolsProtocol(HttpToolsProtocol):
         """Counts the bytes of each request head and times it (see the module doc)."""
@@ -66,22 +77,30 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
         # the deadlines (event-loop times) now running; None: not running
         _head_due: float | None = None
         _request_due: float | None = None  # from the first byte to the body's end
+        _write_due: float | None = None  # the client reads nothing while the write buffer is full
         _idle_due: float | None = None  # kept alive, waiting for the next request (uvicorn's)
         _watch: asyncio.TimerHandle | None = None  # the one timer: fires at or before the earliest
         _watch_at = 0.0
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
+            transport.set_write_buffer_limits(high=connections.WRITE_HIGH_WATER, low=connections.WRITE_LOW_WATER)
+            count = len(self.connections)
+            if count > cap.limit and not cap.admit(self, self.connections, count):
+                message = f"payemu has {cap.limit} connections open (its cap), all running requests; retry shortly."
+                self._refuse(503, message, "connection")
+                return
             self._head_bytes = 0
             self._head_due = self.loop.time() + head_timeout
             self._watch_for(self._head_due)
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._head_due = self._request_due = self._idle_due = None
+            self._head_due = self._request_due = self._idle_due = self._write_due = None
             if self._watch is not None:
                 self._watch.cancel()
                 self._watch = None
             super().connection_lost(exc)
+            cap.released(len(self.connections))
 
         def data_received(self, data: bytes) -> None:
             if self.transport.is_closing():
@@ -89,10 +108,21 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             self._idle_due = None
             if self._head_bytes is not None:
                 self._head_bytes += len(data)
-            super().data_received(data)
-            # counted before parsing, checked after: a chunk that ends the head is fine
+            try:
+                self.parser.feed_data(data)
+            except httptools.HttpParserUpgrade:
+                if self._should_upgrade():
+                    self.handle_websocket_upgrade()
+                else:
+                    self._unsupported_upgrade_warning()
+            except httptools.HttpParserError as exc:
+                if not self.transport.is_closing():  # else refused by a callback already
+                    self._refuse(400, malformed(exc), "request")
+                return
+            # counted before parsing, checked after: a chunk that ends the head is checked
+            # exactly by on_headers_complete
             if self._head_bytes is not None and self._head_bytes > max_head_bytes:
-                self._refuse(431, f"The request line and headers are larger than {max_head_bytes} bytes.")
+                self._refuse_head()
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
@@ -105,6 +135,11 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             self._watch_for(self._request_due if self._head_due is None else min(self._head_due, self._request_due))
 
         def on_headers_complete(self) -> None:
+            if len(self.url) > max_url_bytes or (
+                self._head_bytes is not None and self._head_bytes > max_head_bytes and head_size(self) > max_head_bytes
+            ):
+                self._refuse_head()
+                raise Refused  # the parser stops; no application call
             self._head_bytes = None
             self._head_started = False
             self._head_due = None
@@ -165,6 +200,28 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
                 self.transport.close()
             cycle.on_response()
 
+        # -- the write buffer and the connection cap (emulator.http.connections) --------
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            self._write_due = self.loop.time() + write_timeout
+            self._watch_for(self._write_due)
+
+        def resume_writing(self) -> None:
+            self._write_due = None
+            super().resume_writing()
+
+        def waiting_since(self) -> float | None:
+            if self.transport.is_closing() or (self.cycle is not None and not self.cycle.response_complete):
+                return None
+            if self._head_bytes is not None and self._head_due is not None:
+                return self._head_due - head_timeout
+            if self._idle_due is not None:
+                return self._idle_due - self.timeout_keep_alive
+            return None
+
+        def make_room(self) -> None:
+            self.transport.close()
+
         # -- the watchdog ------------------------------------------------------------
         def _watch_for(self, due: float) -> None:
             """Make sure the watchdog fires no later than ``due``. A request that starts
@@ -179,9 +236,15 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
 
         def _check(self) -> None:
             self._watch = None
-            if self.transport.is_closing():
-                return
             now = self.loop.time()
+            if self._write_due is not None and now >= self._write_due:
+                self._write_due = None  # a client that reads nothing: what waits for it is dropped
+                self.transport.abort()
+                return
+            if self.transport.is_closing():
+                if self._write_due is not None:
+                    self._watch_for(self._write_due)
+                return
             if self._head_due is not None and now >= self._head_due:
                 self._head_too_slow()
             elif self._request_due is not None and now >= self._request_due:
@@ -190,7 +253,11 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
                 self._idle_due = None
                 self.timeout_keep_alive_handler()
             else:
-                pending = [due for due in (self._head_due, self._request_due, self._idle_due) if due is not None]
+                pending = [
+                    due
+                    for due in (self._head_due, self._request_due, self._idle_due, self._write_due)
+                    if due is not None
+                ]
                 if pending:
                     self._watch_for(min(pending))
 
@@ -211,12 +278,35 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             else:  # an idle connection: closed quietly, as uvicorn closes idle kept-alive ones
                 self.transport.close()
 
-        def _refuse(self, status: int, message: str) -> None:
+        def _refuse(self, status: int, message: str, field: str = "headers") -> None:
             if not self.transport.is_closing():
-                self.transport.write(refusal(status, "headers", message))
+                self.transport.write(refusal(status, field, message))
                 self.transport.close()
 
+        def _refuse_head(self) -> None:
+            if len(getattr(self, "url", b"")) > max_url_bytes:  # the URL so far, or the whole
+                self._refuse(414, f"The request URL is longer than {max_url_bytes} bytes.", "url")
+            else:
+                self._refuse(431, f"The request line and headers are larger than {max_head_bytes} bytes.")
+
     return GuardedHttpToolsProtocol
+
+
+class Refused(Exception):
+    """Raised in a parser callback once the request is refused: the parser stops there."""
+
+
+def malformed(exc: Exception) -> str:
+    """The message of the ``400`` for a request that is not valid HTTP/1.1 (httptools'
+    reason when it gives one: "Invalid header value char", "Transfer-Encoding can't be
+    present with Content-Length", ...)."""
+    reason = str(exc) if type(exc).__name__ != "HttpParserCallbackError" else ""
+    return f"The request is not valid HTTP/1.1{': ' + reason if reason else ''}."
+
+
+def head_size(protocol: Any) -> int:
+    """The bytes of a parsed request head: the URL and each header (with its separators)."""
+    return len(protocol.url) + sum(len(name) + len(value) + 4 for name, value in protocol.headers)
 
 
 class HeadHeld:
@@ -302,6 +392,7 @@ def refusal(status: int, field: str, message: str) -> bytes:
     head = (
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
         "content-type: application/json\r\n"
+        "x-content-type-options: nosniff\r\n"
         f"content-length: {len(body)}\r\n"
         "connection: close\r\n\r\n"
     )

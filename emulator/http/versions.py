@@ -28,6 +28,7 @@ from emulator.http.openapi import HTTP_METHODS, OpenApi, default_schema_path
 from emulator.http.pipeline import Endpoint, Handler
 from emulator.http.routing import Responder
 from emulator.http.wire import error_response
+from emulator.safeparse import MAX_TEXT_CHARS, TooComplex, check_json_depth, check_yaml
 
 if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant
@@ -106,17 +107,29 @@ def from_document(document: Any, source: str) -> OpenApi:
 
 
 def load_checked(path: str | Path) -> OpenApi:
-    """The document at ``path``; DocumentError naming the file and what is wrong."""
+    """The document at ``path``; DocumentError naming the file and what is wrong. The file
+    is bounded in size (:data:`~emulator.safeparse.MAX_TEXT_CHARS` bytes) and its nesting
+    checked before any parser builds it (a file of 30,000 ``[`` is one line, not a
+    RecursionError)."""
     path = Path(path)
     try:
+        if path.stat().st_size > MAX_TEXT_CHARS:
+            raise DocumentError(f"{path}: larger than {MAX_TEXT_CHARS} bytes")
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DocumentError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise DocumentError(f"{path}: cannot be read (not UTF-8 text)") from None
     try:
-        document = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
+        if path.suffix.lower() == ".json":
+            check_json_depth(text.encode("utf-8"))
+            document = json.loads(text)
+        else:
+            check_yaml(text)
+            document = yaml.safe_load(text)
+    except TooComplex as exc:
+        raise DocumentError(f"{path}: refused before parsing: {exc}") from None
+    except (ValueError, yaml.YAMLError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DocumentError(f"{path}: not JSON or YAML ({first})") from None
     if path.resolve() == default_schema_path().resolve():
@@ -176,17 +189,20 @@ def endpoint_for(endpoint: Endpoint, request: Request) -> Responder:
     api = served_by(runtime, runtime.tenants.get(request.headers.get("x-api-key")))
     if api is runtime.api:
         return endpoint
-    table = runtime.version_endpoints.setdefault(api, {})
+    table = api.endpoints  # held by the document: they go when it goes (no table keyed by it)
     key = (endpoint.operation.method, endpoint.operation.path)
-    if key not in table:
+    found: Responder | None = table.get(key)
+    if found is None:
         op = api.find(*key)
-        table[key] = Endpoint(runtime, op, endpoint.handler, endpoint.journal) if op else _absent(api)
-    return table[key]
+        found = table[key] = Endpoint(runtime, op, endpoint.handler, endpoint.journal) if op else _absent(api)
+    return found
 
 
 def _absent(api: OpenApi) -> Responder:
+    version = api.interface_version  # (not the document: nothing here keeps it alive)
+
     async def answer(request: Request) -> Response:
-        message = f"No resource at {request.method} {request.url.path} in interface {api.interface_version}."
+        message = f"No resource at {request.method} {request.url.path} in interface {version}."
         return error_response(errors.not_found("path", message))
 
     return answer

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from emulator import errors
 from emulator.config import KeySpec, Settings
 from emulator.payments.accounts import Accounts
+from emulator.payments.admission import room_maker
 from emulator.payments.certificates import Certificates
 from emulator.payments.clock import Clock
 from emulator.payments.ewallet import tokens
@@ -194,8 +195,9 @@ class TenantRegistry:
         return tenant
 
     def _admit(self, spec: KeySpec) -> None:
-        """Make room for a tenant created at run time: remove the least recently used idle
-        run-time tenant when the limit is reached, or raise a 507 when none is idle."""
+        """Make room for a tenant created at run time: remove an idle run-time tenant when
+        the limit is reached (the order: :mod:`emulator.payments.admission`), or raise a 507
+        when every one is active."""
         settings = self.settings
         declared = {declared.key for declared in settings.keys}
         if spec.key in declared:
@@ -204,15 +206,14 @@ class TenantRegistry:
         created = [tenant for tenant in self._tenants.values() if tenant.key not in declared]
         if len(created) < limits.tenants:
             return
-        idle_before = time.monotonic() - limits.tenant_idle_seconds
-        idle = [tenant for tenant in created if tenant.last_used <= idle_before]
-        if not idle:
+        leaving = room_maker(created, limits.tenant_idle_seconds)  # idle first, open authorizations last
+        if leaving is None:
             raise errors.limit_reached(
                 "X-Api-Key",
                 f"payemu holds its limit of {limits.tenants} tenants created at run time and none has been idle "
                 f"for {limits.tenant_idle_seconds:g} s (config: limits.tenants).",
             )
-        oldest = min(idle, key=lambda tenant: tenant.last_used)
+        oldest = leaving
         self.remove(oldest.key)
         oldest.sessions.clear()  # its payment pages close too (the session index checks this)
 
@@ -220,11 +221,18 @@ class TenantRegistry:
         if not key:
             return None
         tenant = self._tenants.get(key)
-        if tenant is None and self.settings.any_key and _acceptable_key(key):
-            tenant = self._add(self._spec(key, sandbox=True))
+        if tenant is None and self.settings.any_key and not self.settings.any_key_admin_required:
+            tenant = self.admit_key(key)
         if tenant is not None:
             tenant.last_used = time.monotonic()  # hardening
         return tenant
+
+    def admit_key(self, key: str) -> Tenant | None:
+        """``--any-key``: a new sandbox tenant for ``key`` (when it is an acceptable key);
+        the caller has checked that it may (:attr:`Settings.any_key_admin_required`)."""
+        if not self.settings.any_key or not _acceptable_key(key):
+            return None
+        return self._tenants.get(key) or self._add(self._spec(key, sandbox=True))
 
     def _new_key(self) -> str:
         if self.settings.seed is not None:

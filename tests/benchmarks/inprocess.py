@@ -66,6 +66,9 @@ class _Transport:
     def resume_reading(self) -> None:
         pass
 
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        pass
+
 
 def _request(name: str) -> tuple[str, str, bytes]:
     method, path, body = PATHS[name]

@@ -67,11 +67,15 @@ def _described(tenant: Tenant) -> dict[str, object]:
 
 async def list_tenants(call: Call) -> Reply:
     """Every tenant this instance holds, with the size of its stores: what an operator (or
-    a test) asks each instance of a sharded deployment. Needs the admin key when one is set."""
-    admin.require(call.runtime.settings, call.headers)
+    a test) asks each instance of a sharded deployment. Needs the admin key when one is set;
+    without one set, the keys are masked (:func:`masked_key`)."""
+    settings = call.runtime.settings
+    admin.require(settings, call.headers)
+    full = settings.admin_key is not None  # and given: keys in full only to the admin
     listed = [
         {
             **_described(tenant),
+            "apiKey": tenant.key if full else masked_key(tenant.key),
             "transactions": len(tenant.ledger),
             "stringTokens": len(tenant.vault),
             "sessions": len(tenant.sessions),
@@ -80,6 +84,13 @@ async def list_tenants(call: Call) -> Reply:
         for tenant in call.runtime.tenants
     ]
     return Reply(200, {"tenants": listed})
+
+
+def masked_key(key: str) -> str:
+    """An API key as a listing without the admin key shows it: at most its first six and
+    last four characters, fewer for a short key (a quarter of it each)."""
+    head, tail = min(6, len(key) // 4), min(4, len(key) // 4)
+    return f"{key[:head]}…{key[len(key) - tail :] if tail else ''}"
 
 
 async def delete_tenant(call: Call) -> Reply:

@@ -167,11 +167,11 @@ def handlers(runtime: Runtime, desk: Desk) -> dict[str, Handler]:
         wanted = cardform.authentication(runtime, tenant, session)
         if wanted == cardform.NO_AUTHENTICATION:  # the body is the JSON of the form's CardData
             given = _json_text(call.body, "body")
-            entry = desk.entry(session, given.get("cardRef") if isinstance(given, dict) else None)
+            entry = desk.entry(tenant, session, given.get("cardRef") if isinstance(given, dict) else None)
         elif call.body.lstrip().startswith("{"):
             raise errors.invalid("body", "This session asks for an OTP challenge first: pay with its transactionId.")
         else:  # the body is the transactionId of the challenge
-            entry = desk.passed(session, call.body)
+            entry = desk.passed(tenant, session, call.body)
         client_ip = call.request.client.host if call.request.client else None
         attempts: list[AttemptRecord] = []
         try:
@@ -184,21 +184,21 @@ def handlers(runtime: Runtime, desk: Desk) -> dict[str, Handler]:
         _wallet(call)
         tenant, session = _open(runtime, call)
         given = _json_text(call.body, "body")
-        entry = desk.entry(session, given.get("cardRef") if isinstance(given, dict) else None)
+        entry = desk.entry(tenant, session, given.get("cardRef") if isinstance(given, dict) else None)
         transaction_id = desk.challenge(tenant, session, entry)
         return Reply(200, {"success": True, "message": "", "transactionId": transaction_id})
 
     async def send_otp(call: Call) -> Reply:
         _wallet(call)
-        _, session = _session(runtime, call)
-        challenge = desk.answer(session, call.query["transactionId"], call.body)
+        tenant, session = _session(runtime, call)
+        challenge = desk.answer(tenant, session, call.query["transactionId"], call.body)
         passed = challenge.status == cardform.PASSED
         return Reply(200, answer(passed, "" if passed else "The code is not the one sent.", challenge.status))
 
     async def otp_status(call: Call) -> Reply:
         _wallet(call)
-        _, session = _session(runtime, call)
-        challenge = desk.find_challenge(session, call.query["transactionId"])
+        tenant, session = _session(runtime, call)
+        challenge = desk.find_challenge(tenant, session, call.query["transactionId"])
         return Reply(200, answer(True, "", challenge.status))
 
     async def covered_countries(call: Call) -> Reply:

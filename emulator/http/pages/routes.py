@@ -28,6 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from emulator.datafiles import data_path
 from emulator.http import admin, errors
+from emulator.http import origins as origins_
 from emulator.http.openapi import OpenApi
 from emulator.http.pages import format as pagefmt
 from emulator.http.pages import library, security
@@ -114,8 +115,8 @@ def _page(runtime: Runtime) -> Any:
 
 def safe_return_url(raw: str | None, origins: tuple[str, ...] = ()) -> tuple[str, str | None]:
     """(URL to redirect to after paying, warning) — only http(s) URLs of allowed origins
-    (see :mod:`emulator.http.pages.security`)."""
-    return security.return_url(raw, origins)
+    (see :mod:`emulator.http.origins`)."""
+    return origins_.return_url(raw, origins)
 
 
 def _money(amount: float, currency: str) -> str:
@@ -126,7 +127,7 @@ def _render_page(request: Request, tenant: Tenant, session: sessions.Session, or
     asked = session.request
     state = session.state(tenant.now())
     return_url, warning = safe_return_url(request.query_params.get("returnUrl"), origins)
-    target = security.message_origin(request.query_params.get("origin"), return_url, origins)
+    target = origins_.message_origin(request.query_params.get("origin"), return_url, origins)
     tokenize_only = session.operation == "TOKENIZE"
     amount_text = _money(session.amount, session.currency)
     stored = [

@@ -13,13 +13,12 @@ allow-list of ``returnUrl`` origins and the origin the result is posted to.
   the page): no open redirect carries the result token elsewhere.
 * ``postMessage`` targets the embedding page's origin (``?origin=``, which the library
   sends) when allowed, else the ``returnUrl``'s, else payemu's own — never ``"*"``.
+
+Both are decided by :mod:`emulator.http.origins` (WHATWG URL parsing, origins compared as
+browsers serialize them).
 """
 
 from __future__ import annotations
-
-from urllib.parse import urlsplit
-
-from emulator.http.admin import is_loopback
 
 LOOPBACK_SOURCES = (
     "http://localhost:*",
@@ -29,49 +28,6 @@ LOOPBACK_SOURCES = (
     "https://127.0.0.1:*",
     "https://[::1]:*",
 )
-NOT_ALLOWED = (
-    "The returnUrl given is not an http(s) URL of an allowed origin (loopback or --return-origin); "
-    "the result is only posted to the opening window."
-)
-
-
-def origin_of(url: str) -> str | None:
-    """``scheme://host[:port]`` of an absolute http(s) URL, lower case; None otherwise."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.netloc or not host:
-        return None
-    return f"{parts.scheme}://{parts.netloc}".lower()
-
-
-def allowed_origin(origin: str | None, configured: tuple[str, ...]) -> bool:
-    if origin is None:
-        return False
-    if origin in configured:
-        return True
-    host = urlsplit(origin).hostname or ""
-    return is_loopback(host)
-
-
-def return_url(raw: str | None, configured: tuple[str, ...] = ()) -> tuple[str, str | None]:
-    """(URL to redirect to after paying, warning): only http(s) URLs of allowed origins."""
-    if not raw:
-        return "", None
-    if allowed_origin(origin_of(raw), configured):
-        return raw, None
-    return "", NOT_ALLOWED
-
-
-def message_origin(asked: str | None, redirect: str, configured: tuple[str, ...]) -> str:
-    """The origin the page posts its result to ("" = the page's own origin)."""
-    for candidate in (asked, redirect):
-        origin = origin_of(candidate) if candidate else None
-        if origin is not None and allowed_origin(origin, configured):
-            return origin
-    return ""
 
 
 def headers(embeddable: bool, configured: tuple[str, ...] = ()) -> dict[str, str]:

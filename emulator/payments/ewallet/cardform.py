@@ -17,6 +17,7 @@ for a one-time code before paying: :data:`OTP_CODE` passes, any other code fails
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ OTP_CODE = "1234"  # the one-time code that passes a challenge (any other fails 
 NO_AUTHENTICATION = AUTHENTICATION_OPTIONS[0]
 PENDING, PASSED, FAILED = "Pending", "Success", "Failure"
 REFERENCE_LENGTH = 32
-MAX_ENTRIES = 10_000  # card references and challenges kept in all; the oldest go first
+MAX_ENTRIES = 10_000  # card references (and challenges) kept per tenant; the oldest go first
 
 
 @dataclass
@@ -53,22 +54,40 @@ class Challenge:
     status: str = PENDING
 
 
+class _Book:
+    """One tenant's card references and challenges (nothing here refers to the tenant)."""
+
+    __slots__ = ("challenges", "entries")
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[str, Entry] = OrderedDict()
+        self.challenges: OrderedDict[str, Challenge] = OrderedDict()
+
+
 class Desk:
-    """Card references and challenges of every session, bounded (oldest dropped first)."""
+    """Card references and challenges, kept per tenant and bounded per tenant (the oldest
+    dropped first, :data:`MAX_ENTRIES` of each): one tenant's form, however busy, never
+    pushes out another's entered card. A tenant's book goes when the tenant does."""
 
     def __init__(self, limit: int = MAX_ENTRIES) -> None:
         self.limit = limit
-        self._entries: OrderedDict[str, Entry] = OrderedDict()
-        self._challenges: OrderedDict[str, Challenge] = OrderedDict()
+        self._books: weakref.WeakKeyDictionary[Tenant, _Book] = weakref.WeakKeyDictionary()
+
+    def _book(self, tenant: Tenant) -> _Book:
+        book = self._books.get(tenant)
+        if book is None:
+            book = self._books[tenant] = _Book()
+        return book
 
     def enter(self, tenant: Tenant, session: Session, choice: dict[str, Any]) -> str:
         reference = tenant.random_string(REFERENCE_LENGTH)
-        self._entries[reference] = Entry(session.token, choice)
-        _trim(self._entries, self.limit)
+        entries = self._book(tenant).entries
+        entries[reference] = Entry(session.token, choice)
+        _trim(entries, self.limit)
         return reference
 
-    def entry(self, session: Session, reference: Any) -> Entry:
-        found = self._entries.get(reference) if isinstance(reference, str) else None
+    def entry(self, tenant: Tenant, session: Session, reference: Any) -> Entry:
+        found = self._book(tenant).entries.get(reference) if isinstance(reference, str) else None
         if found is None or found.session_token != session.token:
             raise errors.invalid(
                 "cardRef", "No card was entered in the card form of this session under this reference."
@@ -77,28 +96,35 @@ class Desk:
 
     def challenge(self, tenant: Tenant, session: Session, entry: Entry) -> str:
         transaction_id = tenant.random_string(REFERENCE_LENGTH)
-        self._challenges[transaction_id] = Challenge(session.token, entry)
-        _trim(self._challenges, self.limit)
+        challenges = self._book(tenant).challenges
+        challenges[transaction_id] = Challenge(session.token, entry)
+        _trim(challenges, self.limit)
         return transaction_id
 
-    def find_challenge(self, session: Session, transaction_id: Any) -> Challenge:
-        found = self._challenges.get(transaction_id) if isinstance(transaction_id, str) else None
+    def find_challenge(self, tenant: Tenant, session: Session, transaction_id: Any) -> Challenge:
+        challenges = self._book(tenant).challenges
+        found = challenges.get(transaction_id) if isinstance(transaction_id, str) else None
         if found is None or found.session_token != session.token:
             raise errors.invalid("transactionId", "No OTP challenge of this session has this transaction id.")
         return found
 
-    def answer(self, session: Session, transaction_id: Any, code: Any) -> Challenge:
+    def answer(self, tenant: Tenant, session: Session, transaction_id: Any, code: Any) -> Challenge:
         """The customer's code: :data:`OTP_CODE` passes the challenge, anything else fails it."""
-        found = self.find_challenge(session, transaction_id)
+        found = self.find_challenge(tenant, session, transaction_id)
         if found.status == PENDING:
             found.status = PASSED if code == OTP_CODE else FAILED
         return found
 
-    def passed(self, session: Session, transaction_id: Any) -> Entry:
-        found = self.find_challenge(session, transaction_id)
+    def passed(self, tenant: Tenant, session: Session, transaction_id: Any) -> Entry:
+        found = self.find_challenge(tenant, session, transaction_id)
         if found.status != PASSED:
             raise errors.invalid("transactionId", f"The OTP challenge is not passed (status {found.status}).")
         return found.entry
+
+    def held(self, tenant: Tenant) -> int:
+        """Card references and challenges ``tenant`` holds."""
+        book = self._books.get(tenant)
+        return 0 if book is None else len(book.entries) + len(book.challenges)
 
 
 def _trim(table: OrderedDict[str, Any], limit: int) -> None:

@@ -1,0 +1,93 @@
+"""How many connections payemu holds open, and what a connection may hold in its write
+buffer: the limits that keep a flood of slow clients from starving the others.
+
+* **Connection cap**: at most ``max_connections`` connections are open at once, by
+  default the process's file-descriptor limit (``RLIMIT_NOFILE``, soft) less a reserve
+  for everything else payemu opens (:func:`default_cap`: 1,024 descriptors give 896
+  connections). When a new connection would pass the cap, the connection that has waited
+  longest *without a request in progress* (one that sent nothing, part of a head, or sits
+  idle between kept-alive requests) is closed to make room; when every open connection
+  is running a request, the new one gets a ``503`` JSON error and is closed. Reaching the
+  cap is logged once (one line), and again only after the count has fallen back below
+  nine tenths of it. A slowloris flood therefore costs legitimate clients nothing: each
+  of them takes the place of the oldest stalled connection.
+* **Write buffer and write timeout**: a connection's transport pauses the application
+  once more than :data:`WRITE_HIGH_WATER` bytes wait to be sent (the next answer waits
+  until the client reads), so a connection holds at most that plus the answer being
+  written. A client that reads nothing for ``write_timeout_seconds`` while its buffer is
+  above the mark has its connection aborted, and what was waiting is freed.
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
+
+log = logging.getLogger("payemu")
+
+WRITE_HIGH_WATER = 256 * 1024  # bytes waiting in a connection's write buffer before it pauses
+WRITE_LOW_WATER = 64 * 1024  # ... and resumes
+MIN_CAP = 16
+
+
+def default_cap(limit: int | None = None) -> int:
+    """The connection cap for a file-descriptor ``limit`` (default: the process's soft
+    ``RLIMIT_NOFILE``): the limit less an eighth of it, at least 64, kept for files,
+    listeners, logs and the state database; never under :data:`MIN_CAP`."""
+    if limit is None:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        limit = soft if soft != resource.RLIM_INFINITY else 65536
+    return max(MIN_CAP, limit - max(64, limit // 8))
+
+
+@runtime_checkable
+class Waiting(Protocol):
+    """What the cap asks of a connection (the guarded protocol answers)."""
+
+    def waiting_since(self) -> float | None:
+        """When it began waiting for a request (event-loop time); None while one runs."""
+
+    def make_room(self) -> None:
+        """Close it to make room for a new connection."""
+
+
+class ConnectionCap:
+    """The cap shared by every connection of one server (see the module doc)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self.reached = False  # logged; cleared once the count is back under 90 %
+
+    def admit(self, newcomer: object, open_connections: Iterable[object], count: int) -> bool:
+        """Called as ``newcomer`` is made, ``count`` connections being open with it:
+        True when it may stay (room was there, or was made by closing the longest-waiting
+        idle one); False when every other connection is running a request."""
+        if count <= self.limit:
+            return True
+        if not self.reached:
+            self.reached = True
+            log.warning(
+                "%d connections open, the cap of %d (--max-connections; default from the file-descriptor limit): "
+                "the longest-idle connections are closed to make room, and new ones refused while all are busy",
+                count - 1,
+                self.limit,
+            )
+        oldest: Waiting | None = None
+        oldest_since = 0.0
+        for connection in open_connections:
+            if connection is newcomer or not isinstance(connection, Waiting):
+                continue  # (a WebSocket connection, were there one, is never closed for room)
+            since = connection.waiting_since()
+            if since is not None and (oldest is None or since < oldest_since):
+                oldest, oldest_since = connection, since
+        if oldest is None:
+            return False
+        oldest.make_room()
+        return True
+
+    def released(self, count: int) -> None:
+        """Called as a connection goes, ``count`` connections staying open."""
+        if self.reached and count < self.limit * 9 // 10:
+            self.reached = False
