@@ -7,17 +7,17 @@ import logging
 import os
 import socket
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from emulator import INTERFACE_VERSION, __version__
-from emulator.config import ConfigError, Settings, describe_limits, load_config_file
+from emulator.banner import banner
+from emulator.config import ConfigError, Settings, load_config_file
 from emulator.didyoumean import Parser, parse
 from emulator.scenarios import ScenarioError
 
 if TYPE_CHECKING:
-    from emulator.runtime import Runtime
+    pass
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -279,67 +279,6 @@ def _origin(text: str) -> str:
     if origin is None:
         raise ConfigError(f"--return-origin {text!r} is not an http(s) origin such as https://shop.example")
     return origin
-
-
-def _any_key_note(settings: Settings) -> str:
-    if not settings.any_key:
-        return ""
-    if settings.any_key_admin_required:
-        return " (+ any key with X-Admin-Key: --any-key, --any-key-needs-admin)"
-    return " (+ any key: --any-key)"
-
-
-def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -> str:
-    """What a newcomer needs on start: where it listens, the keys, the files it read."""
-    base = f"http://{settings.host}:{settings.port}"
-    keys = ", ".join(f"{k.key} ({'sandbox' if k.is_sandbox else 'live'})" for k in settings.keys)
-    lines = [
-        f"payemu {__version__} — payment orchestration emulator, interface {runtime.api.interface_version}",
-        f"  listening on   {base}",
-        f"  API keys       {keys}{_any_key_note(settings)}",
-        f"  schema         {runtime.api.source} (version {runtime.api.version})",
-    ]
-    counts = Counter(rule.source for rule in runtime.scenarios.file_rules)
-    for index, path in enumerate(runtime.scenarios.files()):
-        label = "scenarios" if index == 0 else ""
-        count = counts.get(str(path), 0)
-        lines.append(f"  {label:<14} {path} ({count} rule{'' if count == 1 else 's'})")
-    lines.append(f"  limits         {limits_text(settings)} (config file: limits)")
-    if settings.state_path:
-        lines.append(f"  state          {settings.state_path} (changes on disk within 1 s; docs/state.md)")
-    if settings.seed is not None:
-        lines.append(f"  seed           {settings.seed}")
-    lines.append(f"  start page     {base}/ (links the dashboard, the API page and the schemas)")
-    lines.append(f"  dashboard      {base}/_emulator/")
-    lines.append(f"  API page       {base}/docs")
-    if card_form:
-        lines.append(f"  card form      {card_form}")
-    if settings.access_log:
-        lines.append("  access log     on: one line per request")
-    lines.append(f"  admin key      {'set (X-Admin-Key)' if settings.admin_key else 'none'}")
-    from emulator.http.admin import exposure_warning
-
-    warning = exposure_warning(settings)
-    if warning:
-        lines.append(warning)
-    return "\n".join(lines)
-
-
-def limits_text(settings: Settings) -> str:
-    """The memory limits as people read them: config key and value, sizes in KiB/MiB."""
-
-    def shown(key: str, value: object) -> str:
-        if key.endswith("Bytes") or "Bytes" in key:
-            size = float(value)  # type: ignore[arg-type]
-            for unit in ("bytes", "KiB", "MiB", "GiB"):
-                if size < 1024 or unit == "GiB":
-                    return f"{size:g} {unit}"
-                size /= 1024
-        if key.endswith("Seconds"):
-            return f"{value:g} s"
-        return str(value)
-
-    return ", ".join(f"{key} {shown(key, value)}" for key, value in describe_limits(settings.limits))
 
 
 def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False)) -> int:
