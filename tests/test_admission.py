@@ -11,7 +11,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.payments.limits import Limits
+from emulator.config import Limits
 from emulator.payments.tenants import Tenant
 
 ADMIN = "admin-secret-1"
@@ -123,7 +123,7 @@ def test_a_captured_authorization_is_not_open(make_app: Callable[..., Starlette]
 
 
 def test_the_banner_says_whether_new_keys_need_the_admin_key() -> None:
-    from emulator.cli import _any_key_note
+    from emulator.banner import _any_key_note
     from emulator.config import Settings
 
     assert _any_key_note(Settings(any_key=True)) == " (+ any key: --any-key)"
