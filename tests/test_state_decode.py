@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.config import Settings
-from emulator.payments.limits import Limits
+from emulator.config import Limits
 from emulator.state import StateError
 from emulator.state.database import read
 from tests.conftest import SANDBOX

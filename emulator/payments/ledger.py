@@ -32,6 +32,8 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from emulator import errors
+from emulator.payments import budget as weights
+from emulator.payments.budget import Budget
 from emulator.payments.clock import Clock, isoformat
 from emulator.payments.masking import mask_pan
 from emulator.payments.model import ZERO, JsonObject, Money, OperationResult
@@ -108,6 +110,19 @@ class Transaction:
     operations: list[OperationEntry] = field(default_factory=list)
     busy: Operation | None = None  # the operation in progress at the gateway
     clock: Clock | None = field(default=None, repr=False, compare=False)  # the tenant's
+    weight: int = 0  # bytes charged to the tenant's budget (weight_of), with its history
+
+    def weight_of(self) -> int:
+        """What the transaction holds, in bytes: a fixed overhead and its strings (constant
+        time: ``sys.getsizeof`` of a ``str``), its history entries."""
+        return (
+            weights.TRANSACTION
+            + weights.text(self.my_ref)
+            + weights.text(self.card_number)
+            + weights.text(self.reference)
+            + weights.text(self.authorization_code)
+            + weights.OPERATION * len(self.operations)
+        )
 
     def __setstate__(self, state: Any) -> None:
         """Unpickling (``--state`` files, copies): the slots as pickled, or the ``__dict__``
@@ -216,13 +231,17 @@ class Ledger(Mapping[str, Transaction]):
     room; none finished is a 507) and ``token_limit`` gateway tokens (the oldest is
     forgotten)."""
 
-    def __init__(self, limit: int = MAX_TRANSACTIONS, token_limit: int = MAX_GATEWAY_TOKENS) -> None:
+    def __init__(
+        self, limit: int = MAX_TRANSACTIONS, token_limit: int = MAX_GATEWAY_TOKENS, budget: Budget | None = None
+    ) -> None:
         # ordered by age; an OrderedDict so that dropping the oldest (limits) and finding
         # the next oldest stay O(1): a plain dict leaves holes at its front to skip
         self._transactions: OrderedDict[str, Transaction] = OrderedDict()
         self._tokens: dict[str, GatewayToken] = {}
         self.limit = limit
         self.token_limit = token_limit
+        self.budget = budget or weights.unlimited()  # the tenant's, in bytes
+        self.bytes = 0  # weight of every transaction and gateway token held
 
     def __getitem__(self, reference: str) -> Transaction:
         return self._transactions[reference]
@@ -237,7 +256,22 @@ class Ledger(Mapping[str, Transaction]):
         return reference in self._transactions
 
     def add(self, tx: Transaction) -> None:
+        """Keep ``tx`` (already admitted), charging its weight to the budget."""
+        if not tx.weight:
+            tx.weight = tx.weight_of()
+        replaced = self._transactions.get(tx.reference)
         self._transactions[tx.reference] = tx
+        self._charge(tx.weight - (replaced.weight if replaced else 0))
+
+    def _charge(self, weight: int) -> None:
+        self.bytes += weight
+        self.budget.charge(weight)
+
+    def grow(self, tx: Transaction, weight: int) -> None:
+        """``tx`` now holds ``weight`` more bytes (an entry in its history)."""
+        if self._transactions.get(tx.reference) is tx:
+            tx.weight += weight
+            self._charge(weight)
 
     def transactions(self) -> list[Transaction]:
         """Every transaction, oldest first."""
@@ -254,10 +288,19 @@ class Ledger(Mapping[str, Transaction]):
         return None
 
     def remember_token(self, token: GatewayToken) -> None:
-        """Keep a gateway token, forgetting the oldest ones at :attr:`token_limit`."""
+        """Keep a gateway token, forgetting the oldest ones at :attr:`token_limit` or while
+        it does not fit the byte budget (a token that alone fits nowhere is kept all the
+        same: it is bounded by one request)."""
+        weight = _token_weight(token)
         while len(self._tokens) >= self.token_limit and self.forget_oldest_token():
             pass
+        while not self.budget.make_room(weight) and self.forget_oldest_token():
+            pass
+        replaced = self._tokens.pop(token.token, None)
+        if replaced is not None:
+            self._charge(-_token_weight(replaced))
         self._tokens[token.token] = token
+        self._charge(weight)
 
     def token(self, user_token: str) -> GatewayToken | None:
         return self._tokens.get(user_token)
@@ -267,9 +310,10 @@ class Ledger(Mapping[str, Transaction]):
         return list(self._tokens.values())
 
     # -- bounded memory --
-    def admit(self, now: datetime) -> None:
-        """Make room for one more transaction: drop the oldest finished ones, or raise a 507
-        when every transaction is still open (authorized, pending or busy at a gateway)."""
+    def admit(self, now: datetime, weight: int = weights.TRANSACTION) -> None:
+        """Make room for one more transaction of ``weight`` bytes: drop journal entries and
+        then the oldest finished transactions, or raise a 507 when what is still open
+        (authorized, pending or busy at a gateway) leaves no room."""
         excess = len(self._transactions) - self.limit + 1
         if excess > 0 and not self.evict_oldest_finished(excess, now):
             raise errors.limit_reached(
@@ -277,6 +321,11 @@ class Ledger(Mapping[str, Transaction]):
                 f"This API key holds its limit of {self.limit} transactions and all are still open "
                 "(authorized, pending or in progress); capture, void or POST /_emulator/reset first.",
             )
+        budget = self.budget
+        if budget.fits(weight) or budget.make_room(weight):
+            return
+        if not self.evict_finished_bytes(budget.need(weight), now):
+            raise budget.refusal("transactions", weight, "This transaction")
 
     @property
     def token_count(self) -> int:
@@ -286,7 +335,8 @@ class Ledger(Mapping[str, Transaction]):
         """Forget the oldest gateway token; False when there is none."""
         if not self._tokens:
             return False
-        del self._tokens[next(iter(self._tokens))]
+        oldest = self._tokens.pop(next(iter(self._tokens)))
+        self._charge(-_token_weight(oldest))
         return True
 
     def evict_oldest_finished(self, count: int, now: datetime) -> bool:
@@ -301,9 +351,34 @@ class Ledger(Mapping[str, Transaction]):
                 finished.append(reference)
         if len(finished) < count:
             return False
-        for reference in finished:
-            del self._transactions[reference]
+        self._drop(finished)
         return True
+
+    def evict_finished_bytes(self, nbytes: int, now: datetime) -> bool:
+        """Drop the oldest finished transactions until ``nbytes`` are freed. False,
+        dropping nothing, when all the finished ones together hold less."""
+        finished: list[str] = []
+        freed = 0
+        for reference, tx in self._transactions.items():
+            if freed >= nbytes:
+                break
+            if tx.busy is None and tx.state(now) not in _OPEN_STATES:
+                finished.append(reference)
+                freed += tx.weight
+        if freed < nbytes:
+            return False
+        self._drop(finished)
+        return True
+
+    def _drop(self, references: list[str]) -> None:
+        freed = 0
+        for reference in references:
+            freed += self._transactions.pop(reference).weight
+        self._charge(-freed)
+
+
+def _token_weight(token: GatewayToken) -> int:
+    return weights.GATEWAY_TOKEN + weights.text(token.token) + weights.text(token.card_number)
 
 
 # -- recording ---------------------------------------------------------------------------
@@ -361,10 +436,14 @@ def record(
         tx.settles_to = settles_to
         tx.settle_at = now + timedelta(seconds=settle_after_seconds or 0)
     ledger = tenant.ledger
-    ledger.admit(now)  # hardening: drops the oldest finished transaction or raises a 507
+    tx.weight = weight = tx.weight_of()
+    if parent is not None:
+        weight += weights.OPERATION  # the entry in the parent's history
+    ledger.admit(now, weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
     ledger.add(tx)
     if parent is not None:
         parent.operations.append(OperationEntry(operation, tx.reference, tx.amount, code, now))
+        ledger.grow(parent, weights.OPERATION)
         if result.successful:
             _apply(parent, tx)
     return tx
