@@ -12,8 +12,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.config import Settings
-from emulator.config import Limits
+from emulator.config import Limits, Settings
 from emulator.state import StateError
 from emulator.state.database import read
 from tests.conftest import SANDBOX

@@ -24,10 +24,10 @@ from emulator import errors
 MIB = 1024 * 1024
 UNLIMITED = 1 << 62
 # fixed overheads (bytes) of one stored item, besides its variable strings
-TRANSACTION = 900  # a slotted Transaction, its Decimal amounts, datetimes and ledger slot
+TRANSACTION = 600  # a slotted Transaction, its Decimal amounts, datetimes and ledger slot
 OPERATION = 260  # one entry of a transaction's history (capture, void, refund)
-GATEWAY_TOKEN = 420
-STRING_TOKEN = 400  # a StringToken, its token string and vault slot
+GATEWAY_TOKEN = 320
+STRING_TOKEN = 260  # a StringToken, its token string and vault slot
 SESSION = 1200  # a Session, its dicts and index entry (its request is weighed by weigh())
 SESSION_RESULT = 900
 RULE = 2000  # a compiled rule (its expanded YAML is weighed by the loader)

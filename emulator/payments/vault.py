@@ -48,7 +48,9 @@ class Vault(Mapping[str, StringToken]):
     """A tenant's string tokens, oldest first, at most ``limit`` of them holding at most
     ``byte_limit`` characters together (:meth:`admit` answers a 507 past either)."""
 
-    def __init__(self, limit: int = MAX_TOKENS, byte_limit: int = MAX_TOKEN_BYTES, budget: Budget | None = None) -> None:
+    def __init__(
+        self, limit: int = MAX_TOKENS, byte_limit: int = MAX_TOKEN_BYTES, budget: Budget | None = None
+    ) -> None:
         self._tokens: dict[str, StringToken] = {}
         self._bytes = 0  # characters of every payload held
         self.limit = limit

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from emulator.errors import field_path
+from emulator.payments.budget import RULE
 from emulator.safeparse import TooComplex, check_yaml
 from emulator.scenarios import schema
 from emulator.scenarios.build import build_rule
@@ -27,7 +28,6 @@ SCENARIO_SUFFIXES = (".yaml", ".yml")
 MAX_YAML_VALUES = 100_000  # after alias expansion: refuses "billion laughs" documents
 MAX_YAML_CHARS = 4 * 1024 * 1024  # scalar characters after alias expansion (one long string, aliased)
 VALUE_BYTES = 64  # what one parsed value holds besides its characters (a rule's weight)
-RULE_BYTES = 2000  # a compiled rule besides its values (emulator.payments.budget.RULE)
 NO_ACCEPTED = (Operation.TOKENIZE.value, Operation.STATUS.value)
 
 
@@ -121,7 +121,7 @@ def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
             rules.append(rule)
     problems += sorted(found, key=lambda p: p.line or 0)
     if rules:  # each rule weighs its share of the expanded document (what its listing renders)
-        share = RULE_BYTES + (VALUE_BYTES * values + chars) // len(rules)
+        share = RULE + (VALUE_BYTES * values + chars) // len(rules)
         rules = [dataclasses.replace(rule, weight=share) for rule in rules]
     return rules
 
