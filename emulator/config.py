@@ -99,7 +99,7 @@ LIMIT_KEYS: dict[str, str] = {  # config key (under ``limits:``) → Limits attr
     "sessionsPerTenant": "sessions",
     "namedItemsPerTenant": "named",
     "sequencesPerTenant": "sequences",
-    "bytesPerTenant": "tenant_bytes",
+    "memoryBytesPerTenant": "tenant_bytes",
     "memoryBytes": "memory_bytes",
 }
 

@@ -68,7 +68,7 @@ def held(who: Tenant) -> int:
 # -- the budget itself ---------------------------------------------------------------------
 def test_a_tenant_budget_draws_on_the_process_budget_and_gives_back_when_detached() -> None:
     process = Budget(1000, "process", "memoryBytes")
-    one, two = Budget(600, "one", "bytesPerTenant"), Budget(600, "two", "bytesPerTenant", process)
+    one, two = Budget(600, "one", "memoryBytesPerTenant"), Budget(600, "two", "memoryBytesPerTenant", process)
     one.charge(100)
     one.attach(process)  # what it held comes along
     two.charge(500)
@@ -81,7 +81,7 @@ def test_a_tenant_budget_draws_on_the_process_budget_and_gives_back_when_detache
 
 def test_refusal_names_the_full_budget_and_its_config_key() -> None:
     process = Budget(1000, "payemu (every API key)", "memoryBytes")
-    tenant = Budget(5000, "this API key", "bytesPerTenant", process)
+    tenant = Budget(5000, "this API key", "memoryBytesPerTenant", process)
     tenant.charge(900)
     refusal = tenant.refusal("payload", 200, "This string token")
     assert refusal.status == 507
@@ -135,7 +135,7 @@ def test_open_authorizations_that_fill_the_budget_are_a_507_and_nothing_is_dropp
         for _ in range(10):
             kept.append(record(who, "PreAuth", my_ref="r" * BIG))
     assert raised.value.status == 507
-    assert "limits.bytesPerTenant" in str(raised.value.body)
+    assert "limits.memoryBytesPerTenant" in str(raised.value.body)
     assert [tx.reference for tx in kept] == list(who.ledger)
     assert who.budget.used <= 2 * MIB
 
@@ -274,7 +274,7 @@ def test_rules_weigh_their_expanded_yaml_and_stop_at_the_budget(make_app: Callab
     statuses = [answer.status_code for answer in answers]
     assert statuses[0] == 201, answers[0].text
     assert 507 in statuses
-    assert "limits.bytesPerTenant" in answers[statuses.index(507)].text
+    assert "limits.memoryBytesPerTenant" in answers[statuses.index(507)].text
     kept = list(tenant.rules)
     assert 3 <= len(kept) < 12
     assert all(rule.weight >= 500 * 1000 for rule in kept)

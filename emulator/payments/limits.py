@@ -17,7 +17,7 @@ transactions           ``transactionsPerTenant`` the oldest finished transaction
                                               busy): 507
 journal bytes          ``journalBytesPerTenant`` the oldest entries are dropped
 payment sessions       ``sessionsPerTenant``  the oldest session is dropped
-bytes per tenant       ``bytesPerTenant``     journal entries first, then the oldest
+bytes per tenant       ``memoryBytesPerTenant``     journal entries first, then the oldest
                                               finished transactions, gateway tokens,
                                               sessions; tokens and rules: 507
 bytes of the process   ``memoryBytes``        the same, journal entries of every tenant
@@ -60,7 +60,7 @@ def usage(runtime: Runtime) -> dict[str, dict[str, float]]:
             limits.named,
         ),
         "sequencesPerTenant": (max((t.rules.sequence_count for t in tenants), default=0), limits.sequences),
-        "bytesPerTenant": (max((t.budget.used for t in tenants), default=0), limits.tenant_bytes),
+        "memoryBytesPerTenant": (max((t.budget.used for t in tenants), default=0), limits.tenant_bytes),
         "memoryBytes": (runtime.tenants.budget.used, limits.memory_bytes),
     }
     return {name: {"used": used, "limit": limit} for name, (used, limit) in report.items()}

@@ -114,7 +114,7 @@ class Tenant:
         self.limits = settings.limits  # hardening
         self.last_used = time.monotonic()  # hardening
         # every store's bytes; the registry attaches it to the process's budget
-        self.budget = Budget(settings.limits.tenant_bytes, "this API key", "bytesPerTenant")
+        self.budget = Budget(settings.limits.tenant_bytes, "this API key", "memoryBytesPerTenant")
         self.reset()
 
     def reset(self) -> None:
