@@ -40,7 +40,7 @@ BIG = 512 * 1024
 KEY = "sandbox-api-key"
 STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
 CARD = {"cardHolderName": "A B", "cardNumber": "4242424242424242", "expirationMonth": 12, "expirationYear": 2030}
-OUTCOME = "{operationResultCode: Rejected, gatewayResultDescription: '%s'}" % ("y" * 500)
+OUTCOME = "{operationResultCode: Rejected, gatewayResultDescription: '" + "y" * 500 + "'}"
 ALIAS_RULE = "- name: r%d\n  sequence: [&o " + OUTCOME + ", " + ", ".join(["*o"] * 999) + "]\n"
 MAX_LISTING = 64 * MIB  # what one answer may be at most (the listing's page bound is far below)
 
