@@ -216,6 +216,27 @@ def test_another_tenants_journal_makes_room_at_the_process_budget() -> None:
     assert noisy.journal.dropped > 0
 
 
+def test_another_tenants_finished_transactions_make_room_but_never_its_open_ones() -> None:
+    from emulator.config import Settings
+    from emulator.payments.tenants import TenantRegistry
+
+    registry = TenantRegistry(Settings(any_key=True, limits=Limits(memory_bytes=4 * MIB)))
+    old, held_open, new = registry.get("old"), registry.get("open"), registry.get("new")
+    assert old is not None and held_open is not None and new is not None
+    authorizations = [record(held_open, "PreAuth", my_ref="a" * BIG) for _ in range(3)]
+    finished = [record(old, my_ref="f" * BIG) for _ in range(4)]
+    made = [record(new, my_ref="n" * BIG) for _ in range(3)]  # no 507: old's finished charges go
+    assert registry.budget.used <= 4 * MIB
+    assert all(tx.reference in new.ledger for tx in made)
+    assert all(tx.reference in held_open.ledger for tx in authorizations)
+    assert finished[0].reference not in old.ledger
+    with pytest.raises(ApiError) as raised:  # every finished one gone, open authorizations fill it
+        for _ in range(8):
+            record(held_open, "PreAuth", my_ref="a" * BIG)
+    assert raised.value.status == 507
+    assert registry.budget.used == sum(tenant.budget.used for tenant in registry) <= 4 * MIB
+
+
 # -- over HTTP -----------------------------------------------------------------------------
 def test_charges_with_a_512_kb_my_ref_stay_within_the_budget(make_app: Callable[..., Starlette]) -> None:
     app = make_app(limits=Limits(tenant_bytes=6 * MIB))

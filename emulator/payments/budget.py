@@ -8,8 +8,9 @@ estimates of what an item holds in memory, made without walking it on the hot pa
 fixed overhead per kind of item (measured once with :mod:`tracemalloc`, see
 ``tests/test_budget.py``) plus :func:`sys.getsizeof` of its variable strings (constant
 time for a ``str``). An item that does not fit makes room the way its store's
-documentation says (journal entries go first, across tenants; then the store's own
-oldest finished items) or the store answers 507 (:meth:`Budget.refusal`).
+documentation says (journal entries go first, then finished transactions: the tenant's
+own at its budget, every tenant's at the process's) or the store answers 507
+(:meth:`Budget.refusal`).
 """
 
 from __future__ import annotations
@@ -31,10 +32,13 @@ STRING_TOKEN = 260  # a StringToken, its token string and vault slot
 SESSION = 1200  # a Session, its dicts and index entry (its request is weighed by weigh())
 SESSION_RESULT = 900
 RULE = 2000  # a compiled rule (its expanded YAML is weighed by the loader)
+RANKS = (0, 1)  # what goes first at a full budget: journal entries (0), then finished transactions (1)
+SHED_AT_LEAST = 1 * MIB  # freed at once at the process's budget, so the next items need no search
 
 
 class Sheddable(Protocol):
-    """A store whose oldest items may be dropped for anyone's sake (the journal)."""
+    """A store whose oldest items may be dropped for anyone's sake (the journal; the
+    ledger's finished transactions)."""
 
     def shed(self, nbytes: int) -> int:
         """Drop the oldest items until ``nbytes`` are freed (or none is left); the bytes freed."""
@@ -73,7 +77,7 @@ class Budget:
         self.key = key  # its config key under limits:
         self.used = 0
         self.parent: Budget | None = None
-        self._sheddable: list[Sheddable] = []
+        self._sheddable: list[tuple[int, Sheddable]] = []
         self._children: weakref.WeakSet[Budget] = weakref.WeakSet()
         if parent is not None:
             self.attach(parent)
@@ -113,29 +117,38 @@ class Budget:
             budget = budget.parent
 
     # -- making room --
-    def sheddable(self, store: Sheddable) -> None:
-        """Register a store whose oldest items go first when any budget is full."""
-        self._sheddable.append(store)
+    def sheddable(self, store: Sheddable, rank: int = 0) -> None:
+        """Register a store whose oldest items may go when any budget is full: rank 0
+        (journal entries) before rank 1 (finished transactions)."""
+        self._sheddable.append((rank, store))
 
     def make_room(self, weight: int) -> bool:
-        """Drop journal entries (this budget's own first, then every tenant's) until
+        """Drop journal entries, then finished transactions (this budget's own first;
+        at the process's budget every tenant's, the largest tenant first) until
         ``weight`` more bytes fit; whether they do."""
         if self.fits(weight):
             return True
-        for budget in self.chain():
-            while budget.used + weight > budget.limit:
-                if not budget._shed(budget.used + weight - budget.limit):
-                    break
-        return self.fits(weight)
+        for rank in RANKS:
+            for budget in self.chain():
+                while budget.used + weight > budget.limit:
+                    need = budget.used + weight - budget.limit
+                    if budget.parent is None:
+                        need = max(need, SHED_AT_LEAST)  # the process's: room for the next few too
+                    if not budget._shed(need, rank):
+                        break
+            if self.fits(weight):
+                return True
+        return False
 
-    def _shed(self, nbytes: int) -> int:
+    def _shed(self, nbytes: int, rank: int) -> int:
         freed = 0
-        for store in self._sheddable:
-            freed += store.shed(nbytes - freed)
-            if freed >= nbytes:
-                return freed
+        for store_rank, store in self._sheddable:
+            if store_rank == rank:
+                freed += store.shed(nbytes - freed)
+                if freed >= nbytes:
+                    return freed
         for child in sorted(self._children, key=lambda child: -child.used):
-            freed += child._shed(nbytes - freed)
+            freed += child._shed(nbytes - freed, rank)
             if freed >= nbytes:
                 break
         return freed

@@ -67,6 +67,7 @@ class Ledger(Mapping[str, Transaction]):
         self.limit = limit
         self.token_limit = token_limit
         self.budget = budget or weights.unlimited()  # the tenant's, in bytes
+        self.budget.sheddable(self, rank=1)  # finished transactions go after journal entries
         self.bytes = 0  # weight of every transaction and gateway token held
 
     def __getitem__(self, reference: str) -> Transaction:
@@ -195,6 +196,21 @@ class Ledger(Mapping[str, Transaction]):
             return False
         self._drop(finished)
         return True
+
+    def shed(self, nbytes: int) -> int:
+        """Drop the oldest finished transactions until ``nbytes`` are freed or none is
+        left (a byte budget is full); the bytes freed."""
+        finished: list[str] = []
+        freed = 0
+        for reference, tx in self._transactions.items():
+            if freed >= nbytes:
+                break
+            if tx.busy is None and tx.state(tx.clock.now() if tx.clock else tx.created_at) not in _OPEN_STATES:
+                finished.append(reference)
+                freed += tx.weight
+        before = self.bytes
+        self._drop(finished)
+        return before - self.bytes
 
     def _drop(self, references: list[str]) -> None:
         freed = 0

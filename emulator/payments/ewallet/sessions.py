@@ -130,6 +130,8 @@ class Sessions(Mapping[str, Session]):
         self._sessions: dict[str, Session] = {}
         self.limit = limit
         self.budget = budget or weights.unlimited()  # the tenant's, in bytes
+        self.budget.sheddable(self, rank=1)  # finished sessions go with finished transactions
+        self._latest: datetime | None = None  # the tenant's time at the last add (shed tells expiry by it)
 
     def __getitem__(self, token: str) -> Session:
         return self._sessions[token]
@@ -143,7 +145,7 @@ class Sessions(Mapping[str, Session]):
     def add(self, session: Session) -> None:
         """Keep ``session``, first dropping stale sessions and, at the limit (in count or
         bytes), the oldest; a 507 when it does not fit even alone."""
-        now = session.created_at
+        now = self._latest = session.created_at
         session.weight = weight = session.weight_of()
         if weight > self.budget.limit:
             raise self.budget.refusal("body", weight, "This session")
@@ -159,6 +161,19 @@ class Sessions(Mapping[str, Session]):
         self._drop(session.token)
         self._sessions[session.token] = session
         budget.charge(weight)
+
+    def shed(self, nbytes: int) -> int:
+        """Drop the oldest finished sessions (paid or expired, none busy) until ``nbytes``
+        are freed or none is left (a byte budget is full); the bytes freed."""
+        freed = 0
+        for token, session in list(self._sessions.items()):
+            if freed >= nbytes:
+                break
+            now = self._latest or session.created_at
+            if not session.busy and session.state(now) != "open":
+                freed += session.weight
+                self._drop(token)
+        return freed
 
     def _drop(self, token: str) -> None:
         dropped = self._sessions.pop(token, None)
