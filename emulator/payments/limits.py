@@ -17,11 +17,11 @@ transactions           ``transactionsPerTenant`` the oldest finished transaction
                                               busy): 507
 journal bytes          ``journalBytesPerTenant`` the oldest entries are dropped
 payment sessions       ``sessionsPerTenant``  the oldest session is dropped
-bytes per tenant       ``memoryBytesPerTenant``     journal entries first, then the oldest
-                                              finished transactions, gateway tokens,
-                                              sessions; tokens and rules: 507
-bytes of the process   ``memoryBytes``        the same, journal entries of every tenant
-                                              first (emulator.payments.budget)
+bytes per tenant       ``memoryBytesPerTenant`` journal entries first, then the oldest
+                                              finished transactions and sessions; string
+                                              tokens and rules: 507 (payments.budget)
+bytes of the process   ``memoryBytes``        the same, of every tenant (the largest
+                                              tenant's first)
 =====================  =====================  ===========================================
 
 A limit that cannot make room answers **507 Insufficient Storage** with payemu's JSON

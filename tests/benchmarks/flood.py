@@ -131,15 +131,16 @@ def _connect(run: Run) -> socket.socket:
 
 
 def _slow_readers(client: httpx.Client, n: int, run: Run) -> None:
-    """Ask for a big answer (the journal of 1 MiB tokens' requests) and never read it."""
+    """Ask for big answers (the journal, filled with 512 KB charges: 8 MiB) and never read them."""
     if n == 0:
-        for _ in range(8):
-            client.post("/StringTokens", json={"payload": "s" * 16384})
+        body = {"amount": 5, "currency": "USD", "card": CARD, "paymentGatewayAccount": STRIPE, "myRef": "s" * BIG}
+        for _ in range(20):
+            client.post("/PaymentGateway/charge", json=body)
     sock = _connect(run)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     request = f"GET /_emulator/journal HTTP/1.1\r\nHost: x\r\nX-Api-Key: {KEY}\r\n\r\n".encode()
     try:
-        for _ in range(200):  # pipelined: 200 answers asked for, none read
+        for _ in range(20):  # pipelined: 20 answers asked for, none read
             sock.sendall(request)
         run.count("sent, unread")
     except OSError as exc:
