@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -302,3 +303,19 @@ def test_rules_weigh_their_expanded_yaml_and_stop_at_the_budget(make_app: Callab
     assert tenant.budget.used == held(tenant) <= 4 * MIB
     removed = tenant.rules.clear()
     assert len(removed) == len(kept) and tenant.rules.bytes == 0
+
+
+def test_the_budgets_are_set_in_the_config_file(tmp_path: Path) -> None:
+    from emulator.config import ConfigError, Settings, load_config_file
+    from emulator.payments.tenants import TenantRegistry
+
+    config = tmp_path / "payemu.yaml"
+    config.write_text("limits:\n  memoryBytes: 33554432\n  memoryBytesPerTenant: 1048576\n")
+    settings = load_config_file(str(config), Settings())
+    registry = TenantRegistry(settings)
+    tenant = next(iter(registry))
+    assert (registry.budget.limit, tenant.budget.limit) == (32 * MIB, 1 * MIB)
+    assert tenant.budget.parent is registry.budget
+    config.write_text("limits:\n  memoryBytes: 0\n")
+    with pytest.raises(ConfigError):
+        load_config_file(str(config), Settings())
