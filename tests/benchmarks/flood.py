@@ -55,6 +55,7 @@ class Run:
     notes: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     held: list[socket.socket] = field(default_factory=list)  # slow clients' sockets, open till the end
+    marks: list[float] = field(default_factory=list)  # RSS at chosen points (the leak check)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def count(self, status: int | str) -> None:
@@ -116,12 +117,48 @@ def _rules(client: httpx.Client, n: int, run: Run) -> None:
 _DOCUMENT = (ROOT / "emulator" / "data" / "openapi.json").read_bytes()
 
 
+SWAPS = 500  # interface swaps of the leak check (issue 24: RSS flat over 500 swaps)
+LEAK_MIB = 48  # RSS growth between the 50th and the 500th swap that counts as a leak
+
+
 def _interface(client: httpx.Client, n: int, run: Run) -> None:
-    """PUT /_emulator/interface, then one charge (the version's endpoints are built)."""
+    """PUT /_emulator/interface, then one charge (the version's endpoints are built); the
+    RSS after the 50th and the 500th swap are compared (more than :data:`LEAK_MIB` apart:
+    a leak). The flood runs past ``--seconds`` until 500 swaps are made."""
+    if n >= SWAPS:
+        return
     put = client.put("/_emulator/interface", content=_DOCUMENT, headers={"Content-Type": "application/json"})
     body = {"amount": 5, "currency": "USD", "card": CARD, "paymentGatewayAccount": STRIPE, "myRef": f"i{n}"}
     run.count(put.status_code)
     run.count(client.post("/PaymentGateway/charge", json=body).status_code)
+    if n in (50, SWAPS - 1):
+        with run.lock:
+            run.marks.append(rss_mib(run.pid))
+            if len(run.marks) == 2:
+                run.notes.append(f"RSS {run.marks[0]:.0f} MiB after 50 swaps, {run.marks[1]:.0f} MiB after {SWAPS}")
+                if run.marks[1] - run.marks[0] > LEAK_MIB:
+                    run.failed.append("RSS grows with the swaps: a leak")
+
+
+def _tenants(client: httpx.Client, n: int, run: Run) -> None:
+    run.count(client.post("/_emulator/tenants", json={}).status_code)
+
+
+def _new_keys(client: httpx.Client, n: int, run: Run) -> None:
+    run.count(client.get("/Utils/apiKey", headers={"X-Api-Key": f"flood-key-{n}-{time.monotonic_ns()}"}).status_code)
+
+
+def _journal(client: httpx.Client, n: int, run: Run) -> None:
+    """16 KB journaled per request, the token deleted again (so only the journal grows)."""
+    made = client.post("/StringTokens", json={"payload": "j" * 16384})
+    if made.status_code == 201:
+        made = client.delete(f"/StringTokens/{made.json()['token']}")
+    run.count(made.status_code)
+
+
+def _deep_yaml(client: httpx.Client, n: int, run: Run) -> None:
+    headers = {"Content-Type": "application/yaml"}
+    run.count(client.post("/_emulator/scenarios", content=b"[" * 30000, headers=headers).status_code)
 
 
 # -- slow clients: raw sockets ------------------------------------------------------------
@@ -190,6 +227,10 @@ FLOODS: dict[str, Sender] = {
     "interface": _interface,
     "slow-readers": _slow_readers,
     "slow-connections": _slow_connections,
+    "tenants": _tenants,
+    "new-keys": _new_keys,
+    "journal": _journal,
+    "deep-yaml": _deep_yaml,
 }
 TITLES = {
     "myref": "charges with a 512 KB myRef, a new key every 100",
@@ -201,6 +242,10 @@ TITLES = {
     "slow-readers": "8 clients asking for big answers, never reading",
     "slow-connections": "1,100 slow connections (1,024 descriptors) + legitimate requests",
     "sigterm-save": "SIGTERM with 20 slow clients and a full --state",
+    "tenants": "POST /_emulator/tenants",
+    "new-keys": "a new key per request (--any-key)",
+    "journal": "16 KB journaled per request",
+    "deep-yaml": "30,000 [ as YAML runtime rules",
 }
 
 
@@ -282,7 +327,9 @@ def flood(name: str, seconds: float, workers: int, memory_mib: int | None) -> tu
 
         def work() -> None:
             with httpx.Client(base_url=run.base, headers={"X-Api-Key": KEY}, timeout=30) as client:
-                while time.monotonic() < stop_at:
+                while time.monotonic() < stop_at or (
+                    name == "interface" and len(run.marks) < 2 and time.monotonic() < stop_at + 300
+                ):
                     try:
                         FLOODS[name](client, next(counter), run)
                     except httpx.HTTPError as exc:
