@@ -89,6 +89,29 @@ def test_refusal_names_the_full_budget_and_its_config_key() -> None:
     assert "limits.memoryBytes" in str(refusal.body) and "900 of its 1000 bytes" in str(refusal.body)
 
 
+class _Nothing:
+    """A store with nothing it may drop, counting how often it is asked."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def shed(self, nbytes: int) -> int:
+        self.asked += 1
+        return 0
+
+
+def test_a_search_that_freed_nothing_is_not_repeated_on_every_request() -> None:
+    """Full of what may not go (open authorizations), a budget answers 507 at once rather
+    than searching every store again for each request."""
+    budget = Budget(100, "tenant", "memoryBytesPerTenant")
+    store = _Nothing()
+    budget.sheddable(store, rank=1)
+    budget.charge(100)
+    assert not budget.make_room(10)
+    assert not budget.make_room(10)
+    assert store.asked == 1
+
+
 def test_weights_are_at_least_what_the_items_hold() -> None:
     """The fixed overheads are measured with tracemalloc (allocations, not time): a
     weight never says less than what an item really holds."""

@@ -16,6 +16,7 @@ own at its budget, every tenant's at the process's) or the store answers 507
 from __future__ import annotations
 
 import sys
+import time
 import weakref
 from collections.abc import Iterable
 from typing import Any, Protocol
@@ -34,6 +35,7 @@ SESSION_RESULT = 900
 RULE = 2000  # a compiled rule (its expanded YAML is weighed by the loader)
 RANKS = (0, 1)  # what goes first at a full budget: journal entries (0), then finished transactions (1)
 SHED_AT_LEAST = 1 * MIB  # freed at once at the process's budget, so the next items need no search
+BARREN_SECONDS = 1.0  # after a search that freed nothing, the next one waits this long (a 507 meanwhile)
 
 
 class Sheddable(Protocol):
@@ -79,6 +81,7 @@ class Budget:
         self.parent: Budget | None = None
         self._sheddable: list[tuple[int, Sheddable]] = []
         self._children: weakref.WeakSet[Budget] = weakref.WeakSet()
+        self._barren_until: dict[int, float] = {}  # rank → when a search may run again
         if parent is not None:
             self.attach(parent)
 
@@ -128,13 +131,17 @@ class Budget:
         ``weight`` more bytes fit; whether they do."""
         if self.fits(weight):
             return True
+        now = time.monotonic()
         for rank in RANKS:
             for budget in self.chain():
+                if budget._barren_until.get(rank, 0.0) > now:
+                    continue  # nothing could go a moment ago: no new search on every request
                 while budget.used + weight > budget.limit:
                     need = budget.used + weight - budget.limit
                     if budget.parent is None:
                         need = max(need, SHED_AT_LEAST)  # the process's: room for the next few too
                     if not budget._shed(need, rank):
+                        budget._barren_until[rank] = now + BARREN_SECONDS
                         break
             if self.fits(weight):
                 return True

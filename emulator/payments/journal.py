@@ -135,8 +135,8 @@ class Journal:
         budget.charge(weight)
         while len(self._entries) > self.size or (self.bytes > self.max_bytes and len(self._entries) > 1):
             self._drop_oldest()
-        if not budget.fits(0):
-            budget.make_room(0)
+        if not budget.fits(0) and not budget.make_room(0):
+            self.shed(budget.need(0))  # its own entries then, this one included
         return number
 
     def _drop_oldest(self) -> int:
