@@ -90,6 +90,8 @@ class Limits:
     sessions: int = 10_000
     named: int = 1000  # stored gateway accounts and client certificates
     sequences: int = 10_000  # scenario sequence counters (rule, card)
+    tenant_bytes: int = 64 * MIB  # everything one tenant stores, weighed in bytes
+    memory_bytes: int = 256 * MIB  # everything every tenant stores (sized for a 512 MB container)
 
 
 LIMIT_KEYS: dict[str, str] = {  # config key (under ``limits:``) → Limits attribute
@@ -102,6 +104,8 @@ LIMIT_KEYS: dict[str, str] = {  # config key (under ``limits:``) → Limits attr
     "sessionsPerTenant": "sessions",
     "namedItemsPerTenant": "named",
     "sequencesPerTenant": "sequences",
+    "memoryBytesPerTenant": "tenant_bytes",
+    "memoryBytes": "memory_bytes",
 }
 
 _LIMITS_SCHEMA: dict[str, Any] = {

@@ -77,6 +77,26 @@ def expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
     return size
 
 
+def expanded_chars(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """How many characters the scalars of ``node`` hold once every alias is expanded (a
+    few anchors on one long string stand for gigabytes); each node is weighed once,
+    through ``sizes``."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    sizes[id(node)] = 0
+    if isinstance(node, yaml.ScalarNode):
+        size = len(node.value)
+    elif isinstance(node, yaml.SequenceNode):
+        size = sum(expanded_chars(item, sizes) for item in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size = sum(expanded_chars(key, sizes) + expanded_chars(value, sizes) for key, value in node.value)
+    else:
+        size = 0
+    sizes[id(node)] = size
+    return size
+
+
 def line_of(root: Any, path: Iterable[Any], fallback: int) -> int:
     """The line of the deepest element of ``path`` that the YAML recorded."""
     line, node = fallback, root

@@ -246,3 +246,44 @@ def test_a_bad_reload_keeps_the_old_rules(make_app: Callable[..., Starlette], tm
         assert entry["fieldName"] == "scenarios"
         assert entry["errors"][0].startswith(f"{rules_file}:3: ")
         assert names(client)[0] == "good"
+
+
+def _alias_rule(name: str) -> str:
+    """1,000 outcomes, each an alias of one with a 500-character description: under 1 KB
+    of YAML, over 500 KB once listed."""
+    description = "d" * 500
+    outcome = "{operationResultCode: Rejected, gatewayResultDescription: '" + description + "'}"
+    return f"- name: {name}\n  sequence: [&o {outcome}, {', '.join(['*o'] * 999)}]\n"
+
+
+def test_the_listing_comes_in_pages_bounded_in_bytes(client: TestClient) -> None:
+    from emulator.http.control.scenarios import PAGE_BYTES
+
+    yaml_headers = {"Content-Type": "application/yaml"}
+    for n in range(12):
+        added = client.post("/_emulator/scenarios", content=_alias_rule(f"big{n}"), headers=yaml_headers)
+        assert added.status_code == 201, added.text
+    seen: list[str] = []
+    pages, cursor = 0, None
+    while True:
+        page = client.get("/_emulator/scenarios", params={"after": cursor} if cursor else {})
+        assert page.status_code == 200, page.text
+        assert len(page.content) <= PAGE_BYTES
+        seen += [r["name"] for r in page.json()["rules"]]
+        pages += 1
+        cursor = page.json()["next"]
+        if cursor is None:
+            break
+    assert pages >= 3  # 12 rules of over 500 KB each: at most about 7 a page
+    assert seen[:12] == [f"big{n}" for n in range(11, -1, -1)]  # newest batch first, as matched
+    assert len(seen) == len(set(seen)) and "success-amount" in seen
+
+
+def test_a_small_page_and_a_bad_cursor(client: TestClient) -> None:
+    first = client.get("/_emulator/scenarios", params={"pageSize": 2}).json()
+    assert len(first["rules"]) == 2 and first["next"] == "2"
+    second = client.get("/_emulator/scenarios", params={"pageSize": 2, "after": first["next"]}).json()
+    assert second["rules"][0]["name"] not in [r["name"] for r in first["rules"]]
+    refused = client.get("/_emulator/scenarios", params={"after": "99999"})
+    assert refused.status_code == 400
+    assert refused.json()[0]["fieldName"] == "after"

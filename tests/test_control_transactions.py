@@ -60,3 +60,24 @@ def test_an_unknown_cursor_is_a_400(client: TestClient) -> None:
     answer = client.get("/_emulator/transactions", params={"after": "nope"})
     assert answer.status_code == 400
     assert answer.json()[0]["fieldName"] == "after"
+
+
+def test_a_page_of_big_transactions_is_bounded_in_bytes(client: TestClient) -> None:
+    from emulator.http.control.transactions import PAGE_BYTES
+
+    body = {"amount": 20.0, "currency": "USD", "card": CARD, "paymentGatewayAccount": STRIPE}
+    made = [
+        client.post("/PaymentGateway/charge", json={**body, "myRef": f"{n}" + "m" * 512 * 1024}).json()
+        for n in range(12)
+    ]
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = client.get("/_emulator/transactions", params={"after": cursor} if cursor else {})
+        assert page.status_code == 200
+        assert len(page.content) <= PAGE_BYTES
+        seen += [t["reference"] for t in page.json()["transactions"]]
+        cursor = page.json()["next"]
+        if cursor is None:
+            break
+    assert seen == [answer["gatewayReference"] for answer in made]

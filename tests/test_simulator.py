@@ -310,7 +310,7 @@ def test_references_are_unique_per_attempt() -> None:
     for _ in range(50):
         result, _ = run("NULLSuccess", who=who)
         seen.add(result["gatewayReference"])
-        who.ledger.add(SimpleNamespace(reference=result["gatewayReference"]))  # type: ignore[arg-type]
+        who.ledger.add(SimpleNamespace(reference=result["gatewayReference"], weight=1))  # type: ignore[arg-type]
     assert len(seen) == 50
     assert all(set(r[5:]) <= set(ALPHABETS["upper"]) for r in seen)
 

@@ -20,6 +20,8 @@ from datetime import datetime
 from itertools import count
 from typing import Any, Protocol
 
+from emulator.payments import budget as weights
+from emulator.payments.budget import Budget
 from emulator.payments.clock import isoformat
 from emulator.payments.masking import mask, mask_query, mask_text, references
 
@@ -104,9 +106,13 @@ def _id_of(stored: tuple[int, tuple[Any, ...]] | dict[str, Any]) -> int:
 
 
 class Journal:
-    def __init__(self, size: int, max_bytes: int = UNLIMITED) -> None:
+    def __init__(self, size: int, max_bytes: int = UNLIMITED, budget: Budget | None = None) -> None:
         self.size = size
         self.max_bytes = max_bytes
+        # the tenant's byte budget: the journal's entries are the first to go when any
+        # budget is full (its own tenant's or the process's, for whichever tenant)
+        self.budget = budget or weights.unlimited()
+        self.budget.sheddable(self)
         # (id, a tuple of FIELDS) as recorded; the masked entry (a dict) once read
         self._entries: deque[tuple[int, tuple[Any, ...]] | dict[str, Any]] = deque()
         self._weights: deque[int] = deque()  # weigh() of each entry, in the same order
@@ -125,11 +131,29 @@ class Journal:
             weight = weigh(_entry(number, values))
         self._weights.append(weight)
         self.bytes += weight
+        budget = self.budget
+        budget.charge(weight)
         while len(self._entries) > self.size or (self.bytes > self.max_bytes and len(self._entries) > 1):
-            self._entries.popleft()
-            self.bytes -= self._weights.popleft()
-            self.dropped += 1
+            self._drop_oldest()
+        if not budget.fits(0) and not budget.make_room(0):
+            self.shed(budget.need(0))  # its own entries then, this one included
         return number
+
+    def _drop_oldest(self) -> int:
+        self._entries.popleft()
+        weight = self._weights.popleft()
+        self.bytes -= weight
+        self.budget.release(weight)
+        self.dropped += 1
+        return weight
+
+    def shed(self, nbytes: int) -> int:
+        """Drop the oldest entries until ``nbytes`` are freed or none is left (a byte
+        budget is full); the bytes freed."""
+        freed = 0
+        while freed < nbytes and self._entries:
+            freed += self._drop_oldest()
+        return freed
 
     def _masked(self) -> list[dict[str, Any]]:
         """Every entry, masked; those read for the first time replace what was recorded."""
@@ -174,11 +198,12 @@ class Journal:
             weight = weigh(entry)
             self._weights.append(weight)
             self.bytes += weight
+            self.budget.charge(weight)
         if entries:
             self._ids = count(int(entries[-1]["id"]) + 1)
         while len(self._entries) > self.size or (self.bytes > self.max_bytes and len(self._entries) > 1):
-            self._entries.popleft()
-            self.bytes -= self._weights.popleft()
+            self._drop_oldest()
+            self.dropped -= 1  # not dropped: never held in this run
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -25,17 +25,19 @@ Amounts are exact :class:`~decimal.Decimal` values (see :mod:`emulator.payments.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
-from decimal import Decimal
-from typing import Any, Protocol
+from typing import Protocol
 
 from emulator import errors
-from emulator.payments.clock import Clock, isoformat
-from emulator.payments.masking import mask_pan
-from emulator.payments.model import ZERO, JsonObject, Money, OperationResult
-from emulator.vocabulary import ORIGINALS, Operation, RejectReason, ResultCode
+from emulator.payments import budget as weights
+from emulator.payments.budget import Budget
+from emulator.payments.clock import Clock
+from emulator.payments.model import OperationResult
+from emulator.payments.transaction import GatewayToken, OperationEntry, Transaction, token_weight
+from emulator.vocabulary import ORIGINALS, Operation, ResultCode
+
+__all__ = ["GatewayToken", "Holder", "Ledger", "OperationEntry", "Transaction", "record", "remember_token"]
 
 MAX_TRANSACTIONS = 20_000  # per tenant by default (config: limits.transactionsPerTenant)
 MAX_GATEWAY_TOKENS = 10_000  # per tenant by default (config: limits.tokensPerTenant)
@@ -46,167 +48,6 @@ _ORIGINALS: dict[Operation, tuple[Operation, ...]] = {
     Operation.REFUND: (Operation.CHARGE, Operation.CAPTURE),
     Operation.STATUS: (Operation.CHARGE, Operation.PRE_AUTH),
 }
-_FAILED_STATE = {ResultCode.REJECTED: "Declined", ResultCode.ACCEPTED: "Pending"}
-_DONE_STATE = {
-    Operation.CHARGE: "Charged",
-    Operation.PRE_AUTH: "Authorized",
-    Operation.CAPTURE: "Captured",
-    Operation.VOID: "Voided",
-    Operation.REFUND: "Refunded",
-    Operation.TOKENIZE: "Tokenized",
-}
-
-
-@dataclass(frozen=True)
-class OperationEntry:
-    """A later operation on a transaction (capture, void, refund), in its history."""
-
-    operation: Operation
-    reference: str
-    amount: Decimal
-    result_code: ResultCode
-    time: datetime
-
-    def to_json(self) -> JsonObject:
-        return {
-            "operation": self.operation.value,
-            "reference": self.reference,
-            "amount": float(self.amount),
-            "resultCode": self.result_code.value,
-            "time": isoformat(self.time),
-        }
-
-
-@dataclass(slots=True)
-class Transaction:
-    """One operation a gateway processed. ``card_number`` stays in memory (scenario rules
-    of later operations match on it) and never leaves payemu: :meth:`to_json` masks it.
-    Slotted: a ledger holds tens of thousands, each one object without a ``__dict__``."""
-
-    reference: str
-    operation: Operation  # Charge, PreAuth, Capture, Void, Refund, Tokenize
-    gateway: str
-    account: str | None
-    amount: Decimal
-    currency: str
-    result_code: ResultCode
-    reject_reason: str | None
-    created_at: datetime
-    my_ref: str | None = None
-    card_number: str | None = field(default=None, repr=False)
-    authorization_code: str | None = None
-    parent: str | None = None  # the reference this operation refers to (capture, void, refund)
-    attempt_number: int = 1
-    attempts: int = 1  # attempts made by the request that created it
-    expires_at: datetime | None = None  # authorizations: when the hold lapses
-    settles_to: str | None = None
-    settle_at: datetime | None = None
-    captured_amount: Decimal = ZERO
-    refunded_amount: Decimal = ZERO
-    captured_by: str | None = None
-    voided_by: str | None = None
-    operations: list[OperationEntry] = field(default_factory=list)
-    busy: Operation | None = None  # the operation in progress at the gateway
-    clock: Clock | None = field(default=None, repr=False, compare=False)  # the tenant's
-
-    def __setstate__(self, state: Any) -> None:
-        """Unpickling (``--state`` files, copies): the slots as pickled, or the ``__dict__``
-        of a file written before transactions had slots; a field the file lacks (added
-        since) takes its default."""
-        if isinstance(state, tuple):  # (instance dict, slots): what object.__getstate__ gives
-            state = {**(state[0] or {}), **(state[1] or {})}
-        for name, default in _DEFAULTS.items():
-            setattr(self, name, default())
-        for name, value in state.items():
-            setattr(self, name, value)
-
-    def settle(self, now: datetime) -> None:
-        """An Accepted operation takes its scenario's final result once its time has come."""
-        if (
-            self.result_code == ResultCode.ACCEPTED
-            and self.settles_to
-            and self.settle_at is not None
-            and now >= self.settle_at
-        ):
-            self.result_code = ResultCode(self.settles_to)
-            self.reject_reason = RejectReason.CARD_DECLINED if self.settles_to == ResultCode.REJECTED else None
-            self.settles_to = None
-
-    @property
-    def money(self) -> Money:
-        return Money(self.amount, self.currency)
-
-    @property
-    def successful(self) -> bool:
-        return self.result_code == ResultCode.SUCCESS
-
-    def expired(self, now: datetime) -> bool:
-        return self.expires_at is not None and now > self.expires_at
-
-    def state(self, now: datetime) -> str:
-        """Authorized, Captured, Charged, PartiallyRefunded, Refunded, Voided, Expired,
-        Pending, Declined or Failed."""
-        self.settle(now)
-        if self.result_code != ResultCode.SUCCESS:
-            return _FAILED_STATE.get(self.result_code, "Failed")
-        if self.voided_by:
-            return "Voided"
-        if self.operation == Operation.PRE_AUTH:
-            if self.captured_by:
-                return "Captured"
-            return "Expired" if self.expired(now) else "Authorized"
-        if self.operation in (Operation.CHARGE, Operation.CAPTURE) and self.refunded_amount > ZERO:
-            return "Refunded" if self.refunded_amount >= self.amount else "PartiallyRefunded"
-        return _DONE_STATE.get(self.operation, "Completed")
-
-    def to_json(self, now: datetime | None = None) -> JsonObject:
-        """The transaction for the control API and the dashboard (card masked, no CVV)."""
-        now = now or (self.clock.now() if self.clock else self.created_at)
-        number = self.card_number
-        return {
-            "reference": self.reference,
-            "operation": self.operation.value,
-            "gateway": self.gateway,
-            "account": self.account,
-            "amount": float(self.amount),
-            "currency": self.currency,
-            "state": self.state(now),
-            "resultCode": self.result_code.value,
-            "rejectReasonCode": str(self.reject_reason) if self.reject_reason is not None else None,
-            "createdAt": isoformat(self.created_at),
-            "expiresAt": isoformat(self.expires_at) if self.expires_at else None,
-            "myRef": self.my_ref,
-            "cardMasked": mask_pan(number) if number else None,
-            "parent": self.parent,
-            "capturedAmount": float(self.captured_amount),
-            "refundedAmount": float(self.refunded_amount),
-            "operations": [entry.to_json() for entry in self.operations],
-            "attempts": self.attempts,
-        }
-
-
-# each field's default, as a factory (read by Transaction.__setstate__)
-_DEFAULTS: dict[str, Callable[[], Any]] = {
-    spec.name: spec.default_factory if spec.default_factory is not MISSING else (lambda value=spec.default: value)  # type: ignore[misc]
-    for spec in fields(Transaction)
-    if spec.default is not MISSING or spec.default_factory is not MISSING
-}
-
-
-@dataclass(frozen=True)
-class GatewayToken:
-    """A token a gateway minted for a card (tokenize, or ``generateToken``)."""
-
-    token: str
-    gateway: str
-    account: str | None
-    card_number: str | None
-    created_at: datetime
-
-    def __repr__(self) -> str:  # keep the card number out of debug output
-        return f"GatewayToken(token={self.token!r}, gateway={self.gateway!r})"
-
-
 _OPEN_STATES = frozenset({"Authorized", "Pending"})  # a capture, void or settlement may still come
 
 
@@ -216,13 +57,18 @@ class Ledger(Mapping[str, Transaction]):
     room; none finished is a 507) and ``token_limit`` gateway tokens (the oldest is
     forgotten)."""
 
-    def __init__(self, limit: int = MAX_TRANSACTIONS, token_limit: int = MAX_GATEWAY_TOKENS) -> None:
+    def __init__(
+        self, limit: int = MAX_TRANSACTIONS, token_limit: int = MAX_GATEWAY_TOKENS, budget: Budget | None = None
+    ) -> None:
         # ordered by age; an OrderedDict so that dropping the oldest (limits) and finding
         # the next oldest stay O(1): a plain dict leaves holes at its front to skip
         self._transactions: OrderedDict[str, Transaction] = OrderedDict()
         self._tokens: dict[str, GatewayToken] = {}
         self.limit = limit
         self.token_limit = token_limit
+        self.budget = budget or weights.unlimited()  # the tenant's, in bytes
+        self.budget.sheddable(self, rank=1)  # finished transactions go after journal entries
+        self.bytes = 0  # weight of every transaction and gateway token held
 
     def __getitem__(self, reference: str) -> Transaction:
         return self._transactions[reference]
@@ -237,7 +83,22 @@ class Ledger(Mapping[str, Transaction]):
         return reference in self._transactions
 
     def add(self, tx: Transaction) -> None:
+        """Keep ``tx`` (already admitted), charging its weight to the budget."""
+        if not tx.weight:
+            tx.weight = tx.weight_of()
+        replaced = self._transactions.get(tx.reference)
         self._transactions[tx.reference] = tx
+        self._charge(tx.weight - (replaced.weight if replaced else 0))
+
+    def _charge(self, weight: int) -> None:
+        self.bytes += weight
+        self.budget.charge(weight)
+
+    def grow(self, tx: Transaction, weight: int) -> None:
+        """``tx`` now holds ``weight`` more bytes (an entry in its history)."""
+        if self._transactions.get(tx.reference) is tx:
+            tx.weight += weight
+            self._charge(weight)
 
     def transactions(self) -> list[Transaction]:
         """Every transaction, oldest first."""
@@ -254,10 +115,19 @@ class Ledger(Mapping[str, Transaction]):
         return None
 
     def remember_token(self, token: GatewayToken) -> None:
-        """Keep a gateway token, forgetting the oldest ones at :attr:`token_limit`."""
+        """Keep a gateway token, forgetting the oldest ones at :attr:`token_limit` or while
+        it does not fit the byte budget (a token that alone fits nowhere is kept all the
+        same: it is bounded by one request)."""
+        weight = token_weight(token)
         while len(self._tokens) >= self.token_limit and self.forget_oldest_token():
             pass
+        while not self.budget.make_room(weight) and self.forget_oldest_token():
+            pass
+        replaced = self._tokens.pop(token.token, None)
+        if replaced is not None:
+            self._charge(-token_weight(replaced))
         self._tokens[token.token] = token
+        self._charge(weight)
 
     def token(self, user_token: str) -> GatewayToken | None:
         return self._tokens.get(user_token)
@@ -267,9 +137,10 @@ class Ledger(Mapping[str, Transaction]):
         return list(self._tokens.values())
 
     # -- bounded memory --
-    def admit(self, now: datetime) -> None:
-        """Make room for one more transaction: drop the oldest finished ones, or raise a 507
-        when every transaction is still open (authorized, pending or busy at a gateway)."""
+    def admit(self, now: datetime, weight: int = weights.TRANSACTION) -> None:
+        """Make room for one more transaction of ``weight`` bytes: drop journal entries and
+        then the oldest finished transactions, or raise a 507 when what is still open
+        (authorized, pending or busy at a gateway) leaves no room."""
         excess = len(self._transactions) - self.limit + 1
         if excess > 0 and not self.evict_oldest_finished(excess, now):
             raise errors.limit_reached(
@@ -277,6 +148,11 @@ class Ledger(Mapping[str, Transaction]):
                 f"This API key holds its limit of {self.limit} transactions and all are still open "
                 "(authorized, pending or in progress); capture, void or POST /_emulator/reset first.",
             )
+        budget = self.budget
+        if budget.fits(weight) or budget.make_room(weight):
+            return
+        if not self.evict_finished_bytes(budget.need(weight), now):
+            raise budget.refusal("transactions", weight, "This transaction")
 
     @property
     def token_count(self) -> int:
@@ -286,7 +162,8 @@ class Ledger(Mapping[str, Transaction]):
         """Forget the oldest gateway token; False when there is none."""
         if not self._tokens:
             return False
-        del self._tokens[next(iter(self._tokens))]
+        oldest = self._tokens.pop(next(iter(self._tokens)))
+        self._charge(-token_weight(oldest))
         return True
 
     def evict_oldest_finished(self, count: int, now: datetime) -> bool:
@@ -301,9 +178,45 @@ class Ledger(Mapping[str, Transaction]):
                 finished.append(reference)
         if len(finished) < count:
             return False
-        for reference in finished:
-            del self._transactions[reference]
+        self._drop(finished)
         return True
+
+    def evict_finished_bytes(self, nbytes: int, now: datetime) -> bool:
+        """Drop the oldest finished transactions until ``nbytes`` are freed. False,
+        dropping nothing, when all the finished ones together hold less."""
+        finished: list[str] = []
+        freed = 0
+        for reference, tx in self._transactions.items():
+            if freed >= nbytes:
+                break
+            if tx.busy is None and tx.state(now) not in _OPEN_STATES:
+                finished.append(reference)
+                freed += tx.weight
+        if freed < nbytes:
+            return False
+        self._drop(finished)
+        return True
+
+    def shed(self, nbytes: int) -> int:
+        """Drop the oldest finished transactions until ``nbytes`` are freed or none is
+        left (a byte budget is full); the bytes freed."""
+        finished: list[str] = []
+        freed = 0
+        for reference, tx in self._transactions.items():
+            if freed >= nbytes:
+                break
+            if tx.busy is None and tx.state(tx.clock.now() if tx.clock else tx.created_at) not in _OPEN_STATES:
+                finished.append(reference)
+                freed += tx.weight
+        before = self.bytes
+        self._drop(finished)
+        return before - self.bytes
+
+    def _drop(self, references: list[str]) -> None:
+        freed = 0
+        for reference in references:
+            freed += self._transactions.pop(reference).weight
+        self._charge(-freed)
 
 
 # -- recording ---------------------------------------------------------------------------
@@ -361,10 +274,14 @@ def record(
         tx.settles_to = settles_to
         tx.settle_at = now + timedelta(seconds=settle_after_seconds or 0)
     ledger = tenant.ledger
-    ledger.admit(now)  # hardening: drops the oldest finished transaction or raises a 507
+    tx.weight = weight = tx.weight_of()
+    if parent is not None:
+        weight += weights.OPERATION  # the entry in the parent's history
+    ledger.admit(now, weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
     ledger.add(tx)
     if parent is not None:
         parent.operations.append(OperationEntry(operation, tx.reference, tx.amount, code, now))
+        ledger.grow(parent, weights.OPERATION)
         if result.successful:
             _apply(parent, tx)
     return tx

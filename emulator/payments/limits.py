@@ -17,6 +17,11 @@ transactions           ``transactionsPerTenant`` the oldest finished transaction
                                               busy): 507
 journal bytes          ``journalBytesPerTenant`` the oldest entries are dropped
 payment sessions       ``sessionsPerTenant``  the oldest session is dropped
+bytes per tenant       ``memoryBytesPerTenant`` journal entries first, then the oldest
+                                              finished transactions and sessions; string
+                                              tokens and rules: 507 (payments.budget)
+bytes of the process   ``memoryBytes``        the same, of every tenant (the largest
+                                              tenant's first)
 =====================  =====================  ===========================================
 
 A limit that cannot make room answers **507 Insufficient Storage** with payemu's JSON
@@ -55,5 +60,7 @@ def usage(runtime: Runtime) -> dict[str, dict[str, float]]:
             limits.named,
         ),
         "sequencesPerTenant": (max((t.rules.sequence_count for t in tenants), default=0), limits.sequences),
+        "memoryBytesPerTenant": (max((t.budget.used for t in tenants), default=0), limits.tenant_bytes),
+        "memoryBytes": (runtime.tenants.budget.used, limits.memory_bytes),
     }
     return {name: {"used": used, "limit": limit} for name, (used, limit) in report.items()}

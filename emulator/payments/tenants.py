@@ -28,6 +28,7 @@ from emulator import errors
 from emulator.config import KeySpec, Settings
 from emulator.payments.accounts import Accounts
 from emulator.payments.admission import room_maker
+from emulator.payments.budget import Budget
 from emulator.payments.certificates import Certificates
 from emulator.payments.clock import Clock
 from emulator.payments.ewallet import tokens
@@ -113,6 +114,8 @@ class Tenant:
         self.token_secret = token_secret(spec.key, seed)  # kept across resets (and in --state)
         self.limits = settings.limits  # hardening
         self.last_used = time.monotonic()  # hardening
+        # every store's bytes; the registry attaches it to the process's budget
+        self.budget = Budget(settings.limits.tenant_bytes, "this API key", "memoryBytesPerTenant")
         self.reset()
 
     def reset(self) -> None:
@@ -126,13 +129,15 @@ class Tenant:
             start = SEEDED_EPOCH + timedelta(seconds=self.rng.randrange(0, 365 * 86400))
         self.clock = Clock(start)
         bounds = self._settings.limits  # hardening: each store bounds itself (emulator.payments.limits)
-        self.journal = Journal(self._settings.journal_size, bounds.journal_bytes)
+        budget = self.budget
+        budget.clear()  # the stores below start empty
+        self.journal = Journal(self._settings.journal_size, bounds.journal_bytes, budget)
         self.certificates = Certificates(self._spec.certificates, bounds.named)
         self.accounts = Accounts(bounds.named)
-        self.vault = Vault(bounds.tokens, bounds.token_bytes)
-        self.ledger = Ledger(bounds.transactions, bounds.tokens)
-        self.rules = RuleSet(sequence_limit=bounds.sequences)
-        self.sessions = Sessions(bounds.sessions)
+        self.vault = Vault(bounds.tokens, bounds.token_bytes, budget)
+        self.ledger = Ledger(bounds.transactions, bounds.tokens, budget)
+        self.rules = RuleSet(sequence_limit=bounds.sequences, budget=budget)
+        self.sessions = Sessions(bounds.sessions, budget)
         self.overrides = TenantSettings()  # its own strictness, success status, failover mode
         self._faker: Faker | None = None
 
@@ -182,6 +187,8 @@ class TenantRegistry:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._tenants: dict[str, Tenant] = {}
+        # every tenant's budget draws on this one (limits.memoryBytes)
+        self.budget = Budget(settings.limits.memory_bytes, "payemu (every API key)", "memoryBytes")
         seeded = settings.seed is not None
         self._rng = random.Random(f"{settings.seed}/registry") if seeded else secrets.SystemRandom()  # hardening
         self._next_account = 20001
@@ -191,6 +198,7 @@ class TenantRegistry:
     def _add(self, spec: KeySpec) -> Tenant:
         self._admit(spec)  # hardening: evicts an idle run-time tenant or raises a 507
         tenant = Tenant(spec, self.settings, self.settings.seed)
+        tenant.budget.attach(self.budget)
         self._tenants[spec.key] = tenant
         return tenant
 
@@ -253,11 +261,17 @@ class TenantRegistry:
     def adopt(self, tenant: Tenant) -> None:
         """Hold ``tenant`` (restored by ``--state``) under its key, replacing any tenant
         there; later tenants get account ids after its own."""
+        self.remove(tenant.key)
+        tenant.budget.attach(self.budget)
         self._tenants[tenant.key] = tenant
         self._next_account = max(self._next_account, tenant.account_id + 1)
 
     def remove(self, key: str) -> bool:
-        return self._tenants.pop(key, None) is not None
+        tenant = self._tenants.pop(key, None)
+        if tenant is None:
+            return False
+        tenant.budget.detach()  # what it held is no longer the process's
+        return True
 
     def _spec(self, key: str, sandbox: bool, user_name: str | None = None) -> KeySpec:
         account_id = self._next_account

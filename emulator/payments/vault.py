@@ -16,6 +16,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from emulator import errors
+from emulator.payments import budget as weights
+from emulator.payments.budget import Budget
 from emulator.payments.model import Card
 
 TOKEN_LENGTH = 32
@@ -46,11 +48,14 @@ class Vault(Mapping[str, StringToken]):
     """A tenant's string tokens, oldest first, at most ``limit`` of them holding at most
     ``byte_limit`` characters together (:meth:`admit` answers a 507 past either)."""
 
-    def __init__(self, limit: int = MAX_TOKENS, byte_limit: int = MAX_TOKEN_BYTES) -> None:
+    def __init__(
+        self, limit: int = MAX_TOKENS, byte_limit: int = MAX_TOKEN_BYTES, budget: Budget | None = None
+    ) -> None:
         self._tokens: dict[str, StringToken] = {}
         self._bytes = 0  # characters of every payload held
         self.limit = limit
         self.byte_limit = byte_limit
+        self.budget = budget or weights.unlimited()  # the tenant's, in bytes (weight())
 
     def __getitem__(self, token: str) -> StringToken:
         return self._tokens[token]
@@ -78,6 +83,9 @@ class Vault(Mapping[str, StringToken]):
                 "payload",
                 f"This API key's string tokens hold their limit of {self.byte_limit} characters; delete some first.",
             )
+        weight = _weight(payload)
+        if not self.budget.make_room(weight):  # journal entries may go; tokens never do
+            raise self.budget.refusal("payload", weight, "This string token")
 
     def store(self, payload: str, new_token: Callable[[int], str], now: datetime) -> StringToken:
         """Store ``payload`` under a fresh token drawn from ``new_token(length)``."""
@@ -94,6 +102,7 @@ class Vault(Mapping[str, StringToken]):
     def add(self, entry: StringToken) -> None:
         replaced = self._tokens.get(entry.token)
         self._bytes += len(entry.payload) - (len(replaced.payload) if replaced else 0)
+        self.budget.charge(_weight(entry.payload) - (_weight(replaced.payload) if replaced else 0))
         self._tokens[entry.token] = entry
 
     def require(self, token: str, field: str = "token") -> StringToken:
@@ -109,7 +118,13 @@ class Vault(Mapping[str, StringToken]):
         if entry is None:
             return False
         self._bytes -= len(entry.payload)
+        self.budget.release(_weight(entry.payload))
         return True
+
+
+def _weight(payload: str) -> int:
+    """The bytes a string token holds: its entry and token, and its payload."""
+    return weights.STRING_TOKEN + weights.text(payload)
 
 
 class Holder(Protocol):

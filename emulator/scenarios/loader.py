@@ -7,6 +7,7 @@ Every problem is reported as ``source:line: reason`` and all of them are collect
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,15 +16,18 @@ from typing import Any
 import yaml
 
 from emulator.errors import field_path
+from emulator.payments.budget import RULE
 from emulator.safeparse import TooComplex, check_yaml
 from emulator.scenarios import schema
 from emulator.scenarios.build import build_rule
 from emulator.scenarios.model import Rule, canonical
 from emulator.vocabulary import OPERATIONS, RESULT_CODES, Operation, ResultCode
-from emulator.yamllines import LineLoader, LineMap, LineSeq, expanded_size, line_of
+from emulator.yamllines import LineLoader, LineMap, LineSeq, expanded_chars, expanded_size, line_of
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 MAX_YAML_VALUES = 100_000  # after alias expansion: refuses "billion laughs" documents
+MAX_YAML_CHARS = 4 * 1024 * 1024  # scalar characters after alias expansion (one long string, aliased)
+VALUE_BYTES = 64  # what one parsed value holds besides its characters (a rule's weight)
 NO_ACCEPTED = (Operation.TOKENIZE.value, Operation.STATUS.value)
 
 
@@ -75,8 +79,15 @@ def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
         return []
     try:
         node = loader.get_single_node()
-        if node is not None and expanded_size(node, {}) > MAX_YAML_VALUES:
+        values = expanded_size(node, {}) if node is not None else 0
+        if values > MAX_YAML_VALUES:
             problems.append(Problem(source, None, f"the YAML expands to over {MAX_YAML_VALUES} values through aliases"))
+            return []
+        chars = expanded_chars(node, {}) if node is not None else 0
+        if chars > MAX_YAML_CHARS:
+            problems.append(
+                Problem(source, None, f"the YAML expands to over {MAX_YAML_CHARS} characters through aliases")
+            )
             return []
         document = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
@@ -109,6 +120,9 @@ def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
         if rule is not None:
             rules.append(rule)
     problems += sorted(found, key=lambda p: p.line or 0)
+    if rules:  # each rule weighs its share of the expanded document (what its listing renders)
+        share = RULE + (VALUE_BYTES * values + chars) // len(rules)
+        rules = [dataclasses.replace(rule, weight=share) for rule in rules]
     return rules
 
 

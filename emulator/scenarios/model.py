@@ -139,6 +139,7 @@ class Rule:
     line: int
     description: str | None = None
     data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    weight: int = field(default=0, compare=False, hash=False, repr=False)  # bytes, once aliases are expanded (loader)
 
     @property
     def location(self) -> str:

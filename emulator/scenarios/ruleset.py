@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
+from emulator.payments.budget import Budget
 from emulator.scenarios.model import Rule
 
 MAX_RUNTIME_RULES = 1000  # per tenant
@@ -16,11 +17,15 @@ class RuleSet:
     """Runtime rules in matching order: each batch goes in front of the earlier ones,
     and a rule named like an earlier one replaces it (its sequence starts again)."""
 
-    def __init__(self, limit: int = MAX_RUNTIME_RULES, sequence_limit: int = MAX_SEQUENCES) -> None:
+    def __init__(
+        self, limit: int = MAX_RUNTIME_RULES, sequence_limit: int = MAX_SEQUENCES, budget: Budget | None = None
+    ) -> None:
         self._rules: list[Rule] = []
         self._sequences: dict[SequenceKey, int] = {}
         self.limit = limit
         self.sequence_limit = sequence_limit
+        self.budget = budget  # the tenant's, in bytes (each rule's weight, set by the loader)
+        self.bytes = 0
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self._rules)
@@ -39,15 +44,26 @@ class RuleSet:
         kept = [rule for rule in self._rules if rule.name not in names]
         if len(kept) + len(added) > self.limit:
             raise ValueError(f"A tenant holds at most {self.limit} runtime rules.")
+        weight = sum(rule.weight for rule in added) - sum(rule.weight for rule in self._rules if rule.name in names)
+        budget = self.budget
+        if budget is not None and weight > 0 and not budget.make_room(weight):
+            raise budget.refusal("body", weight, "These rules")
         self._forget(names)
         self._rules = [*added, *kept]
+        self._charge(weight)
         return added
+
+    def _charge(self, weight: int) -> None:
+        self.bytes += weight
+        if self.budget is not None:
+            self.budget.charge(weight)
 
     def remove(self, name: str) -> bool:
         """Remove the rule ``name``; False when there is none."""
         if name not in self.names():
             return False
         self._forget({name})
+        self._charge(-sum(rule.weight for rule in self._rules if rule.name == name))
         self._rules = [rule for rule in self._rules if rule.name != name]
         return True
 
@@ -55,6 +71,7 @@ class RuleSet:
         """Remove every rule; returns their names."""
         names = self.names()
         self._forget(set(names))
+        self._charge(-self.bytes)
         self._rules = []
         return names
 

@@ -72,9 +72,28 @@ def _rule_names(text: str) -> list[Any]:
     return [item.get("name") if isinstance(item, dict) else None for item in document]
 
 
+PAGE_SIZE = 200  # rules per page by default
+PAGE_BYTES = 4 * 1024 * 1024  # rule weight per page (a rule's expanded YAML, emulator.scenarios.loader)
+
+
 async def list_rules(call: Call) -> Reply:
+    """One page, in matching order: at most ``pageSize`` rules and :data:`PAGE_BYTES` of
+    rule weight (what the rules render to once their aliases are expanded; always one
+    rule at least); ``next`` is the position to pass as ``after`` (null on the last)."""
     rules = call.runtime.scenarios.rules(call.tenant)
-    return Reply(200, {"rules": [rule.to_json() for rule in rules]})
+    size = call.query.get("pageSize") or PAGE_SIZE
+    after = call.query.get("after")
+    start = 0
+    if after:
+        if not after.isdigit() or int(after) > len(rules):
+            raise errors.invalid("after", "Not a cursor of this listing (the rules may have changed); start again.")
+        start = int(after)
+    end, weight = start, 0
+    while end < len(rules) and end - start < size and (end == start or weight + rules[end].weight <= PAGE_BYTES):
+        weight += rules[end].weight
+        end += 1
+    cursor = str(end) if end < len(rules) else None
+    return Reply(200, {"rules": [rule.to_json() for rule in rules[start:end]], "next": cursor})
 
 
 async def add_rules(call: Call) -> Reply:

@@ -6,13 +6,16 @@ from itertools import islice
 
 from emulator.http import errors
 from emulator.http.pipeline import Call, Handler, Reply
+from emulator.payments.transaction import Transaction
 
 PAGE_SIZE = 1000
+PAGE_BYTES = 4 * 1024 * 1024  # transaction weight per page (a 512 KB myRef counts in full)
 
 
 async def list_transactions(call: Call) -> Reply:
-    """One page, oldest first; ``next`` is the reference to pass as ``after`` for the
-    following page (null on the last)."""
+    """One page, oldest first, of at most ``pageSize`` transactions and :data:`PAGE_BYTES`
+    of their weight (always one at least); ``next`` is the reference to pass as ``after``
+    for the following page (null on the last)."""
     ledger = call.tenant.ledger
     size = call.query.get("pageSize") or PAGE_SIZE
     after = call.query.get("after")
@@ -21,8 +24,14 @@ async def list_transactions(call: Call) -> Reply:
         if after not in ledger:
             raise errors.invalid("after", "No transaction has this cursor (it may have been dropped); start again.")
         start = list(ledger).index(after) + 1
-    page = list(islice(ledger.values(), start, start + size))
-    cursor = page[-1].reference if page and start + size < len(ledger) else None
+    page: list[Transaction] = []
+    weight = 0
+    for tx in islice(ledger.values(), start, start + size):
+        if page and weight + tx.weight > PAGE_BYTES:
+            break
+        page.append(tx)
+        weight += tx.weight
+    cursor = page[-1].reference if page and start + len(page) < len(ledger) else None
     return Reply(200, {"transactions": [t.to_json() for t in page], "next": cursor})
 
 

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from emulator import errors
+from emulator.payments import budget as weights
 from emulator.payments import engine, vault
 from emulator.payments.cards import brand_of
 from emulator.payments.ewallet import results
@@ -216,6 +217,7 @@ async def pay(
     success = data["upgChargeResults"]["operationResultCode"] in SUCCESSFUL
     stored = SessionResult(result_id, now, success, data, token)
     session.results[result_id] = stored
+    tenant.sessions.grow(session, weights.SESSION_RESULT + weights.text(token) + weights.weigh(data))
     if success:
         session.paid_by = result_id
     return Paid(stored, summary(stored))

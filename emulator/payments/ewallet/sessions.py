@@ -18,6 +18,8 @@ from datetime import datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
 
 from emulator import errors
+from emulator.payments import budget as weights
+from emulator.payments.budget import Budget
 from emulator.payments.certificates import Certificates
 from emulator.vocabulary import Operation
 
@@ -68,6 +70,20 @@ class Session:
     paid_by: str | None = None  # result id of the successful payment
     busy: bool = False  # a payment is running
     sid: str = ""  # short id inside the token (the payments' myRef); preloaded sessions have none
+    weight: int = 0  # bytes charged to the tenant's budget (weight_of), results included
+
+    def weight_of(self) -> int:
+        """What the session holds: a fixed overhead, its token and its request (walked
+        once, when it is stored), its results."""
+        return (
+            weights.SESSION
+            + weights.text(self.token)
+            + weights.weigh(self.request)
+            + sum(
+                weights.SESSION_RESULT + weights.text(result.token) + weights.weigh(result.data)
+                for result in self.results.values()
+            )
+        )
 
     @property
     def reference(self) -> str:
@@ -110,9 +126,12 @@ class Sessions(Mapping[str, Session]):
     """A tenant's eWallet sessions by token, oldest first; at most ``limit`` are kept
     (the oldest dropped first) and expired ones for :data:`KEEP_EXPIRED`."""
 
-    def __init__(self, limit: int = MAX_SESSIONS) -> None:
+    def __init__(self, limit: int = MAX_SESSIONS, budget: Budget | None = None) -> None:
         self._sessions: dict[str, Session] = {}
         self.limit = limit
+        self.budget = budget or weights.unlimited()  # the tenant's, in bytes
+        self.budget.sheddable(self, rank=1)  # finished sessions go with finished transactions
+        self._latest: datetime | None = None  # the tenant's time at the last add (shed tells expiry by it)
 
     def __getitem__(self, token: str) -> Session:
         return self._sessions[token]
@@ -124,16 +143,52 @@ class Sessions(Mapping[str, Session]):
         return len(self._sessions)
 
     def add(self, session: Session) -> None:
-        """Keep ``session``, first dropping stale sessions and, at the limit, the oldest."""
-        now = session.created_at
+        """Keep ``session``, first dropping stale sessions and, at the limit (in count or
+        bytes), the oldest; a 507 when it does not fit even alone."""
+        now = self._latest = session.created_at
+        session.weight = weight = session.weight_of()
+        if weight > self.budget.limit:
+            raise self.budget.refusal("body", weight, "This session")
         for token in [t for t, s in self._sessions.items() if now >= s.expires_at + KEEP_EXPIRED]:
-            del self._sessions[token]
+            self._drop(token)
         while len(self._sessions) >= self.limit:
-            del self._sessions[next(iter(self._sessions))]
+            self._drop(next(iter(self._sessions)))
+        budget = self.budget
+        while not budget.make_room(weight) and self._sessions:
+            self._drop(next(iter(self._sessions)))
+        if not budget.fits(weight):
+            raise budget.refusal("body", weight, "This session")
+        self._drop(session.token)
         self._sessions[session.token] = session
+        budget.charge(weight)
+
+    def shed(self, nbytes: int) -> int:
+        """Drop the oldest finished sessions (paid or expired, none busy) until ``nbytes``
+        are freed or none is left (a byte budget is full); the bytes freed."""
+        freed = 0
+        for token, session in list(self._sessions.items()):
+            if freed >= nbytes:
+                break
+            now = self._latest or session.created_at
+            if not session.busy and session.state(now) != "open":
+                freed += session.weight
+                self._drop(token)
+        return freed
+
+    def _drop(self, token: str) -> None:
+        dropped = self._sessions.pop(token, None)
+        if dropped is not None:
+            self.budget.release(dropped.weight)
+
+    def grow(self, session: Session, weight: int) -> None:
+        """``session`` now holds ``weight`` more bytes (a result)."""
+        if self._sessions.get(session.token) is session:
+            session.weight += weight
+            self.budget.charge(weight)
 
     def clear(self) -> None:
         """Drop every session (the tenant was removed: its payment pages close)."""
+        self.budget.release(sum(session.weight for session in self._sessions.values()))
         self._sessions.clear()
 
     def newest_first(self) -> Iterator[Session]:

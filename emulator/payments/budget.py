@@ -1,0 +1,197 @@
+"""Memory budgets in bytes: what every stored thing weighs, and the budgets it is held
+against.
+
+Each tenant has a :class:`Budget` (``limits.tenantBytes``) that draws on the process's
+(``limits.memoryBytes``): a store charges an item's weight when it keeps it and releases
+it when it lets it go, so ``Budget.used`` is always the sum of what is held. Weights are
+estimates of what an item holds in memory, made without walking it on the hot path: a
+fixed overhead per kind of item (measured once with :mod:`tracemalloc`, see
+``tests/test_budget.py``) plus :func:`sys.getsizeof` of its variable strings (constant
+time for a ``str``). An item that does not fit makes room the way its store's
+documentation says (journal entries go first, then finished transactions: the tenant's
+own at its budget, every tenant's at the process's) or the store answers 507
+(:meth:`Budget.refusal`).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import weakref
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from emulator import errors
+
+MIB = 1024 * 1024
+UNLIMITED = 1 << 62
+# fixed overheads (bytes) of one stored item, besides its variable strings
+TRANSACTION = 600  # a slotted Transaction, its Decimal amounts, datetimes and ledger slot
+OPERATION = 260  # one entry of a transaction's history (capture, void, refund)
+GATEWAY_TOKEN = 320
+STRING_TOKEN = 260  # a StringToken, its token string and vault slot
+SESSION = 1200  # a Session, its dicts and index entry (its request is weighed by weigh())
+SESSION_RESULT = 900
+RULE = 2000  # a compiled rule (its expanded YAML is weighed by the loader)
+RANKS = (0, 1)  # what goes first at a full budget: journal entries (0), then finished transactions (1)
+SHED_AT_LEAST = 1 * MIB  # freed at once at the process's budget, so the next items need no search
+BARREN_SECONDS = 1.0  # after a search that freed nothing, the next one waits this long (a 507 meanwhile)
+
+
+class Sheddable(Protocol):
+    """A store whose oldest items may be dropped for anyone's sake (the journal; the
+    ledger's finished transactions)."""
+
+    def shed(self, nbytes: int) -> int:
+        """Drop the oldest items until ``nbytes`` are freed (or none is left); the bytes freed."""
+        ...
+
+
+def text(value: str | bytes | None) -> int:
+    """The bytes a string held by an item costs (0 for None), in constant time."""
+    return 0 if value is None else sys.getsizeof(value)
+
+
+def weigh(value: Any, limit: int = UNLIMITED) -> int:
+    """The bytes a JSON-like value (dicts, lists, strings, numbers) holds, walked once;
+    stops counting past ``limit``. For what is stored off the charge path (a session's
+    request); the charge path uses the sizes it already knows."""
+    total = 0
+    stack = [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        total += sys.getsizeof(item)
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return total
+
+
+class Budget:
+    """Bytes held against ``limit``; a tenant's budget also draws on its ``parent`` (the
+    process's). ``used`` counts what the stores charged and not yet released."""
+
+    def __init__(self, limit: int, name: str, key: str, parent: Budget | None = None) -> None:
+        self.limit = limit
+        self.name = name  # what the budget is of, for the 507 message
+        self.key = key  # its config key under limits:
+        self.used = 0
+        self.parent: Budget | None = None
+        self._sheddable: list[tuple[int, Sheddable]] = []
+        self._children: weakref.WeakSet[Budget] = weakref.WeakSet()
+        self._barren_until: dict[int, float] = {}  # rank → when a search may run again
+        if parent is not None:
+            self.attach(parent)
+
+    def __repr__(self) -> str:
+        return f"Budget({self.name}: {self.used}/{self.limit} bytes)"
+
+    def chain(self) -> Iterable[Budget]:
+        budget: Budget | None = self
+        while budget is not None:
+            yield budget
+            budget = budget.parent
+
+    def fits(self, weight: int) -> bool:
+        """Whether ``weight`` more bytes fit this budget and every one it draws on."""
+        budget: Budget | None = self
+        while budget is not None:
+            if budget.used + weight > budget.limit:
+                return False
+            budget = budget.parent
+        return True
+
+    def need(self, weight: int) -> int:
+        """The bytes to free before ``weight`` more fit (0 when they fit)."""
+        return max(0, max(budget.used + weight - budget.limit for budget in self.chain()))
+
+    def charge(self, weight: int) -> None:
+        budget: Budget | None = self
+        while budget is not None:
+            budget.used += weight
+            budget = budget.parent
+
+    def release(self, weight: int) -> None:
+        budget: Budget | None = self
+        while budget is not None:
+            budget.used -= weight
+            budget = budget.parent
+
+    # -- making room --
+    def sheddable(self, store: Sheddable, rank: int = 0) -> None:
+        """Register a store whose oldest items may go when any budget is full: rank 0
+        (journal entries) before rank 1 (finished transactions)."""
+        self._sheddable.append((rank, store))
+
+    def make_room(self, weight: int) -> bool:
+        """Drop journal entries, then finished transactions (this budget's own first;
+        at the process's budget every tenant's, the largest tenant first) until
+        ``weight`` more bytes fit; whether they do."""
+        if self.fits(weight):
+            return True
+        now = time.monotonic()
+        for rank in RANKS:
+            for budget in self.chain():
+                if budget._barren_until.get(rank, 0.0) > now:
+                    continue  # nothing could go a moment ago: no new search on every request
+                while budget.used + weight > budget.limit:
+                    need = budget.used + weight - budget.limit
+                    if budget.parent is None:
+                        need = max(need, SHED_AT_LEAST)  # the process's: room for the next few too
+                    if not budget._shed(need, rank):
+                        budget._barren_until[rank] = now + BARREN_SECONDS
+                        break
+            if self.fits(weight):
+                return True
+        return False
+
+    def _shed(self, nbytes: int, rank: int) -> int:
+        freed = 0
+        for store_rank, store in self._sheddable:
+            if store_rank == rank:
+                freed += store.shed(nbytes - freed)
+                if freed >= nbytes:
+                    return freed
+        for child in sorted(self._children, key=lambda child: -child.used):
+            freed += child._shed(nbytes - freed, rank)
+            if freed >= nbytes:
+                break
+        return freed
+
+    # -- a tenant's budget in the process's --
+    def attach(self, parent: Budget) -> None:
+        """Draw on ``parent`` from now on (what is held already is charged to it)."""
+        self.detach()
+        self.parent = parent
+        parent._children.add(self)
+        parent.charge(self.used)
+
+    def detach(self) -> None:
+        """Stop drawing on the parent (the tenant is gone): what it held is released there."""
+        if self.parent is not None:
+            self.parent.release(self.used)
+            self.parent._children.discard(self)
+            self.parent = None
+
+    def clear(self) -> None:
+        """Every store was emptied (a reset): nothing is held, no store registered."""
+        if self.parent is not None:
+            self.parent.release(self.used)
+        self.used = 0
+        self._sheddable.clear()
+
+    def refusal(self, field: str, weight: int, what: str) -> errors.ApiError:
+        """The 507 for ``what`` (``weight`` bytes) that does not fit."""
+        full = next((budget for budget in self.chain() if budget.used + weight > budget.limit), self)
+        return errors.limit_reached(
+            field,
+            f"{what} ({weight} bytes) does not fit: {full.name} holds {full.used} of its {full.limit} bytes "
+            f"(config: limits.{full.key}); delete some or POST /_emulator/reset first.",
+        )
+
+
+def unlimited() -> Budget:
+    """A budget that never refuses (a store built on its own, in a test or a tool)."""
+    return Budget(UNLIMITED, "this store", "memoryBytes")
