@@ -69,6 +69,7 @@ CARD_CHECKS: dict[str, Any] = {
         "twoDigitYears": {"type": "boolean"},
     },
 }
+_RESULT_MAP = {"type": "object", "additionalProperties": {"type": "string", "maxLength": 8}}
 _RESPONSE_OVERRIDES = {"type": "object", "additionalProperties": {"type": "object"}}
 _SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -128,6 +129,14 @@ _SCHEMA: dict[str, Any] = {
                     "responseByResult": _RESPONSE_OVERRIDES,
                     "responseByOperation": _RESPONSE_OVERRIDES,
                     "cardChecks": CARD_CHECKS,
+                    # {avsResult} / {cvvResult}: the gateway's AVS result by payerDetails.postCode
+                    # and card-code result by card.cvv ("default": any other value or none)
+                    "avsResults": _RESULT_MAP,
+                    "cvvResults": _RESULT_MAP,
+                    # where the gateway's behaviour is documented (URLs); empty for mocks
+                    "sources": {"type": "array", "items": {"type": "string", "minLength": 1}},
+                    # credential names the public record does not show (payemu's invention)
+                    "inventedCredentials": {"type": "boolean"},
                 },
             },
         },
@@ -197,6 +206,10 @@ class GatewaySpec:
     response_by_result: dict[str, Any] = field(default_factory=dict)
     response_by_operation: dict[str, Any] = field(default_factory=dict)
     card_checks: dict[str, Any] = field(default_factory=dict)  # defaults merged with the gateway's
+    avs_results: dict[str, str] = field(default_factory=dict)  # by post code; "default"
+    cvv_results: dict[str, str] = field(default_factory=dict)  # by card code; "default"
+    sources: tuple[str, ...] = ()
+    invented_credentials: bool = False
 
     @property
     def checks_cards(self) -> bool:
@@ -250,6 +263,10 @@ class GatewaySpec:
             response_by_result=data.get("responseByResult", {}),
             response_by_operation=data.get("responseByOperation", {}),
             card_checks={**(card_checks or {}), **data.get("cardChecks", {})},
+            avs_results=dict(data.get("avsResults", {})),
+            cvv_results=dict(data.get("cvvResults", {})),
+            sources=tuple(data.get("sources", ())),
+            invented_credentials=bool(data.get("inventedCredentials", False)),
         )
 
 

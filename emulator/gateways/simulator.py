@@ -142,6 +142,9 @@ def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: At
         gateway=account.gateway.name,
         account=account.name,
         attempt=item.number,
+        holder_name=item.card.holder if item.card else None,
+        post_code=item.post_code,
+        cvv=item.card.cvv if item.card else None,
     )
     return book.decide(tenant, attempt, mock=mock)
 
