@@ -161,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
         "files", nargs="*", metavar="FILE", help="extra scenario files (matched before the built-in ones)"
     )
     listing.add_argument("--config", metavar="FILE", help="YAML config file whose scenario files are listed too")
+    listing.add_argument(
+        "--gateway", metavar="NAME", help="only the rules that can fire on this gateway (its triggers and payemu's)"
+    )
     table = actions.add_parser("table", help="print the Markdown table of the built-in test cards")
     table.add_argument(
         "--write-docs",
@@ -369,7 +372,7 @@ def scenarios_command(args: argparse.Namespace) -> int:
             print(scenarios.builtin_table(), end="")
         return 0
     settings = settings_from(args)
-    print(scenarios.describe(settings))
+    print(scenarios.describe(settings, getattr(args, "gateway", None)))
     return 0
 
 
