@@ -19,7 +19,11 @@ CASES = Path(__file__).parent / "cases"
 FILES = sorted(CASES.glob("gateway_*.yaml"))
 DATA = {path.stem.removeprefix("gateway_"): yaml.safe_load(path.read_text()) for path in FILES}
 OTHERS = {  # every other real gateway a trigger must not fire on
-    "Elavon": [{"key": "MerchantId", "value": "m"}, {"key": "Password", "value": "p"}, {"key": "RebatePWD", "value": "r"}],
+    "Elavon": [
+        {"key": "MerchantId", "value": "m"},
+        {"key": "Password", "value": "p"},
+        {"key": "RebatePWD", "value": "r"},
+    ],
     "Worldpay": [{"key": "SecurenetId", "value": "s"}, {"key": "SecureNetKey", "value": "k"}],
     "Cardstream": [{"key": "MerchantId", "value": "m"}, {"key": "SignatureKey", "value": "k"}],
     **{data["gateway"]: data["credentials"] for data in DATA.values()},
@@ -38,7 +42,11 @@ BASE: dict[str, Any] = {
         "cvv": "123",
     },
 }
-MODIFY = {"capture": ("PUT", "capture", "authorize"), "void": ("DELETE", "void", "authorize"), "refund": ("PUT", "refund", "charge")}
+MODIFY = {
+    "capture": ("PUT", "capture", "authorize"),
+    "void": ("DELETE", "void", "authorize"),
+    "refund": ("PUT", "refund", "charge"),
+}
 ABSENT = "(absent)"
 ROWS = [(name, row) for name, data in DATA.items() for row in data["rows"]]
 
@@ -83,14 +91,14 @@ def test_trigger_answers_as_its_gateway_documents(client: TestClient, name: str,
     check(response, row["expect"], {}, where)
     payload = response.json()["customGatewayResponse"]
     for dotted, expected in row.get("payload", {}).items():
-        assert field(payload, dotted) == expected, (
-            f"{where}: customGatewayResponse.{dotted} in {payload}"
-        )
+        assert field(payload, dotted) == expected, f"{where}: customGatewayResponse.{dotted} in {payload}"
     for dotted in row.get("has", []):
         assert field(payload, dotted) not in (ABSENT, None), f"{where}: {dotted} missing in {payload}"
 
 
-@pytest.mark.parametrize(("name", "row"), [r for r in ROWS if "op" not in r[1]], ids=[f"{n}-{r['name']}" for n, r in ROWS if "op" not in r])
+@pytest.mark.parametrize(
+    ("name", "row"), [r for r in ROWS if "op" not in r[1]], ids=[f"{n}-{r['name']}" for n, r in ROWS if "op" not in r]
+)
 def test_trigger_does_not_fire_on_other_gateways(client: TestClient, name: str, row: dict[str, Any]) -> None:
     own = DATA[name]["gateway"]
     expected = row.get("elsewhere", {"operationResultCode": "Success"})

@@ -126,6 +126,7 @@ def _looked_up(results: dict[str, str], given: str | None) -> str | None:
     found = results.get((given or "").strip())
     return found if found is not None else results.get("default")
 
+
 _DESCRIBED = frozenset({*_VALUES, "gatewayResultCode"})
 _RESPONDED = _DESCRIBED | {"gatewayResultDescription"}
 

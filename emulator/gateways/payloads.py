@@ -33,9 +33,7 @@ def merge(base: Any, change: Any) -> Any:
 _CHOSEN: IdentityMemo[Any] = IdentityMemo()
 
 
-def template(
-    gateway: GatewaySpec, code: str, operation: str, reason: str | None = None, key: str | None = None
-) -> Any:
+def template(gateway: GatewaySpec, code: str, operation: str, reason: str | None = None, key: str | None = None) -> Any:
     """The template for ``operation`` answered ``code`` (``reason`` when Rejected; ``key``
     the catalog code spoken, such as ``Expired``): one object per gateway and case, made
     once (so its compiled form is found by identity)."""

@@ -45,7 +45,9 @@ def describe(settings: Settings, gateway: str | None = None) -> str:
     catalog = load_catalog()
     spec = catalog.get(gateway)
     if spec is None:
-        raise ScenarioError([Problem("--gateway", 0, f"unknown gateway {gateway!r} (known: {', '.join(catalog.names())})")])
+        raise ScenarioError(
+            [Problem("--gateway", 0, f"unknown gateway {gateway!r} (known: {', '.join(catalog.names())})")]
+        )
     return describe_rules(triggers.for_gateway(rules, spec))
 
 

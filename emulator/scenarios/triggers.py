@@ -79,7 +79,9 @@ def gateway_table(rules: Iterable[Rule], gateway: GatewaySpec) -> str:
         operations = when.get("operation")
         ops = "any" if operations is None else ", ".join(operations if isinstance(operations, list) else [operations])
         outcome = rule.outcomes[-1]
-        shown = outcome.operation_result_code + (f" ({outcome.reject_reason_code})" if outcome.reject_reason_code else "")
+        shown = outcome.operation_result_code + (
+            f" ({outcome.reject_reason_code})" if outcome.reject_reason_code else ""
+        )
         row = [_trigger(rule), ops, shown, native(rule, gateway), _source(rule), f"`{rule.name}`"]
         lines.append(_line(row))
     for field, results in (("avsResultCode", gateway.avs_results), ("cvvResultCode", gateway.cvv_results)):
@@ -87,7 +89,9 @@ def gateway_table(rules: Iterable[Rule], gateway: GatewaySpec) -> str:
         for value, result in results.items():
             if value != "default":
                 source = _source_link(gateway)
-                lines.append(_line([f"{given} `{value}`", "Charge, PreAuth", "Success", f"{field} `{result}`", source, "—"]))
+                lines.append(
+                    _line([f"{given} `{value}`", "Charge, PreAuth", "Success", f"{field} `{result}`", source, "—"])
+                )
     return "\n".join(lines)
 
 
