@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from emulator import INTERFACE_VERSION, __version__
-from emulator.config import ConfigError, Settings, describe_limits, load_config_file
+from emulator.config import ConfigError, Settings, describe_limits, load_config_file, parse_clock_start
 from emulator.didyoumean import Parser, parse
+from emulator.payments.clock import isoformat
 from emulator.scenarios import ScenarioError
 
 if TYPE_CHECKING:
@@ -75,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="scenario files or directories, matched before the built-in test cards",
     )
     serve.add_argument("--seed", type=int, default=None, help="deterministic ids, tokens, data and clocks")
+    serve.add_argument(
+        "--clock-start",
+        metavar="WHEN",
+        help="where each seeded tenant's clock starts (ISO 8601; default 2026-01-01T00:00:00Z)",
+    )
     serve.add_argument("--any-key", action="store_true", help="every new non-empty key is a fresh sandbox tenant")
     serve.add_argument(
         "--openapi", metavar="FILE", help="serve and validate against another published OpenAPI document (JSON or YAML)"
@@ -204,6 +210,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         settings.card_form_port = 0
     if getattr(args, "seed", None) is not None:
         settings.seed = args.seed
+    if getattr(args, "clock_start", None):
+        settings.clock_start = parse_clock_start(args.clock_start, "--clock-start")
     if getattr(args, "any_key", False):
         settings.any_key = True
     if getattr(args, "openapi", None):
@@ -261,7 +269,7 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
     if settings.state_path:
         lines.append(f"  state          {settings.state_path} (changes on disk within 1 s; docs/state.md)")
     if settings.seed is not None:
-        lines.append(f"  seed           {settings.seed}")
+        lines.append(f"  seed           {settings.seed} (clocks start at {isoformat(settings.clock_start)})")
     lines.append(f"  start page     {base}/ (links the dashboard, the API page and the schemas)")
     lines.append(f"  dashboard      {base}/_emulator/")
     lines.append(f"  API page       {base}/docs")

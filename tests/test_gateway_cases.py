@@ -5,14 +5,17 @@ others. Every response is checked against the schema by the ``client`` fixture."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from tests.casedata import patched
+from tests.conftest import SANDBOX
 from tests.test_payments import check
 
 CASES = Path(__file__).parent / "cases"
@@ -84,9 +87,12 @@ def test_every_gateway_with_triggers_has_a_case_file() -> None:
 
 
 @pytest.mark.parametrize(("name", "row"), ROWS, ids=[f"{name}-{row['name']}" for name, row in ROWS])
-def test_trigger_answers_as_its_gateway_documents(client: TestClient, name: str, row: dict[str, Any]) -> None:
+def test_trigger_answers_as_its_gateway_documents(
+    make_app: Callable[..., Starlette], name: str, row: dict[str, Any]
+) -> None:
     gateway = DATA[name]["gateway"]
-    response = run(client, gateway, row)
+    with TestClient(make_app(seed=row.get("seed")), headers=SANDBOX) as client:
+        response = run(client, gateway, row)
     where = f"{gateway}: {row['name']} ({row['source']})"
     check(response, row["expect"], {}, where)
     payload = response.json()["customGatewayResponse"]
