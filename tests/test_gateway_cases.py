@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from tests.casedata import patched
-from tests.conftest import SANDBOX
+from tests.conftest import LIVE, SANDBOX
 from tests.test_payments import check
 
 CASES = Path(__file__).parent / "cases"
@@ -114,3 +114,17 @@ def test_trigger_does_not_fire_on_other_gateways(client: TestClient, name: str, 
         answer = run(client, gateway, row).json()
         for key, value in expected.items():
             assert answer[key] == value, f"{row['name']} ({own}'s trigger) on {gateway}: {answer}"
+
+
+CREDENTIALS = yaml.safe_load((CASES / "credentials.yaml").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", CREDENTIALS, ids=[c["name"] for c in CREDENTIALS])
+def test_credentials_are_checked_in_shape(client: TestClient, case: dict[str, Any]) -> None:
+    body = patched(BASE, {"card.cardNumber": case.get("card", "4111111111111111")})
+    body["paymentGatewayAccount"] = case["account"]
+    headers = SANDBOX if case["key"] == "sandbox" else LIVE
+    response = client.post("/PaymentGateway/charge", json=body, headers=headers)
+    expect = {**case["expect"], **({"description": case["description"]} if "description" in case else {})}
+    check(response, expect, {}, f"{case['name']} ({case['source']})")
+    assert case["account"]["credentials"][0]["value"] not in response.json()["operationResultDescription"]
