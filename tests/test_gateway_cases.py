@@ -109,7 +109,7 @@ def test_trigger_does_not_fire_on_other_gateways(client: TestClient, name: str, 
     own = DATA[name]["gateway"]
     expected = row.get("elsewhere", {"operationResultCode": "Success"})
     for gateway in OTHERS:
-        if gateway == own:
+        if gateway == own or gateway in row.get("sharedWith", ()):
             continue
         answer = run(client, gateway, row).json()
         for key, value in expected.items():

@@ -68,6 +68,9 @@ CARD_CHECKS: dict[str, Any] = {
         "nonPositiveAmountReason": {"type": "string", "minLength": 1},
         "accountVerification": {"type": "boolean"},
         "twoDigitYears": {"type": "boolean"},
+        # the smallest payment per currency (major units), below which Charge and PreAuth are InvalidAmount
+        "minimumAmounts": {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0}},
+        "wholeMinorUnits": {"type": "boolean"},  # a fraction finer than the currency's minor unit is InvalidAmount
     },
 }
 _MODES: dict[str, Any] = {  # which values of one credential are sandbox and which live
