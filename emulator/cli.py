@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from emulator import INTERFACE_VERSION, __version__
 from emulator.config import ConfigError, Settings, describe_limits, load_config_file, parse_clock_start
 from emulator.didyoumean import Parser, parse
-from emulator.payments.clock import isoformat
 from emulator.scenarios import ScenarioError
 
 if TYPE_CHECKING:
@@ -76,11 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="scenario files or directories, matched before the built-in test cards",
     )
     serve.add_argument("--seed", type=int, default=None, help="deterministic ids, tokens, data and clocks")
-    serve.add_argument(
-        "--clock-start",
-        metavar="WHEN",
-        help="where each seeded tenant's clock starts (ISO 8601; default 2026-01-01T00:00:00Z)",
-    )
+    serve.add_argument("--clock-start", metavar="WHEN", help="where seeded clocks start (ISO 8601; default 2026-01-01)")
     serve.add_argument("--any-key", action="store_true", help="every new non-empty key is a fresh sandbox tenant")
     serve.add_argument(
         "--openapi", metavar="FILE", help="serve and validate against another published OpenAPI document (JSON or YAML)"
@@ -163,20 +158,16 @@ def build_parser() -> argparse.ArgumentParser:
     check = actions.add_parser("check", help="validate scenario files; exit 1 on any error")
     check.add_argument("files", nargs="+", metavar="FILE", help="scenario files or directories to check")
     listing = actions.add_parser("list", help="print the effective rule table")
-    listing.add_argument(
-        "files", nargs="*", metavar="FILE", help="extra scenario files (matched before the built-in ones)"
-    )
+    listing.add_argument("files", nargs="*", metavar="FILE", help="extra scenario files (matched before the built-in)")
     listing.add_argument("--config", metavar="FILE", help="YAML config file whose scenario files are listed too")
-    listing.add_argument(
-        "--gateway", metavar="NAME", help="only the rules that can fire on this gateway (its triggers and payemu's)"
-    )
+    listing.add_argument("--gateway", metavar="NAME", help="only the rules that can fire on this gateway")
     table = actions.add_parser("table", help="print the Markdown table of the built-in test cards")
     table.add_argument(
         "--write-docs",
         "--write-readme",
         dest="write_docs",
         action="store_true",
-        help="write it into docs/test-cards.md between its markers",
+        help="write it into docs/test-cards.md",
     )
     from emulator.state import migrate  # payemu state migrate OLD NEW
 
@@ -269,7 +260,7 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
     if settings.state_path:
         lines.append(f"  state          {settings.state_path} (changes on disk within 1 s; docs/state.md)")
     if settings.seed is not None:
-        lines.append(f"  seed           {settings.seed} (clocks start at {isoformat(settings.clock_start)})")
+        lines.append(f"  seed           {settings.seed} (clocks from {settings.clock_start:%Y-%m-%dT%H:%M:%SZ})")
     lines.append(f"  start page     {base}/ (links the dashboard, the API page and the schemas)")
     lines.append(f"  dashboard      {base}/_emulator/")
     lines.append(f"  API page       {base}/docs")
@@ -379,8 +370,7 @@ def scenarios_command(args: argparse.Namespace) -> int:
         else:
             print(scenarios.builtin_table(), end="")
         return 0
-    settings = settings_from(args)
-    print(scenarios.describe(settings, getattr(args, "gateway", None)))
+    print(scenarios.describe(settings_from(args), getattr(args, "gateway", None)))
     return 0
 
 
