@@ -28,8 +28,8 @@ def build_rule(item: dict[str, Any], source: str, line: int) -> Rule:
     data: dict[str, Any] = {"name": name}
     if "description" in item:
         data["description"] = item["description"]
-    if "source" in item:
-        data["source"] = item["source"]
+    if "origin" in item:
+        data["origin"] = item["origin"]
     data["when"] = when
     if "then" in item:
         entries = [_canonical_then(item["then"])]

@@ -128,9 +128,9 @@ RULE: dict[str, Any] = {
             "x-message": "a rule name is non-empty text without leading or trailing spaces",
         },
         "description": {"type": "string", "maxLength": 500},
-        # where the gateway documents the trigger (a URL or a page name); payemu's own
-        # conventions say "payemu"
-        "source": {"type": "string", "maxLength": 300},
+        # where the trigger comes from: the URL of the gateway's documentation, or "payemu"
+        # for payemu's own conventions (`source` is the file:line the listing adds)
+        "origin": {"type": "string", "maxLength": 300},
         "when": WHEN,
         "then": THEN,
         "sequence": {"type": "array", "minItems": 1, "maxItems": 1000, "items": THEN},

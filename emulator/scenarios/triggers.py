@@ -11,7 +11,7 @@ from emulator.gateways.catalog import Catalog, GatewaySpec
 from emulator.scenarios.model import Rule
 from emulator.vocabulary import ResultCode
 
-PAYEMU = "payemu"  # the `source` of payemu's own conventions
+PAYEMU = "payemu"  # the `origin` of payemu's own conventions
 _INPUTS = (  # the when keys that name a test input, as the tables show them
     ("cardNumber", "card"),
     ("holderName", "card.cardHolderName"),
@@ -62,7 +62,7 @@ def native(rule: Rule, gateway: GatewaySpec) -> str:
 
 
 def _source(rule: Rule) -> str:
-    source = str(rule.data.get("source") or PAYEMU)
+    source = str(rule.data.get("origin") or PAYEMU)
     return f"[{source.split('://', 1)[-1].rstrip('/')}]({source})" if "://" in source else source
 
 
