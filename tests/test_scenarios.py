@@ -420,3 +420,38 @@ def test_a_mock_gateway_without_rules_for_it_asks_no_rule(tmp_path: Path, tenant
     runtime_rule = "{name: mine, when: {cardNumber: '4000000000000002'}, then: {operationResultCode: Rejected}}"
     tenant.rules.add([parse_rules(runtime_rule, "runtime")[0]])
     assert plain.may_match(tenant, mock=True)
+
+
+# -- holderName, postCode, cvv (each gateway's own test inputs) ------------------------------
+
+
+def test_holder_name_post_code_and_cvv_match_as_written(tmp_path: Path, tenant: Tenant) -> None:
+    text = (
+        "- {name: holder, when: {gateway: Adyen, holderName: [declined, REFERRAL]},"
+        " then: {operationResultCode: Rejected}}\n"
+        "- {name: zip, when: {postCode: 46282}, then: {operationResultCode: Rejected}}\n"
+        "- {name: code, when: {cvv: [901, '902']}, then: {operationResultCode: Rejected}}\n"
+    )
+    book = book_of(tmp_path, text, builtin=False)
+    adyen = replace(BASE, gateway="Adyen")
+    assert book.decide(tenant, replace(adyen, holder_name=" Declined ")).rule == "holder"  # type: ignore[union-attr]
+    assert book.decide(tenant, replace(adyen, holder_name="REFERRAL")).rule == "holder"  # type: ignore[union-attr]
+    assert book.decide(tenant, replace(BASE, holder_name="DECLINED")) is None  # Adyen's name, on Stripe
+    assert book.decide(tenant, replace(adyen, holder_name="Jane DECLINED")) is None
+    assert book.decide(tenant, replace(BASE, post_code="46282")).rule == "zip"  # type: ignore[union-attr]
+    assert book.decide(tenant, replace(BASE, post_code="46283")) is None
+    assert book.decide(tenant, replace(BASE, cvv="901")).rule == "code"  # type: ignore[union-attr]
+    assert book.decide(tenant, replace(BASE, cvv="902")).rule == "code"  # type: ignore[union-attr]
+    assert book.decide(tenant, replace(BASE, cvv="900")) is None
+    assert book.decide(tenant, BASE) is None  # no holder, post code or cvv given
+
+
+def test_gateway_triggers_fire_on_their_gateway_only(builtin: ScenarioBook, tenant: Tenant) -> None:
+    for gateway in ("Adyen", "AuthorizeNet", "Elavon", "Worldpay"):
+        assert builtin.decide(tenant, replace(BASE, gateway=gateway, card_number="4000000000000002")) is None, gateway
+    assert builtin.decide(tenant, replace(BASE, gateway="Stripe", holder_name="DECLINED")) is None
+    assert builtin.decide(tenant, replace(BASE, gateway="Stripe", post_code="46282")) is None
+    declined = builtin.decide(tenant, replace(BASE, gateway="Adyen", holder_name="DECLINED"))
+    assert declined is not None
+    assert declined.rule == "adyen-declined-holder"
+    assert builtin.decide(tenant, replace(BASE, gateway="Adyen", amount=9011.0)).rule == "insufficient-funds-amount"  # type: ignore[union-attr]
