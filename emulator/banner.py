@@ -42,7 +42,7 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
     if settings.state_path:
         lines.append(f"  state          {settings.state_path} (changes on disk within 1 s; docs/state.md)")
     if settings.seed is not None:
-        lines.append(f"  seed           {settings.seed}")
+        lines.append(f"  seed           {settings.seed} (clocks from {settings.clock_start:%Y-%m-%dT%H:%M:%SZ})")
     lines.append(f"  start page     {base}/ (links the dashboard, the API page and the schemas)")
     lines.append(f"  dashboard      {base}/_emulator/")
     lines.append(f"  API page       {base}/docs")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from emulator import INTERFACE_VERSION, __version__
 from emulator.banner import banner
-from emulator.config import ConfigError, Settings, load_config_file
+from emulator.config import ConfigError, Settings, load_config_file, parse_clock_start
 from emulator.didyoumean import Parser, parse
 from emulator.scenarios import ScenarioError
 
@@ -75,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="scenario files or directories, matched before the built-in test cards",
     )
     serve.add_argument("--seed", type=int, default=None, help="deterministic ids, tokens, data and clocks")
+    serve.add_argument("--clock-start", metavar="WHEN", help="where seeded clocks start (ISO 8601; default 2026-01-01)")
     serve.add_argument("--any-key", action="store_true", help="every new non-empty key is a fresh sandbox tenant")
     serve.add_argument(
         "--openapi", metavar="FILE", help="serve and validate against another published OpenAPI document (JSON or YAML)"
@@ -181,17 +182,16 @@ def build_parser() -> argparse.ArgumentParser:
     check = actions.add_parser("check", help="validate scenario files; exit 1 on any error")
     check.add_argument("files", nargs="+", metavar="FILE", help="scenario files or directories to check")
     listing = actions.add_parser("list", help="print the effective rule table")
-    listing.add_argument(
-        "files", nargs="*", metavar="FILE", help="extra scenario files (matched before the built-in ones)"
-    )
+    listing.add_argument("files", nargs="*", metavar="FILE", help="extra scenario files (matched before the built-in)")
     listing.add_argument("--config", metavar="FILE", help="YAML config file whose scenario files are listed too")
+    listing.add_argument("--gateway", metavar="NAME", help="only the rules that can fire on this gateway")
     table = actions.add_parser("table", help="print the Markdown table of the built-in test cards")
     table.add_argument(
         "--write-docs",
         "--write-readme",
         dest="write_docs",
         action="store_true",
-        help="write it into docs/test-cards.md between its markers",
+        help="write it into docs/test-cards.md",
     )
     from emulator.state import migrate  # payemu state migrate OLD NEW
 
@@ -225,6 +225,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         settings.card_form_port = 0
     if getattr(args, "seed", None) is not None:
         settings.seed = args.seed
+    if getattr(args, "clock_start", None):
+        settings.clock_start = parse_clock_start(args.clock_start, "--clock-start")
     if getattr(args, "any_key", False):
         settings.any_key = True
     if getattr(args, "openapi", None):
@@ -357,8 +359,7 @@ def scenarios_command(args: argparse.Namespace) -> int:
         else:
             print(scenarios.builtin_table(), end="")
         return 0
-    settings = settings_from(args)
-    print(scenarios.describe(settings))
+    print(scenarios.describe(settings_from(args), getattr(args, "gateway", None)))
     return 0
 
 

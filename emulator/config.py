@@ -48,6 +48,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 from dataclasses import dataclass, field, fields
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,32 @@ def describe_limits(limits: Limits) -> list[tuple[str, object]]:
     return [(by_attribute[f.name], getattr(limits, f.name)) for f in fields(limits)]
 
 
+# Where every seeded tenant's clock starts unless --clock-start (config: clockStart) says
+# otherwise: a fixed moment at which every gateway's documented test cards are valid
+# (Adyen's test expiry 03/2030 is the nearest), so a seeded run declines none as expired.
+SEEDED_CLOCK_START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def parse_clock_start(text: str, where: str) -> datetime:
+    """An ISO 8601 date or date and time (UTC unless it names an offset)."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(
+            f"{where} {text!r}: an ISO 8601 date or time such as 2026-01-01 or 2026-01-01T09:00:00Z"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def clock_start_of(value: Any, where: str) -> datetime:
+    """``clockStart`` of a config file: YAML reads an unquoted ISO timestamp itself."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    return parse_clock_start(str(value)[:64], where)
+
+
 @dataclass
 class Settings:
     host: str = "127.0.0.1"
@@ -144,6 +171,7 @@ class Settings:
     # listening beyond loopback (see any_key_admin_required, docs/http-limits-and-exposure.md)
     any_key_needs_admin: bool | None = None
     seed: int | None = None
+    clock_start: datetime = SEEDED_CLOCK_START  # where a seeded tenant's clock starts
     failover: str = "all"
     strict: bool = False
     success_status: str = "by-result"
@@ -248,6 +276,7 @@ _CONFIG_SCHEMA: dict[str, Any] = {
         "anyKey": {"type": "boolean"},
         "anyKeyNeedsAdmin": {"type": ["boolean", "null"]},
         "seed": {"type": ["integer", "null"]},
+        "clockStart": {},  # an ISO 8601 text (YAML may read it as a timestamp already)
         "failover": {"enum": list(FAILOVER_MODES)},
         "strict": {"type": "boolean"},
         "successStatus": {"enum": list(SUCCESS_STATUSES)},
@@ -284,6 +313,8 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
     settings.any_key = data.get("anyKey", settings.any_key)
     settings.any_key_needs_admin = data.get("anyKeyNeedsAdmin", settings.any_key_needs_admin)
     settings.seed = data.get("seed", settings.seed)
+    if "clockStart" in data:
+        settings.clock_start = clock_start_of(data["clockStart"], f"{path}: clockStart")
     settings.failover = data.get("failover", settings.failover)
     settings.strict = data.get("strict", settings.strict)
     settings.success_status = data.get("successStatus", settings.success_status)

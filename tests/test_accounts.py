@@ -128,13 +128,13 @@ def test_output_models() -> None:
         tenant,
         CATALOG,
         "stripe1",
-        {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk"}]},
+        {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]},
     )
     assert api_accounts.full(account) == {
         "name": "stripe1",
         "creationTime": api_accounts.brief(account)["creationTime"],
         "paymentGatewayName": "Stripe",
-        "credentials": [{"key": "SecretKey", "value": "sk"}],
+        "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}],
     }
     assert set(api_accounts.brief(account)) == {"name", "paymentGatewayName", "creationTime"}
     assert api_accounts.brief(account)["creationTime"].endswith("Z")
@@ -224,7 +224,7 @@ def test_name_limits_that_fail(client: TestClient, name: str, method: str) -> No
         (
             {
                 "paymentGatewayName": "Stripe",
-                "credentials": [{"key": "SecretKey", "value": "a"}, {"key": "SECRETKEY", "value": "b"}],
+                "credentials": [{"key": "SecretKey", "value": "sk_test_a"}, {"key": "SECRETKEY", "value": "b"}],
             },
             ["credentials[1].key"],
         ),

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from emulator.cli import DEFAULT_HOST, DEFAULT_PORT, build_parser, settings_from
+from emulator.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -133,3 +134,12 @@ def test_the_banner_is_human_text() -> None:
     assert "  card form      http://localhost:4200//pay/#/cardEntry" in text
     assert "  API page       http://127.0.0.1:8080/docs" in text
     assert "  access log     on" in text
+
+
+def test_clock_start_flag() -> None:
+    from datetime import UTC, datetime
+
+    settings = settings_from(build_parser().parse_args(["serve", "--seed", "7", "--clock-start", "2028-02-29"]))
+    assert settings.clock_start == datetime(2028, 2, 29, tzinfo=UTC)
+    with pytest.raises(ConfigError, match="--clock-start"):
+        settings_from(build_parser().parse_args(["serve", "--clock-start", "soon"]))

@@ -32,7 +32,7 @@ class Server(LiveServer):
 def server() -> Iterator[Server]:
     running = Server(create_app(Settings()))
     with httpx.Client(base_url=running.url, headers=SANDBOX) as client:
-        account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk"}]}
+        account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]}
         assert client.put("/PaymentGatewayAccounts/stripeMain", json=account).status_code == 200
     yield running
     running.stop()

@@ -29,7 +29,7 @@ def world(make_app: Callable[..., Starlette]) -> tuple[Runtime, Tenant]:
     tenant = runtime.tenants.get("sandbox-api-key")
     assert tenant is not None
     now = tenant.now()
-    tenant.accounts.put(StoredAccount("stripeMain", "Stripe", [("SecretKey", "sk")], now))
+    tenant.accounts.put(StoredAccount("stripeMain", "Stripe", [("SecretKey", "sk_test_engine")], now))
     tenant.accounts.put(StoredAccount("adyenMain", "Adyen", [("ApiKey", "a"), ("MerchantAccount", "m")], now))
     tenant.accounts.put(StoredAccount("nullFail", "NULLFailure", [], now))
     return runtime, tenant

@@ -17,7 +17,7 @@ from tests.conftest import SANDBOX
 
 KEYS = (KeySpec("sandbox-api-key", "sandbox-merchant", 10001, True, ("ipgCert",)), DEFAULT_KEYS[1])
 ACCOUNTS = {
-    "stripeMain": {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk"}]},
+    "stripeMain": {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]},
     "adyenMain": {
         "paymentGatewayName": "Adyen",
         "credentials": [{"key": "ApiKey", "value": "a"}, {"key": "MerchantAccount", "value": "m"}],
@@ -182,7 +182,9 @@ def test_capture_after_a_failover_authorize_must_use_the_fallbacks_gateway(shop:
 
 
 def test_hard_declines_fall_over_by_default(shop: Shop) -> None:
-    status, body = shop.pay("stripeMain", "adyenMain", card=dict(CARD, cardNumber="4000000000009995"))
+    status, body = shop.pay(
+        "stripeMain", "adyenMain", card=dict(CARD, cardNumber="4000009011000000")
+    )  # payemu's card: declines on every gateway
     assert status == 409
     assert body["gatewayName"] == "Adyen"
     assert len(shop.last_attempts()) == 2
@@ -190,7 +192,9 @@ def test_hard_declines_fall_over_by_default(shop: Shop) -> None:
 
 def test_recoverable_only_keeps_hard_declines(shop_factory: Callable[..., Shop]) -> None:
     shop = shop_factory(failover="recoverable-only")
-    status, body = shop.pay("stripeMain", "adyenMain", card=dict(CARD, cardNumber="4000000000009995"))
+    status, body = shop.pay(
+        "stripeMain", "adyenMain", card=dict(CARD, cardNumber="4000009011000000")
+    )  # payemu's card: declines on every gateway
     assert status == 409
     assert body["rejectReasonCode"] == "InsufficientFunds"
     assert body["gatewayName"] == "Stripe"

@@ -44,7 +44,7 @@ SEED = int(os.environ.get("PAYEMU_FUZZ_SEED", "20240607"))
 ACCOUNTS: dict[str, dict[str, Any]] = {
     "fuzzSuccess": {"paymentGatewayName": "NULLSuccess", "credentials": []},
     "fuzzFailure": {"paymentGatewayName": "NULLFailure", "credentials": []},
-    "fuzzStripe": {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_fuzz"}]},
+    "fuzzStripe": {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk_fuzz"}]},
     "fuzzAdyen": {
         "paymentGatewayName": "Adyen",
         "credentials": [{"key": "ApiKey", "value": "ak"}, {"key": "MerchantAccount", "value": "fuzz"}],

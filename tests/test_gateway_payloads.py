@@ -43,14 +43,15 @@ def test_stripe_decline_is_not_approved_by_the_network(client: TestClient) -> No
     assert declined["outcome"]["network_status"] == "declined_by_network"
     assert declined["failure_code"] == "card_declined"
     assert approved["outcome"]["network_status"] == "approved_by_network"
-    assert "failure_code" not in approved
+    assert approved["failure_code"] is None  # a charge object always carries it (null when it succeeded)
 
 
 def test_adyen_success_has_no_refusal_reason(client: TestClient) -> None:
     approved = _charge(client, ADYEN)["customGatewayResponse"]
-    declined = _charge(client, ADYEN, "4000000000009995")["customGatewayResponse"]
+    declined = _charge(client, ADYEN, "4000009011000000")["customGatewayResponse"]  # payemu's insufficient funds
     assert "refusalReason" not in approved
     assert declined["refusalReason"] == "Not enough balance"
+    assert declined["refusalReasonCode"] == "12"
     assert "authCode" not in declined
 
 
@@ -76,4 +77,5 @@ def test_status_of_an_expired_authorization_says_expired(client: TestClient) -> 
     ).json()
     assert status["operationResultDescription"] == "Transaction found: Expired."
     assert status["gatewayResultCode"] == "canceled"
-    assert status["customGatewayResponse"]["status"] == "canceled"
+    assert status["customGatewayResponse"]["status"] == "succeeded"  # Stripe refunds an expired uncaptured charge
+    assert status["customGatewayResponse"]["refunded"] is True

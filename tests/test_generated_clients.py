@@ -45,7 +45,7 @@ CARD = {
     "expirationYear": 2031,
     "cvv": "123",
 }
-ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_client"}]}
+ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk_client"}]}
 
 
 def _generate(document: Path, into: Path, name: str) -> ModuleType:

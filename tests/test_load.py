@@ -24,7 +24,7 @@ CARD = {
     "expirationMonth": 12,
     "expirationYear": 2031,
 }
-STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_load"}]}
+STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk_load"}]}
 NULL_SUCCESS: dict[str, Any] = {"paymentGatewayName": "NULLSuccess", "credentials": []}
 TLS = ssl.create_default_context()  # unused on plain HTTP, but httpx builds one per client unless given
 

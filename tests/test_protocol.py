@@ -106,7 +106,7 @@ def test_a_slow_answer_and_kept_alive_requests_are_not_cut(server: PayemuServer,
             "then": {"operationResultCode": "Success", "delayMs": int(HEAD_TIMEOUT * 2000)},
         }
     )
-    account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk"}]}
+    account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]}
     assert tenant.client.put("/PaymentGatewayAccounts/main", json=account).status_code == 200
     body = json.dumps(
         {

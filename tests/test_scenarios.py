@@ -168,7 +168,7 @@ def test_runtime_rules_then_user_files_then_built_in_cards(tmp_path: Path, tenan
     mine = "- {name: mine, when: {cardNumber: '4000000000000002'}, then: {operationResultCode: Success}}\n"
     book = book_of(tmp_path, mine, builtin=True)
     declined = replace(BASE, card_number="4000000000009995")
-    assert result(book, tenant, card_number="4000000000009995") == "insufficient-funds-card"
+    assert result(book, tenant, card_number="4000009011000000") == "insufficient-funds-card"
     assert result(book, tenant, card_number="4000000000000002") == "mine"  # user file beats default
     tenant.rules.add(
         [parse_rules("{name: rt, when: {amount: 25}, then: {operationResultCode: FatalFailure}}", "runtime")[0]]
@@ -313,9 +313,9 @@ def test_directory_watch_sees_new_files(tmp_path: Path, tenant: Tenant) -> None:
 
 def test_listing_the_built_in_file_keeps_its_position(tmp_path: Path, tenant: Tenant) -> None:
     mine = tmp_path / "mine.yaml"
-    mine.write_text("- {name: mine, when: {cardNumber: '4000000000000002'}, then: {operationResultCode: Success}}\n")
+    mine.write_text("- {name: mine, when: {cardNumber: '4000009010000001'}, then: {operationResultCode: Success}}\n")
     book = ScenarioBook([ScenarioBook().builtin or "", mine])  # type: ignore[list-item]
-    assert result(book, tenant, card_number="4000000000000002") == "card-declined-card"
+    assert result(book, tenant, card_number="4000009010000001") == "card-declined-card"
     assert len(book.files()) == 2
 
 
@@ -350,8 +350,9 @@ def test_test_cards_are_luhn_valid_and_unique_and_amounts_are_in_their_band(buil
         cards += numbers if isinstance(numbers, list) else [numbers]
         if "amount" in when:
             assert 9000 <= when["amount"] <= 9099.99, rule.name
-    assert cards, [c for c in cards if not luhn_valid(c)]
-    assert all(luhn_valid(c) for c in cards), [c for c in cards if not luhn_valid(c)]
+    invalid = [c for c in cards if not luhn_valid(c)]
+    assert cards
+    assert invalid == ["4242424242424241"]  # Stripe's incorrect_number card fails the Luhn check on purpose
     assert len(cards) == len(set(cards))
 
 
@@ -373,7 +374,8 @@ def test_special_built_in_cards(builtin: ScenarioBook, tenant: Tenant) -> None:
     def decide(card: str, attempt: int = 1) -> Outcome | None:
         return builtin.decide(tenant, replace(BASE, card_number=card, attempt=attempt))
 
-    assert decide("4000000000009995") == Outcome("Rejected", "InsufficientFunds", rule="insufficient-funds-card")
+    assert decide("4000000000009995") == Outcome("Rejected", "InsufficientFunds", rule="stripe-insufficient-funds-card")
+    assert decide("4000009011000000") == Outcome("Rejected", "InsufficientFunds", rule="insufficient-funds-card")
     assert decide("4000009020000009").operation_result_code == "TemporaryFailure"  # type: ignore[union-attr]
     assert decide("4000009020000009", attempt=2) is None  # the fallback succeeds
     settles = decide("4000009001000002")
@@ -418,3 +420,38 @@ def test_a_mock_gateway_without_rules_for_it_asks_no_rule(tmp_path: Path, tenant
     runtime_rule = "{name: mine, when: {cardNumber: '4000000000000002'}, then: {operationResultCode: Rejected}}"
     tenant.rules.add([parse_rules(runtime_rule, "runtime")[0]])
     assert plain.may_match(tenant, mock=True)
+
+
+# -- holderName, postCode, cvv (each gateway's own test inputs) ------------------------------
+
+
+def test_holder_name_post_code_and_cvv_match_as_written(tmp_path: Path, tenant: Tenant) -> None:
+    text = (
+        "- {name: holder, when: {gateway: Adyen, holderName: [declined, REFERRAL]},"
+        " then: {operationResultCode: Rejected}}\n"
+        "- {name: zip, when: {postCode: 46282}, then: {operationResultCode: Rejected}}\n"
+        "- {name: code, when: {cvv: [901, '902']}, then: {operationResultCode: Rejected}}\n"
+    )
+    book = book_of(tmp_path, text, builtin=False)
+    adyen = replace(BASE, gateway="Adyen")
+    assert book.decide(tenant, replace(adyen, holder_name=" Declined ")).rule == "holder"  # type: ignore[union-attr]
+    assert book.decide(tenant, replace(adyen, holder_name="REFERRAL")).rule == "holder"  # type: ignore[union-attr]
+    assert book.decide(tenant, replace(BASE, holder_name="DECLINED")) is None  # Adyen's name, on Stripe
+    assert book.decide(tenant, replace(adyen, holder_name="Jane DECLINED")) is None
+    assert book.decide(tenant, replace(BASE, post_code="46282")).rule == "zip"  # type: ignore[union-attr]
+    assert book.decide(tenant, replace(BASE, post_code="46283")) is None
+    assert book.decide(tenant, replace(BASE, cvv="901")).rule == "code"  # type: ignore[union-attr]
+    assert book.decide(tenant, replace(BASE, cvv="902")).rule == "code"  # type: ignore[union-attr]
+    assert book.decide(tenant, replace(BASE, cvv="900")) is None
+    assert book.decide(tenant, BASE) is None  # no holder, post code or cvv given
+
+
+def test_gateway_triggers_fire_on_their_gateway_only(builtin: ScenarioBook, tenant: Tenant) -> None:
+    for gateway in ("Adyen", "AuthorizeNet", "Elavon", "Worldpay"):
+        assert builtin.decide(tenant, replace(BASE, gateway=gateway, card_number="4000000000000002")) is None, gateway
+    assert builtin.decide(tenant, replace(BASE, gateway="Stripe", holder_name="DECLINED")) is None
+    assert builtin.decide(tenant, replace(BASE, gateway="Stripe", post_code="46282")) is None
+    declined = builtin.decide(tenant, replace(BASE, gateway="Adyen", holder_name="DECLINED"))
+    assert declined is not None
+    assert declined.rule == "adyen-declined-holder"
+    assert builtin.decide(tenant, replace(BASE, gateway="Adyen", amount=9011.0)).rule == "insufficient-funds-amount"  # type: ignore[union-attr]

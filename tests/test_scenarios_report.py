@@ -114,7 +114,28 @@ def test_describe_of_settings_ends_with_the_built_in_cards(tmp_path: Path) -> No
     good.write_text(GOOD)
     lines = describe(Settings(scenario_paths=[str(good)])).splitlines()
     assert lines[0].startswith(f"{good}:1  good")
-    assert "reset-card" in lines[-1]
+    assert "reset-card" in "\n".join(lines)
+    assert "authorizenet-declined-zip" in lines[-1]  # the gateways' own triggers come after payemu's
+
+
+def test_list_of_one_gateway_shows_its_triggers_and_payemus(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["scenarios", "list", "--gateway", "adyen"]) == 0
+    listed = capsys.readouterr().out
+    for holder in ("DECLINED", "CARD_EXPIRED", "NOT_ENOUGH_BALANCE", "BLOCK_CARD", "CVC_DECLINED", "REFERRAL", "ERROR"):
+        assert f"holderName={holder} " in listed, holder
+    assert "insufficient-funds-amount" in listed  # payemu's conventions apply to Adyen too
+    assert "stripe-" not in listed  # Stripe's cards are not Adyen's
+    assert "authorizenet-" not in listed
+
+
+def test_list_of_a_mock_gateway_shows_no_default_trigger(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["scenarios", "list", "--gateway", "NULLSuccess"]) == 0
+    assert capsys.readouterr().out.strip() == "(no rules)"
+
+
+def test_list_of_an_unknown_gateway_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["scenarios", "list", "--gateway", "Nope"]) == 2
+    assert "unknown gateway 'Nope'" in capsys.readouterr().err
 
 
 def test_markdown_table_groups_cards_amounts_and_others() -> None:
@@ -148,6 +169,29 @@ def test_docs_table_is_the_generated_one() -> None:
     start, end = readme.index(TABLE_START) + len(TABLE_START), readme.index(TABLE_END)
     assert readme[start:end] == "\n" + builtin_table(), "run: payemu scenarios table --write-docs"
     assert readme.startswith("# Test cards and amounts")
+
+
+def test_docs_tables_are_one_per_gateway_from_the_data() -> None:
+    table = builtin_table()
+    headings = re.findall(r"^### (.+)$", table, flags=re.M)
+    assert headings == [
+        "Stripe (`Stripe` only)",
+        "Adyen (`Adyen` only)",
+        "Authorize.Net (`AuthorizeNet` only)",
+        "payemu's own test cards and amounts (every gateway but the mocks)",
+    ]
+    stripe, adyen, authorizenet, payemu = re.split(r"^### .+$", table, flags=re.M)[1:]
+    assert (
+        "| card `4000000000009979` | Charge, PreAuth, Tokenize | Rejected (LostOrStolenCard) | `stolen_card`" in stripe
+    )
+    assert (
+        "| card.cardHolderName `CARD_EXPIRED` | Charge, PreAuth | Rejected (ExpiredCard) | `Refused` Expired Card"
+        in adyen
+    )
+    assert "| payerDetails.postCode `46282` |" in authorizenet
+    assert "| card.cvv `901` | Charge, PreAuth | Success | cvvResultCode `N` |" in authorizenet
+    assert "4000000000009979" not in adyen + authorizenet + payemu
+    assert "`4000009011000000`" in payemu
 
 
 def test_docs_example_rules_are_valid() -> None:

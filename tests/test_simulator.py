@@ -245,7 +245,8 @@ def test_scenario_codes_and_descriptions_override_the_vocabulary() -> None:
     outcome = Outcome("Rejected", "InsufficientFunds", gateway_result_code="51", gateway_result_description="NSF")
     result, _ = run("Stripe", outcome=outcome)
     assert (result["gatewayResultCode"], result["gatewayResultDescription"]) == ("51", "NSF")
-    assert result["customGatewayResponse"]["status"] == "51"
+    assert result["customGatewayResponse"]["status"] == "failed"
+    assert result["customGatewayResponse"]["outcome"]["reason"] == "51"
 
 
 @pytest.mark.parametrize("code", ["TemporaryFailure", "FatalFailure", "NotImplemented", "Accepted"])

@@ -102,3 +102,33 @@ def test_config_errors_name_the_problem(tmp_path: Path, text: str, fragment: str
         load_config_file(config)
     assert str(config) in str(caught.value)
     assert fragment in str(caught.value)
+
+
+# -- the seeded clock's start -----------------------------------------------------------------
+
+
+def test_a_seeded_clock_starts_at_the_documented_date_for_every_key() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from emulator.config import SEEDED_CLOCK_START
+
+    registry = TenantRegistry(Settings(seed=5))
+    first, second = registry.create(key="k-one"), registry.create(key="k-two")
+    assert datetime(2026, 1, 1, tzinfo=UTC) == SEEDED_CLOCK_START
+    assert first.now() == second.now() == SEEDED_CLOCK_START
+    first.clock.advance(timedelta(days=3))
+    first.reset()
+    assert first.now() == SEEDED_CLOCK_START
+
+
+def test_clock_start_comes_from_the_config_file(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    config = tmp_path / "payemu.yaml"
+    config.write_text("seed: 1\nclockStart: 2027-06-15T08:30:00Z\n")
+    settings = load_config_file(config)
+    assert settings.clock_start == datetime(2027, 6, 15, 8, 30, tzinfo=UTC)
+    assert TenantRegistry(settings).create(key="k-conf").now() == settings.clock_start
+    config.write_text("clockStart: next tuesday\n")
+    with pytest.raises(ConfigError, match="clockStart 'next tuesday': an ISO 8601 date"):
+        load_config_file(config)

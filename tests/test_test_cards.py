@@ -48,6 +48,8 @@ def cases() -> list[tuple[str, Rule, str, str | float]]:
     for rule in RULES:
         when = rule.data["when"]
         values = when.get("cardNumber", when.get("amount"))
+        if values is None or when.get("gateway", "Stripe") != "Stripe":
+            continue  # other gateways' triggers (holder names, post codes): tests/test_gateway_cases.py
         operations = when["operation"] if isinstance(when["operation"], list) else [when["operation"]]
         for value in values if isinstance(values, list) else [values]:
             for operation in operations:

@@ -26,7 +26,7 @@ DATA = Path(__file__).resolve().parent / "data"
 OLDER = DATA / "openapi-1.0.9.36.json"
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "bad_documents.yaml").read_text())
 CARD = {"cardHolderName": "Ver Sion", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2031}
-ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_v"}]}
+ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk_v"}]}
 
 
 def _write(case: dict[str, Any], into: Path) -> Path:

@@ -54,6 +54,7 @@ class AttemptInput:
     generate_token: bool = False
     token_problem: str | None = None  # why the gateway refuses the userToken, if it does
     number: int = 1  # 1 = primary, 2 = first fallback, ...
+    post_code: str | None = None  # payerDetails.postCode
 
     @property
     def card_number(self) -> str | None:
@@ -115,7 +116,17 @@ _VALUES: dict[str, Callable[[_Facts], object]] = {
     "myRef": lambda f: f.item.my_ref,
     "token": lambda f: f.token,
     "account": lambda f: f.account.name,
+    "avsResult": lambda f: _looked_up(f.account.gateway.avs_results, f.item.post_code),
+    "cvvResult": lambda f: _looked_up(f.account.gateway.cvv_results, f.item.card.cvv if f.item.card else None),
 }
+
+
+def _looked_up(results: dict[str, str], given: str | None) -> str | None:
+    """The gateway's result for ``given`` (a post code, a card code), else its default."""
+    found = results.get((given or "").strip())
+    return found if found is not None else results.get("default")
+
+
 _DESCRIBED = frozenset({*_VALUES, "gatewayResultCode"})
 _RESPONDED = _DESCRIBED | {"gatewayResultDescription"}
 
@@ -214,7 +225,7 @@ def _made_plan(
 ) -> _Plan:
     native = spec.code_for(key)
     described = compiled(gateway_description if gateway_description is not None else native.description, _DESCRIBED)
-    response = compiled(payloads.template(spec, code, operation, reason), _RESPONDED) if spec.response else None
+    response = compiled(payloads.template(spec, code, operation, reason, key), _RESPONDED) if spec.response else None
     names = (described.names | response.names) if response else described.names
     values = tuple((name, _VALUES[name]) for name in sorted(names) if name in _VALUES)
     return _Plan(gateway_code if gateway_code is not None else native.code, described, response, values)

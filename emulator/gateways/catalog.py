@@ -8,6 +8,7 @@ engine reads.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,8 +68,24 @@ CARD_CHECKS: dict[str, Any] = {
         "nonPositiveAmountReason": {"type": "string", "minLength": 1},
         "accountVerification": {"type": "boolean"},
         "twoDigitYears": {"type": "boolean"},
+        # the smallest payment per currency (major units), below which Charge and PreAuth are InvalidAmount
+        "minimumAmounts": {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0}},
+        "wholeMinorUnits": {"type": "boolean"},  # a fraction finer than the currency's minor unit is InvalidAmount
     },
 }
+_MODES: dict[str, Any] = {  # which values of one credential are sandbox and which live
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["credential", "live", "source"],
+    "properties": {
+        "credential": {"type": "string", "minLength": 1},
+        "sandbox": {"type": "string", "format": "regex"},  # absent: whatever is not live
+        "live": {"type": "string", "format": "regex"},
+        "source": {"type": "string", "minLength": 1},  # a URL, or "payemu" for payemu's own convention
+        "liveTestCard": _CODE,  # a live credential paying one of the gateway's test cards: declined
+    },
+}
+_RESULT_MAP = {"type": "object", "additionalProperties": {"type": "string", "maxLength": 8}}
 _RESPONSE_OVERRIDES = {"type": "object", "additionalProperties": {"type": "object"}}
 _SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -128,6 +145,15 @@ _SCHEMA: dict[str, Any] = {
                     "responseByResult": _RESPONSE_OVERRIDES,
                     "responseByOperation": _RESPONSE_OVERRIDES,
                     "cardChecks": CARD_CHECKS,
+                    # {avsResult} / {cvvResult}: the gateway's AVS result by payerDetails.postCode
+                    # and card-code result by card.cvv ("default": any other value or none)
+                    "avsResults": _RESULT_MAP,
+                    "cvvResults": _RESULT_MAP,
+                    # where the gateway's behaviour is documented (URLs); empty for mocks
+                    "sources": {"type": "array", "items": {"type": "string", "minLength": 1}},
+                    # credential names the public record does not show (payemu's invention)
+                    "inventedCredentials": {"type": "boolean"},
+                    "credentialModes": _MODES,
                 },
             },
         },
@@ -167,6 +193,39 @@ class ResultCode:
     description: str
 
 
+@dataclass(frozen=True)
+class CredentialModes:
+    """How a gateway tells sandbox credentials from live ones by their shape."""
+
+    credential: str
+    sandbox: re.Pattern[str] | None
+    live: re.Pattern[str]
+    source: str
+    live_test_card: ResultCode | None
+
+    def mode_of(self, credentials: dict[str, str | None]) -> str | None:
+        """``sandbox``, ``live``, ``invalid`` (neither shape), or None when the credential is absent."""
+        value = credentials.get(self.credential)
+        if not value:
+            return None
+        if self.live.match(value):
+            return "live"
+        if self.sandbox is None or self.sandbox.match(value):
+            return "sandbox"
+        return "invalid"
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> CredentialModes:
+        card = data.get("liveTestCard")
+        return cls(
+            credential=data["credential"],
+            sandbox=re.compile(data["sandbox"]) if "sandbox" in data else None,
+            live=re.compile(data["live"]),
+            source=data["source"],
+            live_test_card=ResultCode(card["code"], card["description"]) if card else None,
+        )
+
+
 _DEFAULT_TOKEN = {"prefix": "tok_", "length": 24, "alphabet": "alnum"}
 _DEFAULT_AUTH_CODE = {"length": 6, "alphabet": "upper"}
 
@@ -197,6 +256,11 @@ class GatewaySpec:
     response_by_result: dict[str, Any] = field(default_factory=dict)
     response_by_operation: dict[str, Any] = field(default_factory=dict)
     card_checks: dict[str, Any] = field(default_factory=dict)  # defaults merged with the gateway's
+    avs_results: dict[str, str] = field(default_factory=dict)  # by post code; "default"
+    cvv_results: dict[str, str] = field(default_factory=dict)  # by card code; "default"
+    sources: tuple[str, ...] = ()
+    invented_credentials: bool = False
+    modes: CredentialModes | None = None
 
     @property
     def checks_cards(self) -> bool:
@@ -250,6 +314,11 @@ class GatewaySpec:
             response_by_result=data.get("responseByResult", {}),
             response_by_operation=data.get("responseByOperation", {}),
             card_checks={**(card_checks or {}), **data.get("cardChecks", {})},
+            avs_results=dict(data.get("avsResults", {})),
+            cvv_results=dict(data.get("cvvResults", {})),
+            sources=tuple(data.get("sources", ())),
+            invented_credentials=bool(data.get("inventedCredentials", False)),
+            modes=CredentialModes.from_data(data["credentialModes"]) if "credentialModes" in data else None,
         )
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 DEFAULT_CARD_OPERATIONS = (Operation.CHARGE, Operation.PRE_AUTH, Operation.TOKENIZE)
 DEFAULT_AMOUNT_OPERATIONS = (Operation.CHARGE, Operation.PRE_AUTH, Operation.CAPTURE, Operation.REFUND)
+_MINIMUM_OPERATIONS = frozenset({Operation.CHARGE, Operation.PRE_AUTH})  # where a gateway's minimum applies
 DEFAULT_AMOUNT_REASON = RejectReason.INVALID_AMOUNT.value
 
 
@@ -85,6 +86,8 @@ def card_problem(
     brand: str | None,
     amount: Decimal | float,
     now: datetime,
+    currency: str = "USD",
+    exponent: int = 2,
 ) -> CheckFailure | None:
     """The first check of ``gateway`` the attempt fails, else None. Order: card number,
     expiry, security code (on the card operations), then the amount."""
@@ -110,6 +113,23 @@ def card_problem(
             else:
                 what = "the amount must be greater than 0"
             return CheckFailure(reason, f"{gateway.name} declined the {operation}: {what}.")
+        found = _amount_problem(checks, operation, Decimal(str(amount)), currency, exponent)
+        if found:
+            return CheckFailure(RejectReason.INVALID_AMOUNT, f"{gateway.name} declined the {operation}: {found}.")
+    return None
+
+
+def _amount_problem(
+    checks: dict[str, Any], operation: str, amount: Decimal, currency: str, exponent: int
+) -> str | None:
+    """A fraction finer than the currency's minor unit (``wholeMinorUnits``: JPY 100.5),
+    or a payment below the gateway's minimum for the currency (``minimumAmounts``)."""
+    if checks.get("wholeMinorUnits") and amount != amount.quantize(Decimal(1).scaleb(-exponent)):
+        unit = "whole units" if exponent == 0 else f"{exponent} decimals"
+        return f"{currency} amounts are in {unit}"
+    minimum = checks.get("minimumAmounts", {}).get(currency)
+    if minimum is not None and operation in _MINIMUM_OPERATIONS and 0 < amount < Decimal(str(minimum)):
+        return f"the amount must be at least {minimum} {currency}"
     return None
 
 
@@ -134,6 +154,8 @@ def for_attempt(
         brand,
         item.money.amount,
         tenant.now(),
+        item.money.currency,
+        item.money.exponent,
     )
 
 

@@ -33,20 +33,23 @@ def merge(base: Any, change: Any) -> Any:
 _CHOSEN: IdentityMemo[Any] = IdentityMemo()
 
 
-def template(gateway: GatewaySpec, code: str, operation: str, reason: str | None = None) -> Any:
-    """The template for ``operation`` answered ``code`` (``reason`` when Rejected): one
-    object per gateway and case, made once (so its compiled form is found by identity)."""
-    return _CHOSEN.get((id(gateway), code, operation, reason), gateway, _choose, gateway, code, operation, reason)
+def template(gateway: GatewaySpec, code: str, operation: str, reason: str | None = None, key: str | None = None) -> Any:
+    """The template for ``operation`` answered ``code`` (``reason`` when Rejected; ``key``
+    the catalog code spoken, such as ``Expired``): one object per gateway and case, made
+    once (so its compiled form is found by identity)."""
+    return _CHOSEN.get(
+        (id(gateway), code, operation, reason, key), gateway, _choose, gateway, code, operation, reason, key
+    )
 
 
-def _choose(gateway: GatewaySpec, code: str, operation: str, reason: str | None) -> Any:
+def _choose(gateway: GatewaySpec, code: str, operation: str, reason: str | None, key: str | None) -> Any:
     if code in _SUCCESSFUL and operation in gateway.response_by_operation:
         chosen: Any = gateway.response_by_operation[operation]
     else:
         chosen = gateway.response
-    for key in (code, reason):
-        if key and key in gateway.response_by_result:
-            chosen = merge(chosen, gateway.response_by_result[key])
+    for name in dict.fromkeys((code, reason, key)):
+        if name and name in gateway.response_by_result:
+            chosen = merge(chosen, gateway.response_by_result[name])
     return chosen
 
 

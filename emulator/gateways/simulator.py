@@ -25,12 +25,12 @@ from emulator.gateways import checks
 from emulator.gateways.answers import AttemptInput, GatewayAccount, mint, new_reference, speak
 from emulator.gateways.catalog import GatewaySpec
 from emulator.payments.model import DropConnection, OperationResult
-from emulator.scenarios import Attempt
+from emulator.scenarios import Attempt, Outcome
 from emulator.vocabulary import DEFAULT_REJECT_REASON, SUCCESSFUL, Fault, Operation, RejectReason, ResultCode
 
 if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant
-    from emulator.scenarios import Outcome, ScenarioBook
+    from emulator.scenarios import ScenarioBook
 
 __all__ = [  # GatewayAccount, AttemptInput and speak live in emulator.gateways.answers
     "AttemptInput",
@@ -85,9 +85,10 @@ class AttemptResult:
         return self.result.gateway_reference
 
 
-def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused | None:
+def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bool = True) -> Refused | None:
     """``(result code, catalog code key, description)`` when the gateway refuses the
-    attempt before looking at it, else None."""
+    attempt before looking at it, else None. ``sandbox``: whether the API key is a sandbox
+    key (the gateway's credentials must be of the same mode)."""
     spec = account.gateway
     operation = item.operation
     unimplemented = ResultCode.NOT_IMPLEMENTED
@@ -108,6 +109,14 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused 
             "AuthenticationFailed",
             f"Authentication with {spec.name} failed: {where} has no value for {', '.join(missing)}.",
         )
+    mode = spec.modes.mode_of(account.credentials) if spec.modes else None
+    if mode is not None and spec.modes is not None:
+        named = spec.modes.credential
+        if mode == "invalid":
+            return _credentials_refused(spec, f"{named} is not in the shape {spec.name} issues.")
+        if (mode == "live") == sandbox:
+            key = "a sandbox" if sandbox else "a live"
+            return _credentials_refused(spec, f"{named} holds {mode} credentials, used with {key} API key.")
     if spec.requires_certificate and not account.certificate:
         field = "certificateName" if item.number == 1 else "paymentGatewayCertName"
         return (
@@ -128,6 +137,28 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput) -> Refused 
     return None
 
 
+def _credentials_refused(spec: GatewaySpec, why: str) -> Refused:
+    # a labelled choice (Fidelity: credential-shape): the gateway's own refusal, FatalFailure
+    return ResultCode.FATAL_FAILURE, "AuthenticationFailed", f"{spec.name} refused the credentials: {why}"
+
+
+def live_test_card(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
+    """The decline of a live credential paying one of the gateway's known test cards."""
+    modes = account.gateway.modes
+    if modes is None or modes.live_test_card is None or tenant.is_sandbox or item.card is None:
+        return None
+    if modes.mode_of(account.credentials) != "live" or item.card_number not in book.test_cards(account.gateway.name):
+        return None
+    declined = modes.live_test_card
+    return Outcome(
+        ResultCode.REJECTED,
+        RejectReason.CARD_DECLINED,
+        gateway_result_code=declined.code,
+        gateway_result_description=declined.description,
+        rule="live-mode-test-card",
+    )
+
+
 def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
     """The scenario outcome for this attempt. Mock gateways (``always``) heed only rules
     that name their gateway or account."""
@@ -142,6 +173,9 @@ def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: At
         gateway=account.gateway.name,
         account=account.name,
         attempt=item.number,
+        holder_name=item.card.holder if item.card else None,
+        post_code=item.post_code,
+        cvv=item.card.cvv if item.card else None,
     )
     return book.decide(tenant, attempt, mock=mock)
 
@@ -150,7 +184,7 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
     """Run one attempt. The scenario's latency is awaited here; its fault is returned for
     the caller, who records (or not) before dropping the connection."""
     spec = account.gateway
-    refused = requirement_failure(account, item)
+    refused = requirement_failure(account, item, tenant.is_sandbox)
     outcome: Outcome | None = None
     reason: str | None = None
     code: ResultCode
@@ -161,7 +195,7 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
         code, reason, text = ResultCode.REJECTED, RejectReason.INVALID_CARD_NUMBER, item.token_problem
         key = reason
     else:
-        outcome = decide(book, tenant, account, item)
+        outcome = live_test_card(book, tenant, account, item) or decide(book, tenant, account, item)
         # A user's rule beats the gateway's own card checks; otherwise they come first.
         failure = checks.for_attempt(book, tenant, spec, item, outcome)
         if failure is not None:
@@ -199,7 +233,7 @@ async def lookup(
     """A status lookup at the gateway (its requirements, then any scenario rule for
     Status; no card checks): None when it answers, else the failed OperationResult.
     A fault closes the connection (:class:`DropConnection`)."""
-    refused_at = requirement_failure(account, item)
+    refused_at = requirement_failure(account, item, tenant.is_sandbox)
     if refused_at is None:
         outcome = decide(book, tenant, account, item)
         if outcome is None:

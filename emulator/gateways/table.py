@@ -42,6 +42,8 @@ def _notes(gateway: GatewaySpec) -> str:
 def _row(gateway: GatewaySpec) -> str:
     credentials = [f"`{name}`" for name in gateway.credentials]
     credentials += [f"*`{name}`*" for name in gateway.optional_credentials]
+    if gateway.invented_credentials and credentials:
+        credentials[-1] += " (names invented by payemu: not in the public record)"
     unsupported = [op for op in OPERATIONS if op in gateway.unsupported]
     cells = [
         f"`{gateway.name}`",

@@ -163,6 +163,7 @@ async def _pay(
             request.generate_token,
             problem,
             number,
+            request.post_code,
         )
         last = await _attempt(runtime, tenant, account, item, attempt_number=number)
         token = last.result.gateway_token

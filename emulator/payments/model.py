@@ -197,6 +197,7 @@ class PaymentRequest:
     network_token_brand: str | None = None
     generate_token: bool = False
     ref_trans_id: str | None = None
+    post_code: str | None = None  # payerDetails.postCode
 
     @classmethod
     def from_body(cls, operation: Operation, body: Mapping[str, Any]) -> PaymentRequest:
@@ -230,6 +231,7 @@ class PaymentRequest:
             get("networkTokenBrand"),
             bool(get("generateToken")),
             get("refTransId"),
+            payer.get("postCode") if payer else None,
         )
 
 

@@ -21,7 +21,7 @@ import secrets
 import string
 import time
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from emulator import errors
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from faker import Faker
 
 ALPHANUMERIC = string.ascii_letters + string.digits
-SEEDED_EPOCH = datetime(2030, 1, 1, tzinfo=UTC)
 MAX_KEY_LENGTH = 256
 
 
@@ -124,10 +123,9 @@ class Tenant:
         seeded = self._seed is not None
         # ids, references and fake data; tokens and keys come from the OS (secret_string)
         self.rng = random.Random(f"{self._seed}/{self.key}") if seeded else random.Random(secrets.randbits(128))
-        start = None
-        if seeded:
-            start = SEEDED_EPOCH + timedelta(seconds=self.rng.randrange(0, 365 * 86400))
-        self.clock = Clock(start)
+        # a seeded clock starts at --clock-start (a fixed date at which the gateways'
+        # documented test cards are valid), the same for every key
+        self.clock = Clock(self._settings.clock_start if seeded else None)
         bounds = self._settings.limits  # hardening: each store bounds itself (emulator.payments.limits)
         budget = self.budget
         budget.clear()  # the stores below start empty

@@ -42,6 +42,7 @@ class ScenarioBook:
         self.builtin = builtin
         self._rules: tuple[Rule, ...] = ()
         self._mock_rules: tuple[Rule, ...] = ()
+        self._test_cards: dict[str, frozenset[str]] = {}
         self._signature: Signature = ()
         self.reload()
 
@@ -74,8 +75,28 @@ class ScenarioBook:
             raise ScenarioError(problems)
         self._rules = tuple(rules)
         self._mock_rules = tuple(r for r in rules if r.match.names_gateway_or_account)
+        self._test_cards = {}
         self._signature = _signature(self.files())
         return len(rules)
+
+    def test_cards(self, gateway: str) -> frozenset[str]:
+        """The card numbers the built-in rules name for ``gateway``: its own test cards and
+        payemu's (made once per gateway and load)."""
+        key = gateway.casefold()
+        found = self._test_cards.get(key)
+        if found is None:
+            builtin = self.builtin
+            found = frozenset(
+                number
+                for rule in self._rules
+                if builtin is not None
+                and rule.match.card_numbers
+                and rule.match.gateway in (None, key)
+                and _same(Path(rule.source), builtin)
+                for number in rule.match.card_numbers
+            )
+            self._test_cards[key] = found
+        return found
 
     def changed(self) -> bool:
         """Whether a file was changed, added to a directory or removed since the last load."""

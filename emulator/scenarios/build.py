@@ -4,6 +4,7 @@ match and outcome."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from emulator.scenarios.model import Match, Outcome, Rule, canonical, digits
@@ -27,6 +28,8 @@ def build_rule(item: dict[str, Any], source: str, line: int) -> Rule:
     data: dict[str, Any] = {"name": name}
     if "description" in item:
         data["description"] = item["description"]
+    if "origin" in item:
+        data["origin"] = item["origin"]
     data["when"] = when
     if "then" in item:
         entries = [_canonical_then(item["then"])]
@@ -60,6 +63,8 @@ def _canonical_when(when: dict[str, Any]) -> dict[str, Any]:
             value = names if isinstance(value, list) else names[0]
         elif key == "attempt":
             value = [int(v) for v in value] if isinstance(value, list) else int(value)
+        elif key in ("postCode", "cvv"):
+            value = [str(v) for v in value] if isinstance(value, list) else str(value)
         out[key] = value
     return out
 
@@ -102,7 +107,16 @@ def _match(when: dict[str, Any]) -> Match:
         gateway=when["gateway"].casefold() if "gateway" in when else None,
         account=when["account"].casefold() if "account" in when else None,
         attempts=frozenset(_listed(when["attempt"])) if "attempt" in when else None,
+        holder_names=_texts(when, "holderName", str.upper),
+        post_codes=_texts(when, "postCode", str),
+        cvvs=_texts(when, "cvv", str),
     )
+
+
+def _texts(when: dict[str, Any], key: str, shape: Callable[[str], str]) -> frozenset[str] | None:
+    if key not in when:
+        return None
+    return frozenset(shape(str(v).strip()) for v in _listed(when[key]))
 
 
 def _outcome(then: dict[str, Any], rule: str) -> Outcome:

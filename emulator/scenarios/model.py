@@ -44,6 +44,9 @@ class Attempt:
     gateway: str
     account: str | None
     attempt: int = 1
+    holder_name: str | None = None  # card.cardHolderName (Adyen's test holder names)
+    post_code: str | None = None  # payerDetails.postCode (Authorize.Net's test ZIP codes)
+    cvv: str | None = None  # card.cvv (Authorize.Net's test card codes)
 
     @cached_property
     def card_digits(self) -> str:
@@ -101,6 +104,9 @@ class Match:
     gateway: str | None = None
     account: str | None = None
     attempts: frozenset[int] | None = None
+    holder_names: frozenset[str] | None = None  # upper case
+    post_codes: frozenset[str] | None = None
+    cvvs: frozenset[str] | None = None
 
     @property
     def names_gateway_or_account(self) -> bool:
@@ -122,6 +128,12 @@ class Match:
         if self.gateway is not None and attempt.gateway.casefold() != self.gateway:
             return False
         if self.account is not None and (attempt.account or "").casefold() != self.account:
+            return False
+        if self.holder_names is not None and (attempt.holder_name or "").strip().upper() not in self.holder_names:
+            return False
+        if self.post_codes is not None and (attempt.post_code or "").strip() not in self.post_codes:
+            return False
+        if self.cvvs is not None and (attempt.cvv or "") not in self.cvvs:
             return False
         return self.attempts is None or attempt.attempt in self.attempts
 

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from emulator.datafiles import REPOSITORY
+from emulator.gateways.catalog import load_catalog
+from emulator.scenarios import triggers
 from emulator.scenarios.book import BUILTIN, ScenarioBook
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
 from emulator.scenarios.model import RUNTIME_SOURCE, Rule, amount_text
@@ -33,9 +35,20 @@ def check_files(paths: Sequence[str | Path]) -> list[str]:
     return [str(p) for p in problems]
 
 
-def describe(settings: Settings) -> str:
-    """The effective file rules, one line each: ``source  name  when → outcome``."""
-    return describe_rules(ScenarioBook.load(settings).file_rules)
+def describe(settings: Settings, gateway: str | None = None) -> str:
+    """The effective file rules, one line each: ``source  name  when → outcome``; with
+    ``gateway``, only the rules that can fire on that gateway (its own triggers and
+    payemu's conventions)."""
+    rules = ScenarioBook.load(settings).file_rules
+    if gateway is None:
+        return describe_rules(rules)
+    catalog = load_catalog()
+    spec = catalog.get(gateway)
+    if spec is None:
+        raise ScenarioError(
+            [Problem("--gateway", 0, f"unknown gateway {gateway!r} (known: {', '.join(catalog.names())})")]
+        )
+    return describe_rules(triggers.for_gateway(rules, spec))
 
 
 def describe_rules(rules: Iterable[Rule]) -> str:
@@ -128,8 +141,11 @@ def _line(cells: list[str]) -> str:
 
 
 def builtin_table() -> str:
-    """The Markdown table of the built-in test cards (``scenarios/default.yaml``)."""
-    return markdown_table(load_files([], BUILTIN))
+    """The Markdown tables of the built-in test triggers (``scenarios/default.yaml``): one
+    per gateway that documents its own, then payemu's test cards and amounts."""
+    rules = list(load_files([], BUILTIN))
+    mine = [rule for rule in rules if rule.match.gateway is None]
+    return triggers.markdown(rules, load_catalog(), markdown_table(mine))
 
 
 def readme_with_table(readme: str, table: str) -> str:

@@ -30,6 +30,13 @@ _CARD: dict[str, Any] = {
     "pattern": r"^\s*[0-9][0-9 -]*$",
     "x-message": "a card number holds digits (spaces and dashes allowed)",
 }
+_CODE: dict[str, Any] = {"type": ["string", "integer"], "minimum": 0, "minLength": 1, "maxLength": 20}
+_CVV: dict[str, Any] = {
+    "type": ["string", "integer"],
+    "minimum": 0,
+    "pattern": "^[0-9]{3,4}$",
+    "x-message": "a CVV is 3 or 4 digits",
+}
 _OPERATION: dict[str, Any] = {"type": "string", "ienum": list(OPERATIONS)}
 _AMOUNT: dict[str, Any] = {"type": "number", "minimum": 0}
 
@@ -64,6 +71,18 @@ WHEN: dict[str, Any] = {
         },
         "gateway": _TEXT,
         "account": _TEXT,
+        "holderName": {
+            "anyOf": [_TEXT, {"type": "array", "minItems": 1, "items": _TEXT}],
+            "x-expected": "a card holder name or a list of them",
+        },
+        "postCode": {
+            "anyOf": [_CODE, {"type": "array", "minItems": 1, "items": _CODE}],
+            "x-expected": "a post code or a list of them",
+        },
+        "cvv": {
+            "anyOf": [_CVV, {"type": "array", "minItems": 1, "items": _CVV}],
+            "x-expected": "a CVV (3 or 4 digits) or a list of them",
+        },
         "attempt": {
             "anyOf": [
                 {"type": "integer", "minimum": 1},
@@ -109,6 +128,9 @@ RULE: dict[str, Any] = {
             "x-message": "a rule name is non-empty text without leading or trailing spaces",
         },
         "description": {"type": "string", "maxLength": 500},
+        # where the trigger comes from: the URL of the gateway's documentation, or "payemu"
+        # for payemu's own conventions (`source` is the file:line the listing adds)
+        "origin": {"type": "string", "maxLength": 300},
         "when": WHEN,
         "then": THEN,
         "sequence": {"type": "array", "minItems": 1, "maxItems": 1000, "items": THEN},

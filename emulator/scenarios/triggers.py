@@ -1,0 +1,120 @@
+"""Each gateway's test triggers: the built-in rules naming a gateway (its documented test
+inputs) apart from payemu's own conventions (rules naming none), for
+``payemu scenarios list --gateway NAME`` and the per-gateway tables of docs/test-cards.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from emulator.gateways.catalog import Catalog, GatewaySpec
+from emulator.scenarios.model import Rule
+from emulator.vocabulary import ResultCode
+
+PAYEMU = "payemu"  # the `origin` of payemu's own conventions
+_INPUTS = (  # the when keys that name a test input, as the tables show them
+    ("cardNumber", "card"),
+    ("holderName", "card.cardHolderName"),
+    ("postCode", "payerDetails.postCode"),
+    ("cvv", "card.cvv"),
+    ("amount", "amount"),
+)
+
+
+def applies(rule: Rule, gateway: GatewaySpec) -> bool:
+    """Whether ``rule`` can fire on ``gateway``: a rule naming a gateway fires on that one
+    only; a rule naming none (payemu's conventions) on every gateway but the mocks."""
+    named = rule.match.gateway
+    if named is not None:
+        return named == gateway.name.casefold()
+    return gateway.always is None or rule.match.account is not None
+
+
+def for_gateway(rules: Iterable[Rule], gateway: GatewaySpec) -> list[Rule]:
+    """The rules of ``rules`` that can fire on ``gateway``, in matching order."""
+    return [rule for rule in rules if applies(rule, gateway)]
+
+
+def own(rules: Iterable[Rule], gateway: GatewaySpec) -> list[Rule]:
+    """The rules that name ``gateway`` (its own documented triggers)."""
+    return [rule for rule in rules if rule.match.gateway == gateway.name.casefold()]
+
+
+def _trigger(rule: Rule) -> str:
+    when = rule.data.get("when", {})
+    parts = []
+    for key, label in _INPUTS:
+        if key in when:
+            values = when[key] if isinstance(when[key], list) else [when[key]]
+            parts.append(f"{label} " + "<br>".join(f"`{value}`" for value in values))
+    return "; ".join(parts) or f"`{rule.when_text()}`"
+
+
+def native(rule: Rule, gateway: GatewaySpec) -> str:
+    """The gateway's own code and text for the rule's (last) outcome."""
+    outcome = rule.outcomes[-1]
+    result = outcome.operation_result_code
+    key = (outcome.reject_reason_code if result == ResultCode.REJECTED else None) or result
+    spoken = gateway.code_for(key)
+    code = outcome.gateway_result_code or spoken.code
+    text = outcome.gateway_result_description or spoken.description
+    return f"`{code}` {text}"
+
+
+def _source(rule: Rule) -> str:
+    source = str(rule.data.get("origin") or PAYEMU)
+    return f"[{source.split('://', 1)[-1].rstrip('/')}]({source})" if "://" in source else source
+
+
+def _line(cells: list[str]) -> str:
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def gateway_table(rules: Iterable[Rule], gateway: GatewaySpec) -> str:
+    """One gateway's own triggers: trigger → outcome → native code → source."""
+    header = ["trigger", "operations", "outcome", "native code", "source", "rule"]
+    lines = [_line(header), _line(["---"] * len(header))]
+    for rule in own(rules, gateway):
+        when = rule.data.get("when", {})
+        operations = when.get("operation")
+        ops = "any" if operations is None else ", ".join(operations if isinstance(operations, list) else [operations])
+        outcome = rule.outcomes[-1]
+        shown = outcome.operation_result_code + (
+            f" ({outcome.reject_reason_code})" if outcome.reject_reason_code else ""
+        )
+        row = [_trigger(rule), ops, shown, native(rule, gateway), _source(rule), f"`{rule.name}`"]
+        lines.append(_line(row))
+    for field, results in (("avsResultCode", gateway.avs_results), ("cvvResultCode", gateway.cvv_results)):
+        given = "payerDetails.postCode" if field == "avsResultCode" else "card.cvv"
+        for value, result in results.items():
+            if value != "default":
+                source = _source_link(gateway)
+                lines.append(
+                    _line([f"{given} `{value}`", "Charge, PreAuth", "Success", f"{field} `{result}`", source, "—"])
+                )
+    return "\n".join(lines)
+
+
+def _source_link(gateway: GatewaySpec) -> str:
+    first = gateway.sources[0] if gateway.sources else PAYEMU
+    return f"[{first.split('://', 1)[-1].rstrip('/')}]({first})" if "://" in first else first
+
+
+def markdown(rules: list[Rule], catalog: Catalog, payemu_table: str) -> str:
+    """The docs' test-card section: one table per gateway that documents triggers, then
+    payemu's own test cards and amounts (``payemu_table``)."""
+    parts = []
+    for gateway in catalog:
+        if not own(rules, gateway) and not gateway.avs_results and not gateway.cvv_results:
+            continue
+        sources = ", ".join(f"<{url}>" for url in gateway.sources)
+        parts.append(
+            f"### {gateway.display_name} (`{gateway.name}` only)\n\n"
+            f"Documented by {sources}. These triggers fire on {gateway.name} only.\n\n{gateway_table(rules, gateway)}"
+        )
+    parts.append(
+        "### payemu's own test cards and amounts (every gateway but the mocks)\n\n"
+        "No real sandbox knows these: they are payemu's convention, so one suite can reach every "
+        "outcome through any gateway. Each gateway answers them in its own codes.\n\n" + payemu_table.rstrip("\n")
+    )
+    return "\n\n".join(parts) + "\n"
