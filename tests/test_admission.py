@@ -16,7 +16,7 @@ from emulator.payments.tenants import Tenant
 
 ADMIN = "admin-secret-1"
 CARD = {"cardHolderName": "Jo Doe", "cardNumber": "4111111111111111", "expirationMonth": 2, "expirationYear": 2032}
-ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_x"}]}
+ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
 
 
 def _tenants(app: Starlette) -> dict[str, Tenant]:

@@ -54,7 +54,7 @@ def test_requests_cut_by_the_shutdown_get_a_json_503_and_no_traceback(tmp_path: 
                 pass
             assert time.monotonic() < deadline, "payemu did not start"
             time.sleep(0.1)
-        account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_x"}]}
+        account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
         assert httpx.put(base + "/PaymentGatewayAccounts/acct1", json=account, headers=KEY).status_code == 200
 
         def slow_charge() -> None:  # a scenario's delay: the answer would come in 30 s
