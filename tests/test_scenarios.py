@@ -455,3 +455,18 @@ def test_gateway_triggers_fire_on_their_gateway_only(builtin: ScenarioBook, tena
     assert declined is not None
     assert declined.rule == "adyen-declined-holder"
     assert builtin.decide(tenant, replace(BASE, gateway="Adyen", amount=9011.0)).rule == "insufficient-funds-amount"  # type: ignore[union-attr]
+
+
+def test_a_gateway_asks_only_the_file_rules_that_can_match_it() -> None:
+    """The built-in triggers name their gateway: a mock gateway that no rule names is not
+    asked at all (the charge path skips the lookup), and Adyen never sees Stripe's rules."""
+    from types import SimpleNamespace
+
+    from emulator.scenarios.book import ScenarioBook
+
+    book = ScenarioBook()
+    empty = SimpleNamespace(rules=())
+    assert any(r.match.gateway == "stripe" for r in book.file_rules)
+    assert not book.may_match(empty, mock=True, gateway="NULLSuccess")  # type: ignore[arg-type]
+    assert book.may_match(empty, mock=False, gateway="Adyen")  # type: ignore[arg-type]
+    assert all(r.match.gateway in (None, "adyen") for r in book._file_rules("Adyen", False))

@@ -163,7 +163,7 @@ def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: At
     """The scenario outcome for this attempt. Mock gateways (``always``) heed only rules
     that name their gateway or account."""
     mock = account.gateway.always is not None
-    if not book.may_match(tenant, mock):
+    if not book.may_match(tenant, mock, account.gateway.name):
         return None  # no rule to ask
     attempt = Attempt(
         card_number=item.card_number,

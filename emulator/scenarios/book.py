@@ -33,6 +33,9 @@ class RuleHolder(Protocol):
     rules: RuleSet
 
 
+MAX_GATEWAYS_KEPT = 256  # gateways whose rule lists are kept (the catalog's, in practice)
+
+
 class ScenarioBook:
     """File rules shared by every tenant; per-tenant state (runtime rules, sequence
     counters) lives on the tenant, so :meth:`reload` never loses it."""
@@ -42,6 +45,9 @@ class ScenarioBook:
         self.builtin = builtin
         self._rules: tuple[Rule, ...] = ()
         self._mock_rules: tuple[Rule, ...] = ()
+        # the file rules that can match an attempt at one gateway, by (gateway, mock): a
+        # rule naming another gateway never can (the built-in triggers name theirs)
+        self._by_gateway: dict[tuple[str, bool], tuple[Rule, ...]] = {}
         self._test_cards: dict[str, frozenset[str]] = {}
         self._signature: Signature = ()
         self.reload()
@@ -75,6 +81,7 @@ class ScenarioBook:
             raise ScenarioError(problems)
         self._rules = tuple(rules)
         self._mock_rules = tuple(r for r in rules if r.match.names_gateway_or_account)
+        self._by_gateway = {}
         self._test_cards = {}
         self._signature = _signature(self.files())
         return len(rules)
@@ -113,10 +120,23 @@ class ScenarioBook:
         """Every rule that applies to ``tenant``, in matching order."""
         return [*tenant.rules, *self._rules]
 
-    def may_match(self, tenant: RuleHolder, mock: bool = False) -> bool:
-        """Whether any rule could decide an attempt (False: :meth:`decide` is None whatever
-        the attempt, so the caller need not describe it)."""
-        return bool(self._mock_rules if mock else self._rules) or len(tenant.rules) > 0
+    def _file_rules(self, gateway: str | None, mock: bool) -> tuple[Rule, ...]:
+        """The file rules that may match an attempt at ``gateway`` (None: at any), in order."""
+        rules = self._mock_rules if mock else self._rules
+        if gateway is None:
+            return rules
+        key = (gateway.casefold(), mock)
+        found = self._by_gateway.get(key)
+        if found is None:
+            if len(self._by_gateway) >= MAX_GATEWAYS_KEPT:
+                self._by_gateway.clear()
+            found = self._by_gateway[key] = tuple(r for r in rules if r.match.gateway in (None, key[0]))
+        return found
+
+    def may_match(self, tenant: RuleHolder, mock: bool = False, gateway: str | None = None) -> bool:
+        """Whether any rule could decide an attempt at ``gateway`` (False: :meth:`decide` is
+        None whatever the attempt, so the caller need not describe it)."""
+        return bool(self._file_rules(gateway, mock)) or len(tenant.rules) > 0
 
     def decide(self, tenant: RuleHolder, attempt: Attempt, mock: bool = False) -> Outcome | None:
         """The outcome of the first rule matching ``attempt``, or None (the gateway's
@@ -124,10 +144,11 @@ class ScenarioBook:
         only rules whose ``when`` names a ``gateway`` or an ``account`` are considered.
         A ``sequence`` rule answers its i-th entry to its i-th matching call, counted per
         tenant and card number; the last entry repeats."""
+        file_rules = self._file_rules(attempt.gateway, mock)
         if mock:
-            candidates = (*(r for r in tenant.rules if r.match.names_gateway_or_account), *self._mock_rules)
+            candidates = (*(r for r in tenant.rules if r.match.names_gateway_or_account), *file_rules)
         else:
-            candidates = (*tenant.rules, *self._rules)
+            candidates = (*tenant.rules, *file_rules)
         for rule in candidates:
             if not rule.match.matches(attempt):
                 continue
