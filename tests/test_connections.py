@@ -69,11 +69,11 @@ def test_the_default_cap_leaves_room_below_the_descriptor_limit() -> None:
 
 
 class _Conn:
-    def __init__(self, since: float | None) -> None:
+    def __init__(self, since: int | None) -> None:
         self.since = since
         self.closed = False
 
-    def waiting_since(self) -> float | None:
+    def waiting_since(self) -> int | None:
         return self.since
 
     def make_room(self) -> None:
@@ -82,7 +82,7 @@ class _Conn:
 
 def test_the_cap_closes_the_longest_waiting_idle_connection(caplog: pytest.LogCaptureFixture) -> None:
     cap = ConnectionCap(3)
-    busy, idle_old, idle_new, newcomer = _Conn(None), _Conn(1.0), _Conn(5.0), _Conn(0.0)
+    busy, idle_old, idle_new, newcomer = _Conn(None), _Conn(1), _Conn(5), _Conn(0)
     everyone = [busy, idle_new, idle_old, newcomer]
     with caplog.at_level(logging.WARNING, logger="payemu"):
         assert cap.admit(newcomer, everyone, 3)  # within the cap: nothing closed, nothing logged

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import resource
 from collections.abc import Iterable
+from itertools import count
 from typing import Protocol, runtime_checkable
 
 log = logging.getLogger("payemu")
@@ -46,8 +47,11 @@ def default_cap(limit: int | None = None) -> int:
 class Waiting(Protocol):
     """What the cap asks of a connection (the guarded protocol answers)."""
 
-    def waiting_since(self) -> float | None:
-        """When it began waiting for a request (event-loop time); None while one runs."""
+    def waiting_since(self) -> int | None:
+        """Where it stands in the order in which connections began waiting for a request
+        (lower: waiting longer); None while one runs. An order, not a time: uvloop's clock
+        has millisecond steps, and connections made in the same millisecond must still be
+        told apart."""
 
     def make_room(self) -> None:
         """Close it to make room for a new connection."""
@@ -59,6 +63,7 @@ class ConnectionCap:
     def __init__(self, limit: int) -> None:
         self.limit = max(1, limit)
         self.reached = False  # logged; cleared once the count is back under 90 %
+        self.waiting_order = count()  # next(...) as a connection begins waiting
 
     def admit(self, newcomer: object, open_connections: Iterable[object], count: int) -> bool:
         """Called as ``newcomer`` is made, ``count`` connections being open with it:
@@ -75,7 +80,7 @@ class ConnectionCap:
                 self.limit,
             )
         oldest: Waiting | None = None
-        oldest_since = 0.0
+        oldest_since = 0
         for connection in open_connections:
             if connection is newcomer or not isinstance(connection, Waiting):
                 continue  # (a WebSocket connection, were there one, is never closed for room)

@@ -81,6 +81,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
         _idle_due: float | None = None  # kept alive, waiting for the next request (uvicorn's)
         _watch: asyncio.TimerHandle | None = None  # the one timer: fires at or before the earliest
         _watch_at = 0.0
+        _waiting_from = 0  # cap.waiting_order as it last began waiting (head or idle)
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
@@ -92,6 +93,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
                 return
             self._head_bytes = 0
             self._head_due = self.loop.time() + head_timeout
+            self._waiting_from = next(cap.waiting_order)
             self._watch_for(self._head_due)
 
         def connection_lost(self, exc: Exception | None) -> None:
@@ -132,6 +134,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             if self._head_bytes is None:  # the next request on a kept-alive connection
                 self._head_bytes = 0
                 self._head_due = now + head_timeout
+                self._waiting_from = next(cap.waiting_order)
             self._watch_for(self._request_due if self._head_due is None else min(self._head_due, self._request_due))
 
         def on_headers_complete(self) -> None:
@@ -166,6 +169,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
                 self._start_asgi_task(cycle, app)
             else:
                 self._idle_due = self.loop.time() + self.timeout_keep_alive
+                self._waiting_from = next(cap.waiting_order)
                 self._watch_for(self._idle_due)
 
         async def _send_whole(self, ref: weakref.ref[Any], status: int, lines: bytes, body: bytes) -> None:
@@ -210,13 +214,11 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             self._write_due = None
             super().resume_writing()
 
-        def waiting_since(self) -> float | None:
+        def waiting_since(self) -> int | None:
             if self.transport.is_closing() or (self.cycle is not None and not self.cycle.response_complete):
                 return None
-            if self._head_bytes is not None and self._head_due is not None:
-                return self._head_due - head_timeout
-            if self._idle_due is not None:
-                return self._idle_due - self.timeout_keep_alive
+            if (self._head_bytes is not None and self._head_due is not None) or self._idle_due is not None:
+                return self._waiting_from
             return None
 
         def make_room(self) -> None:
