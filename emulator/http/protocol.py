@@ -18,7 +18,6 @@ that httptools lacks, and three savings per request.
   ``head_timeout_seconds`` (30 s by default) of the connection opening or of the request's
   first byte, otherwise a ``408`` JSON error and the connection is closed (closed without
   an answer when not a byte came): a slowloris client cannot hold a connection for ever.
-
 * **Request deadline**: the whole request — head and body — must arrive within
   ``request_timeout_seconds`` (60 s by default) of its first byte, otherwise a ``408``
   JSON error on ``body`` and the connection is closed: a client sending its body a byte
