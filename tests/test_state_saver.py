@@ -12,6 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,10 @@ from starlette.testclient import TestClient
 
 from emulator.config import Settings
 from emulator.payments.tenants import TenantRegistry
+from emulator.state import encode
 from emulator.state.database import Writer, read
 from emulator.state.saver import Saver
+from emulator.vocabulary import ResultCode
 from tests.conftest import SANDBOX
 from tests.stateserver import StateServer, leftovers
 
@@ -184,3 +187,56 @@ def test_a_removed_tenant_is_deleted_from_the_file(make_app: Callable[..., Starl
     registry.remove(made.key)
     deletes = [rows for sql, rows in asyncio.run(saver.collect()) if sql.startswith("DELETE")]
     assert deletes and all(rows == [(made.key,)] for rows in deletes)
+
+
+def _charges(client: TestClient, count: int) -> list[str]:
+    body = {"amount": 5.0, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "demo"}
+    return [client.post("/PaymentGateway/charge", json=body).json()["gatewayReference"] for _ in range(count)]
+
+
+def test_a_save_looks_only_at_the_transactions_that_changed(
+    make_app: Callable[..., Starlette], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A tenant holding many transactions: after the first save, the next compares only
+    what the ledger noted (a new charge, the ones dropped), not every transaction held."""
+    app = make_app()
+    registry = app.state.runtime.tenants
+    saver = _saver(registry, tmp_path / "state.sqlite")
+    compared: list[str] = []
+    printed = encode.transaction_print
+    monkeypatch.setattr(encode, "transaction_print", lambda tx: compared.append(tx.reference) or printed(tx))
+    with TestClient(app, headers=SANDBOX) as client:
+        client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
+        held = _charges(client, 150)
+        asyncio.run(saver.collect())
+        assert sorted(compared) == sorted(held)  # the first save compares them all
+        compared.clear()
+        (newest,) = _charges(client, 1)
+        ledger = registry.get("sandbox-api-key").ledger
+        ledger.shed(1)  # the oldest finished transaction goes
+        rows = _rows(saver)
+    assert compared == [newest]  # not the 149 others
+    assert ("DELETE", [("sandbox-api-key", "transaction", held[0])]) in rows
+    upserts = [row for verb, batch in rows if verb == "INSERT" for row in batch if row[1] == "transaction"]
+    assert [row[2] for row in upserts] == [newest]
+
+
+def test_a_settlement_is_saved_though_no_operation_noted_it(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    app = make_app()
+    registry = app.state.runtime.tenants
+    saver = _saver(registry, tmp_path / "state.sqlite")
+    with TestClient(app, headers=SANDBOX) as client:
+        client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
+        (reference,) = _charges(client, 1)
+    owner = registry.get("sandbox-api-key")
+    tx = owner.ledger[reference]
+    tx.result_code, tx.settles_to, tx.settle_at = ResultCode.ACCEPTED, "Success", owner.now() + timedelta(days=1)
+    asyncio.run(saver.collect())  # written as pending
+    assert _rows(saver) == []
+    tx.settle_at = owner.now() - timedelta(seconds=1)
+    assert tx.state(owner.now()) == "Charged"  # settled when read, which the ledger does not see
+    owner.last_used = time.monotonic()  # (a request read it)
+    written = [row for verb, batch in _rows(saver) if verb == "INSERT" for row in batch if row[1] == "transaction"]
+    assert [row[2] for row in written] == [reference]
+    assert '"resultCode":"Success"' in written[0][3].replace(" ", "")
+    assert _rows(saver) == []

@@ -69,6 +69,9 @@ class Ledger(Mapping[str, Transaction]):
         self.budget = budget or weights.unlimited()  # the tenant's, in bytes
         self.budget.sheddable(self, rank=1)  # finished transactions go after journal entries
         self.bytes = 0  # weight of every transaction and gateway token held
+        # references added, changed or dropped since a --state saver last took them (None
+        # while no saver watches: nothing is noted); see emulator.state.saver
+        self.changed: set[str] | None = None
 
     def __getitem__(self, reference: str) -> Transaction:
         return self._transactions[reference]
@@ -89,6 +92,8 @@ class Ledger(Mapping[str, Transaction]):
         replaced = self._transactions.get(tx.reference)
         self._transactions[tx.reference] = tx
         self._charge(tx.weight - (replaced.weight if replaced else 0))
+        if self.changed is not None:
+            self.changed.add(tx.reference)
 
     def _charge(self, weight: int) -> None:
         self.bytes += weight
@@ -99,6 +104,8 @@ class Ledger(Mapping[str, Transaction]):
         if self._transactions.get(tx.reference) is tx:
             tx.weight += weight
             self._charge(weight)
+            if self.changed is not None:
+                self.changed.add(tx.reference)
 
     def transactions(self) -> list[Transaction]:
         """Every transaction, oldest first."""
@@ -217,6 +224,8 @@ class Ledger(Mapping[str, Transaction]):
         for reference in references:
             freed += self._transactions.pop(reference).weight
         self._charge(-freed)
+        if self.changed is not None:
+            self.changed.update(references)
 
 
 # -- recording ---------------------------------------------------------------------------

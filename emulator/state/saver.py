@@ -66,6 +66,8 @@ class Track:
         self.prints: dict[str, dict[str, Hashable]] = {kind: {} for kind in schema.KINDS}
         self.journal_newest = 0
         self.journal_oldest = 0
+        self.walked = False  # every transaction compared once; since then only what the ledger noted
+        self.settling: set[str] = set()  # transactions with a settlement to come (it changes them unnoted)
 
 
 class Saver:
@@ -144,11 +146,8 @@ class Saver:
             track.head = head
             if emit:
                 out.append((schema.UPSERT_TENANT, [(key, head)]))
+        await self._transactions(track, out, emit)
         ledger = owner.ledger
-        transactions = [(tx.reference, tx) for tx in ledger.transactions()]
-        await self._diff(
-            track, schema.TRANSACTION, transactions, encode.transaction_print, encode.transaction, out, emit
-        )
         tokens = [(token.token, token) for token in ledger.gateway_tokens()]
         await self._diff(track, schema.GATEWAY_TOKEN, tokens, _itself, encode.gateway_token, out, emit)
         strings = list(owner.vault.items())
@@ -156,6 +155,47 @@ class Saver:
         sessions = list(owner.sessions.items())
         await self._diff(track, schema.SESSION, sessions, encode.session_print, encode.session, out, emit)
         await self._journal(track, out, emit)
+
+    async def _transactions(self, track: Track, out: list[Statement], emit: bool) -> None:
+        """The transactions that changed: all of them compared the first time, then only
+        those the ledger noted (added, changed by a later operation, dropped) and those
+        whose settlement is still to come, so a save costs what changed, not what is held."""
+        ledger = track.owner.ledger
+        noted, ledger.changed = ledger.changed, set()
+        if noted is None or not track.walked:
+            transactions = [(tx.reference, tx) for tx in ledger.transactions()]
+            await self._diff(
+                track, schema.TRANSACTION, transactions, encode.transaction_print, encode.transaction, out, emit
+            )
+            track.walked = True
+            track.settling = {reference for reference, tx in transactions if tx.settles_to}
+            return
+        key = track.owner.key
+        prints = track.prints[schema.TRANSACTION]
+        upserts: list[tuple[Any, ...]] = []
+        deletes: list[tuple[Any, ...]] = []
+        for reference in noted | track.settling:
+            tx = ledger.find(reference)
+            if tx is None:
+                track.settling.discard(reference)
+                if prints.pop(reference, _MISSING) is not _MISSING:
+                    deletes.append((key, schema.TRANSACTION, reference))
+                continue
+            mark = encode.transaction_print(tx)
+            if tx.settles_to:
+                track.settling.add(reference)
+            else:
+                track.settling.discard(reference)
+            if prints.get(reference, _MISSING) != mark:
+                prints[reference] = mark
+                if emit:
+                    upserts.append((key, schema.TRANSACTION, reference, encode.text(encode.transaction(tx))))
+            if time.perf_counter() - self._started > STEP_SECONDS:
+                await self._pause()
+        if emit and deletes:
+            out.append((schema.DELETE_RECORD, deletes))
+        if emit and upserts:
+            out.append((schema.UPSERT_RECORD, upserts))
 
     async def _diff(
         self,

@@ -49,7 +49,10 @@ PATHS = {
     "api-key": ("GET", "/Utils/apiKey", None),
 }
 
-BENCH_CONFIG = "limits:\n  tokensPerTenant: 100000000\n  tokenBytesPerTenant: 100000000000\n"
+BENCH_CONFIG = (  # room for every string token a run stores, in count and in bytes
+    "limits:\n  tokensPerTenant: 100000000\n  tokenBytesPerTenant: 100000000000\n"
+    "  memoryBytesPerTenant: 100000000000\n  memoryBytes: 100000000000\n"
+)
 
 
 @dataclass
@@ -126,14 +129,21 @@ def wrk(base: str, name: str, duration: int, connections: int) -> Load:
         env["BODY_FILE"] = "/dev/null"
     out = subprocess.run(pinned(1, argv), env=env, capture_output=True, text=True, check=True).stdout
     os.unlink(handle.name)
+    return wrk_output(out, name)
+
+
+def wrk_output(out: str, name: str) -> Load:
+    """What wrk printed (with ``--latency``): req/s, p50, p99 and the failed requests
+    (non-2xx answers and socket errors)."""
     if "Latency Distribution" not in out:
         raise RuntimeError(f"wrk gave no latency figures for {name}:\n{out}")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
     p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    errors = re.search(r"Socket errors: .*", out)
-    return Load(rps, p50, p99, int(bad.group(1)) if bad else 0 + (1 if errors else 0))
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    failed = sum(int(n) for n in errors.groups()) if errors else 0
+    return Load(rps, p50, p99, (int(bad.group(1)) if bad else 0) + failed)
 
 
 def median(loads: list[Load]) -> Load:
