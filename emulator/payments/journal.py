@@ -182,13 +182,12 @@ class Journal:
         first = len(entries)
         while first > 0 and _id_of(entries[first - 1]) > number:
             first -= 1
-        fresh: list[dict[str, Any]] = []
-        for index in range(first, min(first + limit, len(entries))):
-            stored = entries[index]
-            if isinstance(stored, tuple):
-                stored = entries[index] = _render_and_mask(_entry(*stored))
-            fresh.append(stored)
-        return fresh
+        # rendered for the caller and not kept: the journal keeps its compact records (a
+        # rendered entry is a tree of a dozen objects the garbage collector walks)
+        return [
+            _render_and_mask(_entry(*stored)) if isinstance(stored, tuple) else stored
+            for stored in (entries[index] for index in range(first, min(first + limit, len(entries))))
+        ]
 
     def load(self, entries: list[dict[str, Any]]) -> None:
         """Hold ``entries`` (masked, with increasing ids; a state file's) as if recorded,

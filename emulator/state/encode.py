@@ -126,7 +126,9 @@ def transaction(tx: Transaction) -> dict[str, Any]:
 
 def transaction_print(tx: Transaction) -> Hashable:
     """What of a transaction changes after it is recorded (a later operation, settlement)."""
-    return (tx.result_code, tx.captured_by, tx.voided_by, tx.refunded_amount, len(tx.operations), tx.settles_to)
+    # plain values only (the code's text, not the enum member): a tuple of them is one the
+    # garbage collector stops tracking, and a saver holds one per transaction
+    return (tx.result_code.value, tx.captured_by, tx.voided_by, tx.refunded_amount, len(tx.operations), tx.settles_to)
 
 
 def gateway_token(token: GatewayToken) -> dict[str, Any]:
