@@ -193,9 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write it into docs/test-cards.md",
     )
-    from emulator.state import migrate  # payemu state migrate OLD NEW
+    from emulator.state.commands import add_commands  # payemu state migrate OLD NEW
 
-    migrate.add_commands(commands)
+    add_commands(commands)
     return parser
 
 

@@ -51,6 +51,7 @@ def config_for(
         port=settings.port,
         loop=best_loop(),
         http=http_protocol(settings),
+        ws="none",  # payemu serves no WebSocket: uvicorn need not load a WebSocket library
         access_log=False,
         log_level=log_level or settings.log_level,
         lifespan="on",

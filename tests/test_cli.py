@@ -143,3 +143,24 @@ def test_clock_start_flag() -> None:
     assert settings.clock_start == datetime(2028, 2, 29, tzinfo=UTC)
     with pytest.raises(ConfigError, match="--clock-start"):
         settings_from(build_parser().parse_args(["serve", "--clock-start", "soon"]))
+
+
+def test_serving_loads_no_module_it_does_not_use() -> None:
+    """What ``payemu serve`` imports without --state, --replay or a proxy: not the HTTP
+    client (httpx, whose command line pulls in rich and click), not SQLite, not a
+    WebSocket library (a fifth of the start-up once)."""
+    code = (
+        "import sys\n"
+        "from emulator import cli, server\n"
+        "from emulator.config import Settings\n"
+        "from emulator.http.app import create_app\n"
+        "from emulator.proxy.commands import replay_note, wrap_replay\n"
+        "cli.build_parser()\n"
+        "settings = Settings()\n"
+        "app = create_app(settings)\n"
+        "replay_note(wrap_replay(app, None, False))\n"
+        "server.config_for(app, settings).load()\n"
+        "print(sorted(name for name in ('httpx', 'sqlite3', 'websockets', 'rich') if name in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

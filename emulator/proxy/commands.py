@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -106,9 +107,10 @@ def wrap_replay(app: App, path: str | None, strict: bool) -> ASGIApp:
 
 def replay_note(served: object) -> str:
     """The banner's line about ``--replay`` ("" without it)."""
-    from emulator.proxy.replay import Replay
-
-    if not isinstance(served, Replay):
+    # loaded by wrap_replay only: without --replay, serving imports neither the replay
+    # nor the HTTP client it forwards with (httpx, whose command-line part alone takes 40 ms)
+    replay = sys.modules.get("emulator.proxy.replay")
+    if replay is None or not isinstance(served, replay.Replay):
         return ""
     recording = served.recording
     strict = ", strict: a request not in it gets a 404" if served.strict else ", else the simulation answers"
