@@ -101,6 +101,15 @@ def test_a_call_recorded_as_a_tuple_reads_as_an_entry_and_keeps_its_place() -> N
     assert journal.query(limit=1)[0]["id"] == 4
 
 
+def test_an_answer_recorded_as_text_keeps_an_integer_past_64_bits() -> None:
+    """orjson would read 2**100 as a float: the journal shows the integer the answer held."""
+    journal = Journal(3)
+    answer = b'{"customGatewayResponse":{"trace":1267650600228229401496703205376},"amount":10.5}'
+    journal.record((*_call(1)[:9], answer, *_call(1)[10:]), weight=100)
+    (entry,) = list(journal)
+    assert entry["response"] == {"customGatewayResponse": {"trace": 2**100}, "amount": 10.5}
+
+
 def test_entries_after_masks_only_the_new_ones() -> None:
     journal = Journal(10)
     for n in range(5):

@@ -14,11 +14,14 @@ payloads and credential values never leave it; the request path pays nothing for
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Iterator
 from datetime import datetime
 from itertools import count
 from typing import Any, Protocol
+
+import orjson
 
 from emulator.payments import budget as weights
 from emulator.payments.budget import Budget
@@ -58,6 +61,16 @@ def _jsonable(value: object) -> object:
     return to_json() if callable(to_json) else str(value)
 
 
+_LONG_NUMBER = re.compile(rb"\d{19}")  # a run orjson might read as a float: an integer past 64 bits
+
+
+def _loads(text: bytes) -> Any:
+    """A recorded request's or answer's JSON text as its value: by orjson, or by the
+    standard library where a long run of digits could be an integer past 64 bits (orjson
+    reads those as floats; an answer can hold one, from a scenario's YAML)."""
+    return json.loads(text) if _LONG_NUMBER.search(text) else orjson.loads(text)
+
+
 def _rendered(attempts: list[dict[str, Any] | Renders] | None) -> list[dict[str, Any]]:
     return [a if isinstance(a, dict) else a.to_json() for a in attempts or ()]
 
@@ -83,7 +96,7 @@ def _entry(number: int, values: tuple[Any, ...]) -> dict[str, Any]:
 def _render_and_mask(entry: dict[str, Any]) -> dict[str, Any]:
     for name in ("request", "response"):
         if isinstance(entry.get(name), bytes):
-            entry[name] = json.loads(entry[name])  # recorded as its JSON text
+            entry[name] = _loads(entry[name])  # recorded as its JSON text
     if isinstance(entry.get("time"), datetime):
         entry["time"] = isoformat(entry["time"])
     if isinstance(entry.get("latencyMs"), float):

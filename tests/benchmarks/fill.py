@@ -30,8 +30,10 @@ def rss_bytes() -> int:
 
 
 async def fill(count: int) -> tuple[int, float]:
-    # the ledger keeps every charge of this run: the limit is raised above the count
-    app = create_app(Settings(limits=Limits(transactions=count + 10)))
+    # the ledger keeps every charge of this run: the limits, in count and in bytes, are
+    # raised above what it stores
+    room = 1 << 40
+    app = create_app(Settings(limits=Limits(transactions=count + 10, tenant_bytes=room, memory_bytes=room)))
     runtime = app.state.runtime
     tenant = runtime.tenants.get("sandbox-api-key")
     request = PaymentRequest.from_body(Operation.CHARGE, json.loads(json.dumps(CHARGE)))
