@@ -1,7 +1,7 @@
 """How the charge path holds up as payemu's state grows: charge rate, p99 and RSS with the
 stores at 0, 10, 50 and 100 % of the default limits, in memory and with ``--state``.
 
-    python -m tests.benchmarks.scale [--steps 0 10 50 100] [--duration 3] [--rounds 3] [--memory-only | --state-only]
+    python -m tests.benchmarks.scale [--steps 0 10 50 100] [--duration 3] [--rounds 5] [--memory-only | --state-only]
 
 At each step a fresh payemu (``--any-key``, default limits, pinned to core 0) is filled
 before it is measured:
@@ -141,7 +141,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, nargs="+", default=[0, 10, 50, 100], help="percent of the limits")
     parser.add_argument("--duration", type=int, default=3, help="seconds of each measured run")
-    parser.add_argument("--rounds", type=int, default=3, help="measured runs per step (median shown)")
+    parser.add_argument("--rounds", type=int, default=5, help="measured runs per step (median shown)")
     parser.add_argument("--connections", type=int, default=16)
     modes = parser.add_mutually_exclusive_group()
     modes.add_argument("--memory-only", action="store_true", help="without --state")
