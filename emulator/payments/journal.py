@@ -114,7 +114,7 @@ def _render_and_mask(entry: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _id_of(stored: tuple[int, tuple[Any, ...]] | dict[str, Any]) -> int:
+def _id_of(stored: tuple[Any, ...] | dict[str, Any]) -> int:
     return stored[0] if isinstance(stored, tuple) else int(stored["id"])
 
 
@@ -126,8 +126,9 @@ class Journal:
         # budget is full (its own tenant's or the process's, for whichever tenant)
         self.budget = budget or weights.unlimited()
         self.budget.sheddable(self)
-        # (id, a tuple of FIELDS) as recorded; the masked entry (a dict) once read
-        self._entries: deque[tuple[int, tuple[Any, ...]] | dict[str, Any]] = deque()
+        # (id, *FIELDS) as recorded (one tuple, one object less for the garbage collector
+        # to walk per entry); the masked entry (a dict) once read
+        self._entries: deque[tuple[Any, ...] | dict[str, Any]] = deque()
         self._weights: deque[int] = deque()  # weigh() of each entry, in the same order
         self._ids = count(1)
         self.dropped = 0
@@ -139,7 +140,7 @@ class Journal:
         ``size`` or ``max_bytes``. ``weight``: the entry's bytes when the caller knows
         them (else :func:`weigh`)."""
         number = next(self._ids)
-        self._entries.append((number, values))
+        self._entries.append((number, *values))  # one tuple where (id, values) made two
         if weight is None:
             weight = weigh(_entry(number, values))
         self._weights.append(weight)
@@ -171,7 +172,8 @@ class Journal:
     def _masked(self) -> list[dict[str, Any]]:
         """Every entry, masked; those read for the first time replace what was recorded."""
         entries = [
-            _render_and_mask(_entry(*stored)) if isinstance(stored, tuple) else stored for stored in self._entries
+            _render_and_mask(_entry(stored[0], stored[1:])) if isinstance(stored, tuple) else stored
+            for stored in self._entries
         ]
         self._entries = deque(entries)
         return entries
@@ -198,7 +200,7 @@ class Journal:
         # rendered for the caller and not kept: the journal keeps its compact records (a
         # rendered entry is a tree of a dozen objects the garbage collector walks)
         return [
-            _render_and_mask(_entry(*stored)) if isinstance(stored, tuple) else stored
+            _render_and_mask(_entry(stored[0], stored[1:])) if isinstance(stored, tuple) else stored
             for stored in (entries[index] for index in range(first, min(first + limit, len(entries))))
         ]
 

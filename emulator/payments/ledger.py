@@ -289,7 +289,7 @@ def record(
     ledger.admit(now, weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
     ledger.add(tx)
     if parent is not None:
-        parent.operations.append(OperationEntry(operation, tx.reference, tx.amount, code, now))
+        parent.operations = (*parent.operations, OperationEntry(operation, tx.reference, tx.amount, code, now))
         ledger.grow(parent, weights.OPERATION)
         if result.successful:
             _apply(parent, tx)

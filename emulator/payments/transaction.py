@@ -74,7 +74,9 @@ class Transaction:
     refunded_amount: Decimal = ZERO
     captured_by: str | None = None
     voided_by: str | None = None
-    operations: list[OperationEntry] = field(default_factory=list)
+    # its history, oldest first: a tuple, so a transaction without one holds no list (one
+    # object less per transaction for the garbage collector to walk)
+    operations: tuple[OperationEntry, ...] = ()
     busy: Operation | None = None  # the operation in progress at the gateway
     clock: Clock | None = field(default=None, repr=False, compare=False)  # the tenant's
     weight: int = 0  # bytes charged to the tenant's budget (weight_of), with its history

@@ -133,7 +133,7 @@ def transaction(owner: Tenant, data: dict[str, Any]) -> Transaction:
         refunded_amount=amount(data["refundedAmount"]),
         captured_by=data["capturedBy"],
         voided_by=data["voidedBy"],
-        operations=[
+        operations=tuple(
             OperationEntry(
                 _enum(Operation, entry["operation"]),
                 entry["reference"],
@@ -142,7 +142,7 @@ def transaction(owner: Tenant, data: dict[str, Any]) -> Transaction:
                 moment(entry["time"]),
             )
             for entry in data["operations"]
-        ],
+        ),
         clock=owner.clock,
     )
 
