@@ -69,13 +69,13 @@ def _health(base: str, key: str) -> dict[str, dict[str, int]]:
 
 
 def _count(base: str, body: object, prefix: str, keys: int, total: int, path: str) -> None:
-    """``total`` POSTs of ``body`` to ``path``, under ``keys`` keys in turn (wrk, count.lua)."""
+    """``total`` POSTs of ``body`` to ``path``, under ``keys`` keys in turn (wrk, keys.lua with LIMIT)."""
     if total <= 0:
         return
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(body, handle)
     env = {**os.environ, "BODY_FILE": handle.name, "KEY_PREFIX": prefix, "KEYS": str(keys), "LIMIT": str(total)}
-    argv = ["wrk", "-t1", f"-c{min(16, total)}", "-d600s", "-s", str(HERE / "count.lua"), base + path]
+    argv = ["wrk", "-t1", f"-c{min(16, total)}", "-d600s", "-s", str(HERE / "keys.lua"), base + path]
     subprocess.run(pinned(1, argv), env=env, capture_output=True, text=True, check=True)
     os.unlink(handle.name)
 
