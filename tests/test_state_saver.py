@@ -22,7 +22,7 @@ from starlette.testclient import TestClient
 
 from emulator.config import Settings
 from emulator.payments.tenants import TenantRegistry
-from emulator.state import encode
+from emulator.state import encode, schema
 from emulator.state.database import Writer, read
 from emulator.state.saver import Saver
 from emulator.vocabulary import ResultCode
@@ -239,4 +239,26 @@ def test_a_settlement_is_saved_though_no_operation_noted_it(make_app: Callable[.
     written = [row for verb, batch in _rows(saver) if verb == "INSERT" for row in batch if row[1] == "transaction"]
     assert [row[2] for row in written] == [reference]
     assert '"resultCode":"Success"' in written[0][3].replace(" ", "")
+    assert _rows(saver) == []
+
+
+def test_a_save_looks_only_at_the_string_tokens_that_changed(
+    make_app: Callable[..., Starlette], tmp_path: Path, monkeypatch: Any
+) -> None:
+    app = make_app()
+    registry = app.state.runtime.tenants
+    saver = _saver(registry, tmp_path / "state.sqlite")
+    encoded: list[str] = []
+    encoder = encode.string_token
+    monkeypatch.setattr(encode, "string_token", lambda entry: encoded.append(entry.token) or encoder(entry))
+    with TestClient(app, headers=SANDBOX) as client:
+        held = [client.post("/StringTokens", json={"payload": f"p{n}"}).json()["token"] for n in range(100)]
+        asyncio.run(saver.collect())
+        assert sorted(encoded) == sorted(held)
+        encoded.clear()
+        newest = client.post("/StringTokens", json={"payload": "new"}).json()["token"]
+        assert client.delete(f"/StringTokens/{held[5]}").status_code in (200, 204)
+        rows = _rows(saver)
+    assert encoded == [newest]  # not the 99 others
+    assert ("DELETE", [("sandbox-api-key", schema.STRING_TOKEN, held[5])]) in rows
     assert _rows(saver) == []

@@ -56,6 +56,9 @@ class Vault(Mapping[str, StringToken]):
         self.limit = limit
         self.byte_limit = byte_limit
         self.budget = budget or weights.unlimited()  # the tenant's, in bytes (weight())
+        # tokens added or deleted since a --state saver last took them (None while no
+        # saver watches); see emulator.state.saver
+        self.changed: set[str] | None = None
 
     def __getitem__(self, token: str) -> StringToken:
         return self._tokens[token]
@@ -104,6 +107,8 @@ class Vault(Mapping[str, StringToken]):
         self._bytes += len(entry.payload) - (len(replaced.payload) if replaced else 0)
         self.budget.charge(_weight(entry.payload) - (_weight(replaced.payload) if replaced else 0))
         self._tokens[entry.token] = entry
+        if self.changed is not None:
+            self.changed.add(entry.token)
 
     def require(self, token: str, field: str = "token") -> StringToken:
         """The token or a 404 on ``field``."""
@@ -119,6 +124,8 @@ class Vault(Mapping[str, StringToken]):
             return False
         self._bytes -= len(entry.payload)
         self.budget.release(_weight(entry.payload))
+        if self.changed is not None:
+            self.changed.add(token)
         return True
 
 

@@ -68,6 +68,7 @@ class Track:
         self.journal_oldest = 0
         self.walked = False  # every transaction compared once; since then only what the ledger noted
         self.settling: set[str] = set()  # transactions with a settlement to come (it changes them unnoted)
+        self.strings_walked = False  # the same for string tokens
 
 
 class Saver:
@@ -150,8 +151,7 @@ class Saver:
         ledger = owner.ledger
         tokens = [(token.token, token) for token in ledger.gateway_tokens()]
         await self._diff(track, schema.GATEWAY_TOKEN, tokens, _itself, encode.gateway_token, out, emit)
-        strings = list(owner.vault.items())
-        await self._diff(track, schema.STRING_TOKEN, strings, _itself, encode.string_token, out, emit)
+        await self._strings(track, out, emit)
         sessions = list(owner.sessions.items())
         await self._diff(track, schema.SESSION, sessions, encode.session_print, encode.session, out, emit)
         await self._journal(track, out, emit)
@@ -170,31 +170,59 @@ class Saver:
             track.walked = True
             track.settling = {reference for reference, tx in transactions if tx.settles_to}
             return
+        references = noted | track.settling
+        await self._noted(
+            track, schema.TRANSACTION, references, ledger.find, encode.transaction_print, encode.transaction, out, emit
+        )
+        track.settling = {ref for ref in references if (tx := ledger.find(ref)) is not None and tx.settles_to}
+
+    async def _strings(self, track: Track, out: list[Statement], emit: bool) -> None:
+        """The string tokens: all compared the first time, then those the vault noted."""
+        vault = track.owner.vault
+        noted, vault.changed = vault.changed, set()
+        if noted is None or not track.strings_walked:
+            await self._diff(track, schema.STRING_TOKEN, list(vault.items()), _itself, encode.string_token, out, emit)
+            track.strings_walked = True
+            return
+        await self._noted(track, schema.STRING_TOKEN, noted, vault.get, _itself, encode.string_token, out, emit)
+
+    async def _noted(
+        self,
+        track: Track,
+        kind: str,
+        idents: Iterable[str],
+        find: Callable[[str], Any],
+        fingerprint: Callable[[Any], Hashable],
+        encoder: Callable[[Any], dict[str, Any] | None],
+        out: list[Statement],
+        emit: bool,
+    ) -> None:
+        """What :meth:`_diff` does, for the records ``idents`` only (what a store noted as
+        added, changed or gone since the last save)."""
         key = track.owner.key
-        prints = track.prints[schema.TRANSACTION]
+        prints = track.prints[kind]
         upserts: list[tuple[Any, ...]] = []
         deletes: list[tuple[Any, ...]] = []
-        for reference in noted | track.settling:
-            tx = ledger.find(reference)
-            if tx is None:
-                track.settling.discard(reference)
-                if prints.pop(reference, _MISSING) is not _MISSING:
-                    deletes.append((key, schema.TRANSACTION, reference))
+        for ident in idents:
+            item = find(ident)
+            if item is None:
+                if prints.pop(ident, _MISSING) is not _MISSING and emit:
+                    deletes.append((key, kind, ident))
                 continue
-            mark = encode.transaction_print(tx)
-            if tx.settles_to:
-                track.settling.add(reference)
-            else:
-                track.settling.discard(reference)
-            if prints.get(reference, _MISSING) != mark:
-                prints[reference] = mark
+            mark = fingerprint(item)
+            old = prints.get(ident, _MISSING)
+            if old is not mark and old != mark:
                 if emit:
-                    upserts.append((key, schema.TRANSACTION, reference, encode.text(encode.transaction(tx))))
+                    document = encoder(item)
+                    if document is None:  # not kept at rest (a token holding only a security code)
+                        continue
+                    upserts.append((key, kind, ident, encode.text(document)))
+                prints[ident] = mark
             if time.perf_counter() - self._started > STEP_SECONDS:
                 await self._pause()
-        if emit and deletes:
+        if deletes:
             out.append((schema.DELETE_RECORD, deletes))
-        if emit and upserts:
+        if upserts:
             out.append((schema.UPSERT_RECORD, upserts))
 
     async def _diff(
