@@ -108,6 +108,17 @@ def check_json_depth(raw: bytes, max_depth: int = MAX_DEPTH) -> None:
             return
 
 
+# every digit to "0", every other byte to " ": a run of 19 digits is then a run of 19 "0"s
+_DIGITS_ONLY = bytes.maketrans(bytes(range(256)), bytes(48 if 48 <= b <= 57 else 32 for b in range(256)))
+_LONG_RUN = b"0" * 19
+
+
+def has_long_number(raw: bytes) -> bool:
+    """True when the JSON text ``raw`` holds 19 digits in a row: orjson would read such an
+    integer as a float, where the standard library keeps it exact."""
+    return _LONG_RUN in raw.translate(_DIGITS_ONLY)
+
+
 def short(value: object, limit: int = QUOTE_CHARS) -> str:
     """``value`` as text for an error message: at most ``limit`` characters, then an
     ellipsis and the full length."""

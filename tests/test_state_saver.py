@@ -153,14 +153,18 @@ def _saver(registry: TenantRegistry, path: Path) -> Saver:
     return Saver(registry, Writer(path))
 
 
+def _app_and_saver(make_app: Callable[..., Starlette], tmp_path: Path) -> tuple[Starlette, TenantRegistry, Saver]:
+    app = make_app()
+    registry = app.state.runtime.tenants
+    return app, registry, _saver(registry, tmp_path / "state.sqlite")
+
+
 def _rows(saver: Saver) -> list[tuple[str, list[Any]]]:
     return [(sql.split()[0], list(rows)) for sql, rows in asyncio.run(saver.collect())]
 
 
 def test_a_save_writes_only_what_changed(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
-    app = make_app()
-    registry = app.state.runtime.tenants
-    saver = _saver(registry, tmp_path / "state.sqlite")
+    app, registry, saver = _app_and_saver(make_app, tmp_path)
     with TestClient(app, headers=SANDBOX) as client:
         client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
         body = {"amount": 5.0, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "demo"}
@@ -179,9 +183,7 @@ def test_a_save_writes_only_what_changed(make_app: Callable[..., Starlette], tmp
 
 
 def test_a_removed_tenant_is_deleted_from_the_file(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
-    app = make_app()
-    registry = app.state.runtime.tenants
-    saver = _saver(registry, tmp_path / "state.sqlite")
+    _app, registry, saver = _app_and_saver(make_app, tmp_path)
     made = registry.create()
     asyncio.run(saver.collect())
     registry.remove(made.key)
@@ -199,9 +201,7 @@ def test_a_save_looks_only_at_the_transactions_that_changed(
 ) -> None:
     """A tenant holding many transactions: after the first save, the next compares only
     what the ledger noted (a new charge, the ones dropped), not every transaction held."""
-    app = make_app()
-    registry = app.state.runtime.tenants
-    saver = _saver(registry, tmp_path / "state.sqlite")
+    app, registry, saver = _app_and_saver(make_app, tmp_path)
     compared: list[str] = []
     printed = encode.transaction_print
     monkeypatch.setattr(encode, "transaction_print", lambda tx: compared.append(tx.reference) or printed(tx))
@@ -222,9 +222,7 @@ def test_a_save_looks_only_at_the_transactions_that_changed(
 
 
 def test_a_settlement_is_saved_though_no_operation_noted_it(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
-    app = make_app()
-    registry = app.state.runtime.tenants
-    saver = _saver(registry, tmp_path / "state.sqlite")
+    app, registry, saver = _app_and_saver(make_app, tmp_path)
     with TestClient(app, headers=SANDBOX) as client:
         client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
         (reference,) = _charges(client, 1)
@@ -245,9 +243,7 @@ def test_a_settlement_is_saved_though_no_operation_noted_it(make_app: Callable[.
 def test_a_save_looks_only_at_the_string_tokens_that_changed(
     make_app: Callable[..., Starlette], tmp_path: Path, monkeypatch: Any
 ) -> None:
-    app = make_app()
-    registry = app.state.runtime.tenants
-    saver = _saver(registry, tmp_path / "state.sqlite")
+    app, _registry, saver = _app_and_saver(make_app, tmp_path)
     encoded: list[str] = []
     encoder = encode.string_token
     monkeypatch.setattr(encode, "string_token", lambda entry: encoded.append(entry.token) or encoder(entry))
@@ -262,3 +258,26 @@ def test_a_save_looks_only_at_the_string_tokens_that_changed(
     assert encoded == [newest]  # not the 99 others
     assert ("DELETE", [("sandbox-api-key", schema.STRING_TOKEN, held[5])]) in rows
     assert _rows(saver) == []
+
+
+def test_what_a_save_writes_reads_back_in_the_stores_order(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    """The file keeps the ledger's and the vault's order (oldest first), also for records a
+    save wrote because their store noted them."""
+    app, registry, saver = _app_and_saver(make_app, tmp_path)
+    path = saver.writer.path
+    with TestClient(app, headers=SANDBOX) as client:
+        client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
+        _charges(client, 3)
+        client.post("/StringTokens", json={"payload": "first"})
+        asyncio.run(saver.save())  # the first save compares everything
+        _charges(client, 12)  # noted: written in the order noted
+        for n in range(12):
+            client.post("/StringTokens", json={"payload": f"later {n}"})
+        asyncio.run(saver.save())
+    try:
+        held = registry.get("sandbox-api-key")
+        (back,) = [t for t in read(path, Settings()) if t.key == "sandbox-api-key"]
+        assert list(back.ledger) == list(held.ledger) and len(held.ledger) == 15
+        assert list(back.vault) == list(held.vault) and len(held.vault) == 13
+    finally:
+        saver.writer.close().result()

@@ -20,7 +20,7 @@ from starlette.responses import Response
 
 from emulator.http import errors
 from emulator.http.openapi import Parameter
-from emulator.safeparse import TooComplex, check_json_depth
+from emulator.safeparse import TooComplex, check_json_depth, has_long_number
 
 JSON_MEDIA = "application/json"
 _JSON_TYPES = ("application/json", "text/json")
@@ -69,15 +69,6 @@ def error_response(error: errors.ApiError) -> Response:
 
 # -- reading the request ----------------------------------------------------------------
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# every digit to "0", every other byte to " ": a run of 19 digits is then a run of 19 "0"s
-_DIGITS_ONLY = bytes.maketrans(bytes(range(256)), bytes(48 if 48 <= b <= 57 else 32 for b in range(256)))
-_LONG_RUN = b"0" * 19
-
-
-def _has_long_number(raw: bytes) -> bool:
-    """True when ``raw`` holds 19 digits in a row (orjson would read such an integer as a
-    float; the standard library keeps it exact)."""
-    return _LONG_RUN in raw.translate(_DIGITS_ONLY)
 
 
 def _reject_constant(name: str) -> Any:
@@ -113,7 +104,7 @@ def parse_json(raw: bytes) -> Any:
     the bodies it can; whatever it refuses, and any body with an integer it would turn
     into a float (19 digits and more), is read again by the standard library for the
     exact answer (value or error message)."""
-    if not _has_long_number(raw):
+    if not has_long_number(raw):
         try:
             check_json_depth(raw)
             return orjson.loads(raw)

@@ -14,7 +14,6 @@ payloads and credential values never leave it; the request path pays nothing for
 from __future__ import annotations
 
 import json
-import re
 from collections import deque
 from collections.abc import Iterator
 from datetime import datetime
@@ -27,6 +26,7 @@ from emulator.payments import budget as weights
 from emulator.payments.budget import Budget
 from emulator.payments.clock import isoformat
 from emulator.payments.masking import mask, mask_query, mask_text, references
+from emulator.safeparse import has_long_number
 
 _MASKED_FIELDS = ("request", "response", "attempts")
 # a recorded call, in this order (Journal.record takes it as a tuple); the last two are
@@ -61,14 +61,11 @@ def _jsonable(value: object) -> object:
     return to_json() if callable(to_json) else str(value)
 
 
-_LONG_NUMBER = re.compile(rb"\d{19}")  # a run orjson might read as a float: an integer past 64 bits
-
-
 def _loads(text: bytes) -> Any:
     """A recorded request's or answer's JSON text as its value: by orjson, or by the
     standard library where a long run of digits could be an integer past 64 bits (orjson
     reads those as floats; an answer can hold one, from a scenario's YAML)."""
-    return json.loads(text) if _LONG_NUMBER.search(text) else orjson.loads(text)
+    return json.loads(text) if has_long_number(text) else orjson.loads(text)
 
 
 def _rendered(attempts: list[dict[str, Any] | Renders] | None) -> list[dict[str, Any]]:

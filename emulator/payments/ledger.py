@@ -71,7 +71,7 @@ class Ledger(Mapping[str, Transaction]):
         self.bytes = 0  # weight of every transaction and gateway token held
         # references added, changed or dropped since a --state saver last took them (None
         # while no saver watches: nothing is noted); see emulator.state.saver
-        self.changed: set[str] | None = None
+        self.changed: dict[str, None] | None = None  # a dict: in the order noted (oldest first)
 
     def __getitem__(self, reference: str) -> Transaction:
         return self._transactions[reference]
@@ -93,7 +93,7 @@ class Ledger(Mapping[str, Transaction]):
         self._transactions[tx.reference] = tx
         self._charge(tx.weight - (replaced.weight if replaced else 0))
         if self.changed is not None:
-            self.changed.add(tx.reference)
+            self.changed[tx.reference] = None
 
     def _charge(self, weight: int) -> None:
         self.bytes += weight
@@ -105,7 +105,7 @@ class Ledger(Mapping[str, Transaction]):
             tx.weight += weight
             self._charge(weight)
             if self.changed is not None:
-                self.changed.add(tx.reference)
+                self.changed[tx.reference] = None
 
     def transactions(self) -> list[Transaction]:
         """Every transaction, oldest first."""
@@ -225,7 +225,7 @@ class Ledger(Mapping[str, Transaction]):
             freed += self._transactions.pop(reference).weight
         self._charge(-freed)
         if self.changed is not None:
-            self.changed.update(references)
+            self.changed.update(dict.fromkeys(references))
 
 
 # -- recording ---------------------------------------------------------------------------

@@ -58,7 +58,7 @@ class Vault(Mapping[str, StringToken]):
         self.budget = budget or weights.unlimited()  # the tenant's, in bytes (weight())
         # tokens added or deleted since a --state saver last took them (None while no
         # saver watches); see emulator.state.saver
-        self.changed: set[str] | None = None
+        self.changed: dict[str, None] | None = None  # a dict: in the order noted (oldest first)
 
     def __getitem__(self, token: str) -> StringToken:
         return self._tokens[token]
@@ -108,7 +108,7 @@ class Vault(Mapping[str, StringToken]):
         self.budget.charge(_weight(entry.payload) - (_weight(replaced.payload) if replaced else 0))
         self._tokens[entry.token] = entry
         if self.changed is not None:
-            self.changed.add(entry.token)
+            self.changed[entry.token] = None
 
     def require(self, token: str, field: str = "token") -> StringToken:
         """The token or a 404 on ``field``."""
@@ -125,7 +125,7 @@ class Vault(Mapping[str, StringToken]):
         self._bytes -= len(entry.payload)
         self.budget.release(_weight(entry.payload))
         if self.changed is not None:
-            self.changed.add(token)
+            self.changed[token] = None
         return True
 
 

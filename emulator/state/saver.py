@@ -2,9 +2,11 @@
 
 Every :data:`INTERVAL` the saver looks at each tenant's *signature* (O(1): when it was
 last used, the sizes of its stores, its newest journal id, its clock and settings) and
-skips the tenants whose signature did not move. For the others it walks the stores on the
-event loop and compares each record's fingerprint (:mod:`emulator.state.encode`) with the
-one written last; only changed records are encoded. The loop is handed back every
+skips the tenants whose signature did not move. For the others it compares, on the event
+loop, each record's fingerprint (:mod:`emulator.state.encode`) with the one written last
+and encodes only changed records: the records the ledger and the vault noted as changed
+since the last save, and every record of the stores that note nothing (gateway tokens,
+sessions) or of a tenant saved for the first time. The loop is handed back every
 :data:`STEP_SECONDS` of such work, so a request waits for one step at most, whatever the
 size of a tenant. The statements collected go to the writer thread
 (:class:`~emulator.state.database.Writer`), which commits them while requests are served.
@@ -66,9 +68,8 @@ class Track:
         self.prints: dict[str, dict[str, Hashable]] = {kind: {} for kind in schema.KINDS}
         self.journal_newest = 0
         self.journal_oldest = 0
-        self.walked = False  # every transaction compared once; since then only what the ledger noted
+        self.walked: set[str] = set()  # kinds compared in full once; since then only what their store noted
         self.settling: set[str] = set()  # transactions with a settlement to come (it changes them unnoted)
-        self.strings_walked = False  # the same for string tokens
 
 
 class Saver:
@@ -147,60 +148,55 @@ class Saver:
             track.head = head
             if emit:
                 out.append((schema.UPSERT_TENANT, [(key, head)]))
-        await self._transactions(track, out, emit)
-        ledger = owner.ledger
-        tokens = [(token.token, token) for token in ledger.gateway_tokens()]
-        await self._diff(track, schema.GATEWAY_TOKEN, tokens, _itself, encode.gateway_token, out, emit)
-        await self._strings(track, out, emit)
-        sessions = list(owner.sessions.items())
-        await self._diff(track, schema.SESSION, sessions, encode.session_print, encode.session, out, emit)
+        ledger, vault, sessions = owner.ledger, owner.vault, owner.sessions
+        noted, ledger.changed = ledger.changed, {}
+        compared = await self._records(
+            track, schema.TRANSACTION, noted, ledger, ledger.find, encode.transaction_print, encode.transaction, out,
+            emit, also=track.settling,
+        )  # fmt: skip
+        # a settlement changes a transaction unnoted: those still to settle are compared each time
+        track.settling = {ref for ref in compared if (tx := ledger.find(ref)) is not None and tx.settles_to}
+        tokens = {token.token: token for token in ledger.gateway_tokens()}
+        await self._records(
+            track, schema.GATEWAY_TOKEN, None, tokens, tokens.get, _itself, encode.gateway_token, out, emit
+        )
+        noted, vault.changed = vault.changed, {}
+        await self._records(
+            track, schema.STRING_TOKEN, noted, vault, vault.get, _itself, encode.string_token, out, emit
+        )
+        await self._records(
+            track, schema.SESSION, None, sessions, sessions.get, encode.session_print, encode.session, out, emit
+        )
         await self._journal(track, out, emit)
 
-    async def _transactions(self, track: Track, out: list[Statement], emit: bool) -> None:
-        """The transactions that changed: all of them compared the first time, then only
-        those the ledger noted (added, changed by a later operation, dropped) and those
-        whose settlement is still to come, so a save costs what changed, not what is held."""
-        ledger = track.owner.ledger
-        noted, ledger.changed = ledger.changed, set()
-        if noted is None or not track.walked:
-            transactions = [(tx.reference, tx) for tx in ledger.transactions()]
-            await self._diff(
-                track, schema.TRANSACTION, transactions, encode.transaction_print, encode.transaction, out, emit
-            )
-            track.walked = True
-            track.settling = {reference for reference, tx in transactions if tx.settles_to}
-            return
-        references = noted | track.settling
-        await self._noted(
-            track, schema.TRANSACTION, references, ledger.find, encode.transaction_print, encode.transaction, out, emit
-        )
-        track.settling = {ref for ref in references if (tx := ledger.find(ref)) is not None and tx.settles_to}
-
-    async def _strings(self, track: Track, out: list[Statement], emit: bool) -> None:
-        """The string tokens: all compared the first time, then those the vault noted."""
-        vault = track.owner.vault
-        noted, vault.changed = vault.changed, set()
-        if noted is None or not track.strings_walked:
-            await self._diff(track, schema.STRING_TOKEN, list(vault.items()), _itself, encode.string_token, out, emit)
-            track.strings_walked = True
-            return
-        await self._noted(track, schema.STRING_TOKEN, noted, vault.get, _itself, encode.string_token, out, emit)
-
-    async def _noted(
+    async def _records(
         self,
         track: Track,
         kind: str,
-        idents: Iterable[str],
+        noted: dict[str, None] | None,
+        held: Iterable[str],
         find: Callable[[str], Any],
         fingerprint: Callable[[Any], Hashable],
         encoder: Callable[[Any], dict[str, Any] | None],
         out: list[Statement],
         emit: bool,
-    ) -> None:
-        """What :meth:`_diff` does, for the records ``idents`` only (what a store noted as
-        added, changed or gone since the last save)."""
+        also: Iterable[str] = (),
+    ) -> list[str]:
+        """Write the records of one kind that changed since the last save and delete those
+        gone; returns the idents compared. With ``noted`` (what the store noted as added,
+        changed or gone since the saver last took it, in that order) only those and
+        ``also`` are compared; without it (a store that notes nothing, or the first save
+        of a tenant) every record ``held`` is, in the store's order (oldest first: the file
+        keeps it), and every one written before that is gone. Each record's fingerprint is
+        compared with the one written last; only changed records are encoded."""
         key = track.owner.key
         prints = track.prints[kind]
+        if noted is None or kind not in track.walked:
+            idents = list(held)
+            idents += prints.keys() - set(idents)  # gone since the last save
+            track.walked.add(kind)
+        else:
+            idents = [*noted, *(ident for ident in also if ident not in noted)]
         upserts: list[tuple[Any, ...]] = []
         deletes: list[tuple[Any, ...]] = []
         for ident in idents:
@@ -224,41 +220,7 @@ class Saver:
             out.append((schema.DELETE_RECORD, deletes))
         if upserts:
             out.append((schema.UPSERT_RECORD, upserts))
-
-    async def _diff(
-        self,
-        track: Track,
-        kind: str,
-        items: list[tuple[str, Any]],
-        fingerprint: Callable[[Any], Hashable],
-        encoder: Callable[[Any], dict[str, Any] | None],
-        out: list[Statement],
-        emit: bool,
-    ) -> None:
-        key = track.owner.key
-        before = track.prints[kind]
-        after: dict[str, Hashable] = {}
-        upserts: list[tuple[Any, ...]] = []
-        deletes: list[tuple[Any, ...]] = []
-        for ident, item in items:
-            mark = fingerprint(item)
-            old = before.get(ident, _MISSING)
-            if emit and old is not mark and old != mark:
-                document = encoder(item)
-                if document is None:  # not kept at rest (a token holding only a security code)
-                    continue
-                upserts.append((key, kind, ident, encode.text(document)))
-            after[ident] = mark
-            if time.perf_counter() - self._started > STEP_SECONDS:
-                await self._pause()
-        gone = before.keys() - after.keys()
-        if emit:
-            deletes = [(key, kind, ident) for ident in gone]
-            if deletes:
-                out.append((schema.DELETE_RECORD, deletes))
-            if upserts:
-                out.append((schema.UPSERT_RECORD, upserts))
-        track.prints[kind] = after
+        return idents
 
     async def _journal(self, track: Track, out: list[Statement], emit: bool) -> None:
         journal = track.owner.journal

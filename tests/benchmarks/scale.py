@@ -68,16 +68,23 @@ def _health(base: str, key: str) -> dict[str, dict[str, int]]:
     return limits
 
 
-def _count(base: str, body: object, prefix: str, keys: int, total: int, path: str) -> None:
-    """``total`` POSTs of ``body`` to ``path``, under ``keys`` keys in turn (wrk, keys.lua with LIMIT)."""
-    if total <= 0:
-        return
+def _wrk(url: str, body: object, prefix: str, keys: int, options: list[str], limit: int = 0) -> str:
+    """wrk (core 1) POSTing ``body`` to ``url`` under ``keys`` keys in turn (keys.lua;
+    ``limit``: end after that many answers); what it printed."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(body, handle)
-    env = {**os.environ, "BODY_FILE": handle.name, "KEY_PREFIX": prefix, "KEYS": str(keys), "LIMIT": str(total)}
-    argv = ["wrk", "-t1", f"-c{min(16, total)}", "-d600s", "-s", str(HERE / "keys.lua"), base + path]
-    subprocess.run(pinned(1, argv), env=env, capture_output=True, text=True, check=True)
-    os.unlink(handle.name)
+    env = {**os.environ, "BODY_FILE": handle.name, "KEY_PREFIX": prefix, "KEYS": str(keys), "LIMIT": str(limit)}
+    argv = ["wrk", "-t1", *options, "-s", str(HERE / "keys.lua"), url]
+    try:
+        return subprocess.run(pinned(1, argv), env=env, capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(handle.name)
+
+
+def _count(base: str, body: object, prefix: str, keys: int, total: int, path: str) -> None:
+    """``total`` POSTs of ``body`` to ``path``, under ``keys`` keys in turn."""
+    if total > 0:
+        _wrk(base + path, body, prefix, keys, [f"-c{min(16, total)}", "-d600s"], limit=total)
 
 
 def fill(base: str, percent: int) -> None:
@@ -126,14 +133,8 @@ def measure_step(percent: int, state: bool, duration: int, rounds: int, connecti
 
 
 def _charges(base: str, duration: int, connections: int) -> Load:
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(CHARGE, handle)
-    env = {**os.environ, "BODY_FILE": handle.name, "KEY_PREFIX": MEASURED_PREFIX, "KEYS": str(MEASURED)}
-    argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", "-s", str(HERE / "keys.lua")]
-    out = subprocess.run(
-        pinned(1, [*argv, base + "/PaymentGateway/charge"]), env=env, capture_output=True, text=True, check=True
-    ).stdout
-    os.unlink(handle.name)
+    options = [f"-c{connections}", f"-d{duration}s", "--latency"]
+    out = _wrk(base + "/PaymentGateway/charge", CHARGE, MEASURED_PREFIX, MEASURED, options)
     return wrk_output(out, "charge")
 
 
