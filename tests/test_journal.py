@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
+
+from emulator.payments import journal as journal_module
 from emulator.payments.journal import FIELDS, Journal
 
 PAN = "4111111111111111"
@@ -120,6 +123,36 @@ def test_entries_after_masks_only_the_new_ones() -> None:
     assert PAN not in json.dumps(fresh)
     assert [e["id"] for e in journal.entries_after(3, limit=10)] == [4, 5]
     assert journal.entries_after(5, limit=10) == []
+
+
+def test_entries_after_finds_its_place_among_ids_with_gaps() -> None:
+    """A journal read back from a state file may have gaps in its ids (entries dropped
+    before a save); the entries after any id are found all the same."""
+    source = Journal(20)
+    for n in range(12):
+        source.record(_entry(n))
+    kept = [entry for entry in source if entry["id"] in {2, 3, 7, 8, 11}]
+    journal = Journal(20)
+    journal.load(kept)
+    journal.record(_entry(99))  # numbered after the last loaded one: 12
+    held = [2, 3, 7, 8, 11, 12]
+    for after in range(0, 14):
+        expected = [ident for ident in held if ident > after]
+        assert [e["id"] for e in journal.entries_after(after, limit=100)] == expected, after
+        assert [e["id"] for e in journal.entries_after(after, limit=2)] == expected[:2], after
+
+
+def test_entries_after_an_old_id_looks_at_a_few_entries_not_all_the_newer_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A save takes the entries after the last one saved a few at a time: finding where
+    they start must not walk every newer entry at each call (that made a save quadratic)."""
+    journal = Journal(5000)
+    for n in range(4000):
+        journal.record(_call(n % 60), weight=100)
+    looked: list[object] = []
+    real = journal_module._id_of
+    monkeypatch.setattr(journal_module, "_id_of", lambda stored: looked.append(stored) or real(stored))
+    assert [e["id"] for e in journal.entries_after(10, limit=8)] == list(range(11, 19))
+    assert len(looked) <= 2 * (4000).bit_length()
 
 
 def test_loaded_entries_keep_their_ids_and_the_bounds() -> None:

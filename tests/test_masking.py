@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import contextlib
 import json
 
-from emulator.payments.masking import mask, mask_pan, mask_text
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from emulator.payments.masking import mask, mask_pan, mask_text, needs_masking
 
 
 def test_mask_pan_keeps_first_six_and_last_four() -> None:
@@ -46,3 +51,54 @@ def test_grouped_numbers_and_numbers_sent_as_numbers_are_masked_too() -> None:
 def test_a_card_number_sent_as_a_property_name_is_masked() -> None:
     masked = mask({"card": {"4111111111111111": "x"}, "4242424242424242": 1})
     assert masked == {"card": {"411111******1111": "x"}, "424242******4242": 1}
+
+
+# -- needs_masking: the journal skips the walk where a JSON text cannot need it --------
+
+_KEYS = st.sampled_from(
+    ["cardNumber", "Number", "pan", "CVV", "cvv2", "cvc", "securityCode", "payload", "clearPayload", "password",
+     "secret", "credentials", "value", "gatewayReference", "amount", "attemptNumber", "note", "4111111111111111"]
+)  # fmt: skip
+_TEXTS = st.one_of(
+    st.text(max_size=30),
+    st.text(alphabet="0123456789 -eE.", max_size=30),
+    st.sampled_from(["4111111111111111", "4111 1111 1111 1111", "3782-822463-10005", "order 12345", "é 4111"]),
+)
+_NUMBERS = st.one_of(
+    st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([4111111111111111, 1.9e16])
+)
+_CREDENTIALS = st.builds(lambda v: {"credentials": [{"key": "k", "value": v}]}, st.text(max_size=3))
+_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), _NUMBERS, _TEXTS, _CREDENTIALS),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.one_of(_KEYS, st.text(max_size=15)), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_VALUES)
+def test_a_text_needs_masking_passes_over_nothing_mask_would_change(value: object) -> None:
+    texts = [json.dumps(value).encode(), json.dumps(value, ensure_ascii=False).encode()]
+    with contextlib.suppress(TypeError):  # orjson refuses integers past 64 bits
+        texts.append(orjson.dumps(value))
+    for text in texts:
+        if not needs_masking(text):
+            assert mask(value) == value, text
+
+
+def test_needs_masking_finds_every_key_mask_acts_on_and_passes_a_plain_answer() -> None:
+    for key in ("cardNumber", "NUMBER", "pan", "cvv", "CVV2", "cvc", "securityCode", "payload", "clearPayload",
+                "password", "secret", "Credentials"):  # fmt: skip
+        assert needs_masking(json.dumps({key: 1}).encode()), key
+    answer = {"operationResultCode": "Success", "gatewayReference": "NULL-60FTGA813HBHB7MPPZO2", "amount": 10.5,
+              "attemptNumber": 1, "timestamp": "2026-11-24T10:24:43.393Z"}  # fmt: skip
+    assert not needs_masking(json.dumps(answer).encode())
+    for spelled in (
+        '{"n": "411111111111\\u0031111"}',
+        '{"n": "٤١١١١١١١١١١١١١١١"}',
+        '{"n": 1.9e16}',
+        '{"n": "4111 1111"}',
+    ):
+        assert needs_masking(spelled.encode()), spelled

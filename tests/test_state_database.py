@@ -4,14 +4,17 @@ format is refused with the command that converts it, and the writer leaves one f
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from emulator.config import Settings
 from emulator.state import schema
-from emulator.state.database import Writer, check_writable, read, remove_orphans
+from emulator.state.database import WRITER_NICE, Writer, check_writable, read, remove_orphans
 from emulator.state.errors import StateError
 from tests.stateserver import ROOT, payemu
 from tests.test_cli import free_port
@@ -83,6 +86,25 @@ def test_the_writer_leaves_one_file(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
         assert db.execute("SELECT doc FROM journal").fetchall() == [('{"id":1}',)]
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux", reason="a thread's own CPU priority is Linux's (elsewhere nice is per process)"
+)
+def test_the_writer_thread_yields_the_core_to_requests(tmp_path: Path) -> None:
+    """The writer runs WRITER_NICE nice levels below the server's threads, which keep theirs."""
+    writer = Writer(tmp_path / "state.sqlite")
+    levels: list[int] = []
+    try:
+        writer.submit([]).result()  # the thread opens the file, lowering its priority
+        writer._thread.submit(
+            lambda: levels.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        ).result()
+    finally:
+        writer.close().result()
+    ours = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    assert levels == [min(19, ours + WRITER_NICE)]
+    assert ours == os.getpriority(os.PRIO_PROCESS, 0)  # the caller's priority did not move
 
 
 def test_a_file_another_process_holds_locked_is_refused(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ payloads and credential values never leave it; the request path pays nothing for
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import deque
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ import orjson
 from emulator.payments import budget as weights
 from emulator.payments.budget import Budget
 from emulator.payments.clock import isoformat
-from emulator.payments.masking import mask, mask_query, mask_text, references
+from emulator.payments.masking import References, mask, mask_query, mask_text, needs_masking
 from emulator.safeparse import has_long_number
 
 _MASKED_FIELDS = ("request", "response", "attempts")
@@ -91,19 +92,26 @@ def _entry(number: int, values: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def _render_and_mask(entry: dict[str, Any]) -> dict[str, Any]:
+    shown: set[str] = set()  # fields whose JSON text holds nothing mask() would change
     for name in ("request", "response"):
         if isinstance(entry.get(name), bytes):
-            entry[name] = _loads(entry[name])  # recorded as its JSON text
+            text = entry[name]
+            entry[name] = _loads(text)  # recorded as its JSON text
+            if not needs_masking(text):
+                shown.add(name)
     if isinstance(entry.get("time"), datetime):
         entry["time"] = isoformat(entry["time"])
     if isinstance(entry.get("latencyMs"), float):
         entry["latencyMs"] = round(entry["latencyMs"], 3)
     if "attempts" in entry:
         entry["attempts"] = _rendered(entry["attempts"])
-    keep = references(*(entry.get(name) for name in _MASKED_FIELDS))
-    for name in _MASKED_FIELDS:
-        if name in entry:
-            entry[name] = mask(entry[name], keep=keep)
+        with contextlib.suppress(TypeError, orjson.JSONEncodeError):
+            if not needs_masking(orjson.dumps(entry["attempts"])):
+                shown.add("attempts")
+    masked = [name for name in _MASKED_FIELDS if name in entry and name not in shown]
+    keep = References(*(entry.get(name) for name in _MASKED_FIELDS))
+    for name in masked:
+        entry[name] = mask(entry[name], keep=keep)
     if entry.get("query"):
         entry["query"] = mask_query(entry["query"], keep)
     if entry.get("path"):
@@ -191,9 +199,13 @@ class Journal:
         """At most ``limit`` masked entries with an id above ``number``, oldest first: only
         those are rendered and masked, so a save reads what is new and nothing else."""
         entries = self._entries
-        first = len(entries)
-        while first > 0 and _id_of(entries[first - 1]) > number:
-            first -= 1
+        first, end = 0, len(entries)  # the first entry past ``number``, by bisection: ids only grow
+        while first < end:  # (a scan back from the newest made a save quadratic in what it wrote)
+            middle = (first + end) // 2
+            if _id_of(entries[middle]) > number:
+                end = middle
+            else:
+                first = middle + 1
         # rendered for the caller and not kept: the journal keeps its compact records (a
         # rendered entry is a tree of a dozen objects the garbage collector walks)
         return [
