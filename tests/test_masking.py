@@ -7,6 +7,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from emulator.payments import masking
 from emulator.payments.masking import mask, mask_pan, mask_text, needs_masking
 
 
@@ -102,3 +103,12 @@ def test_needs_masking_finds_every_key_mask_acts_on_and_passes_a_plain_answer() 
         '{"n": "4111 1111"}',
     ):
         assert needs_masking(spelled.encode()), spelled
+
+
+def test_the_key_pattern_is_exactly_the_keys_mask_acts_on() -> None:
+    """_MASKED_KEY spells the key sets out as a trie: it must stay equal to them."""
+    keys = masking._CARD | masking._DROP | masking._REDACT | {"credentials"}
+    for key in keys:
+        assert masking._MASKED_KEY.fullmatch(f'"{key}"'.encode()), key
+    for near in ("cardnumbers", "numbe", "pans", "cv", "cvv3", "secrets", "payloads", "credential", "value"):
+        assert not masking._MASKED_KEY.fullmatch(f'"{near}"'.encode()), near
