@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.test_cli import free_port, wait_until_up
+from tests.serving import free_port, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[1]
 

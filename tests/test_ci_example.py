@@ -8,10 +8,8 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from emulator.cli import CARD_FORM_PORT_ENV
 from emulator.payments import masking
 from emulator.payments.cards import luhn_valid
 from emulator.testing import PayemuServer
+from tests.serving import free_port, serve, wait_for_health
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = ROOT / "examples" / "ci-suite"
@@ -78,45 +77,15 @@ def test_the_example_project_with_dash_p() -> None:
     assert "fixture 'payemu' not found" in without.stdout
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def served() -> Iterator[str]:
     """A real ``payemu serve`` in its own process."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "emulator",
-            "serve",
-            "--port",
-            str(port),
-            "--journal-size",
-            "50",
-            "--log-level",
-            "warning",
-        ],
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    port = free_port()
+    process = serve(
+        port, "--journal-size", "50", "--log-level", "warning", env=_env(), stderr=subprocess.PIPE, text=True
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(url + "/_emulator/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "payemu serve did not start"
-        time.sleep(0.05)
+    wait_for_health(url, process)
     try:
         yield url
     finally:

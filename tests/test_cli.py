@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,27 +14,9 @@ import pytest
 
 from emulator.cli import DEFAULT_HOST, DEFAULT_PORT, build_parser, settings_from
 from emulator.config import ConfigError
+from tests.serving import free_port, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_until_up(base: str, proc: subprocess.Popen[str], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited early: {proc.stdout.read() if proc.stdout else ''}")
-        try:
-            httpx.get(base + "/swagger/1.0/swagger.json", timeout=0.5)
-            return
-        except httpx.TransportError:
-            time.sleep(0.05)
-    raise AssertionError("server did not come up")
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from emulator.config import LIMIT_KEYS, KeySpec, Limits, Settings
 from emulator.http.app import create_app
 from emulator.testing import PayemuServer
 from tests.conftest import serving
+from tests.serving import free_port, output_of, serve, wait_for_health
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests" / "cases" / "hostile.yaml").read_text())["cases"]
@@ -156,37 +157,11 @@ def test_a_client_leaving_mid_body_is_journaled_as_such(server: PayemuServer, ca
 
 
 def test_sigterm_with_a_stalled_client_exits_within_the_timeout(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "emulator",
-            "serve",
-            "--port",
-            str(port),
-            "--shutdown-timeout",
-            "1",
-            "--request-timeout",
-            "600",
-            "--log-level",
-            "warning",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=ROOT,
-    )
+    port = free_port()
+    process = serve(port, "--shutdown-timeout", "1", "--request-timeout", "600", "--log-level", "warning")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                stalled = socket.create_connection(("127.0.0.1", port), timeout=1)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "payemu did not start"
-                time.sleep(0.1)
+        wait_for_health(f"http://127.0.0.1:{port}", process)
+        stalled = socket.create_connection(("127.0.0.1", port), timeout=1)
         stalled.sendall(
             b"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: sandbox-api-key\r\n"
             b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
@@ -198,9 +173,7 @@ def test_sigterm_with_a_stalled_client_exits_within_the_timeout(tmp_path: Path) 
         took = time.monotonic() - started
         stalled.close()
     finally:
-        if process.poll() is None:
-            process.kill()
-    output = process.stdout.read().decode() if process.stdout else ""
+        output = output_of(process)
     assert code == 0, output
     assert took < 1 + 2 + 2  # the timeout, the fallback's margin, slack for a loaded machine
     assert "payemu stopped" in output

@@ -21,6 +21,7 @@ import pytest
 
 from emulator.config import Settings
 from emulator.testing import PayemuServer
+from tests.serving import free_port
 
 ONE_MIB = 1024 * 1024
 KEY = "sandbox-api-key"
@@ -261,12 +262,6 @@ def test_an_idle_connection_is_closed_quietly_after_the_head_timeout(server: Pay
 
 
 # -- memory --------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -304,7 +299,7 @@ def _endless_header(base_url: str, mebibytes: int) -> int:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_memory_stays_flat_under_hostile_requests(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
         [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--log-level", "error"],

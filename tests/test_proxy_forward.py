@@ -199,7 +199,7 @@ def test_the_violations_header_is_one_bounded_line() -> None:
 
 
 def test_a_killed_proxy_leaves_a_readable_recording(tmp_path: Path) -> None:
-    from tests.test_cli import ROOT, free_port, wait_until_up
+    from tests.serving import ROOT, free_port, wait_until_up
 
     record = tmp_path / "killed.har"
     port = free_port()

@@ -152,7 +152,7 @@ def test_payemu_serve_replay_answers_from_the_file(recorded: tuple[Path, list[ht
     import subprocess
     import sys
 
-    from tests.test_cli import ROOT, free_port, wait_until_up
+    from tests.serving import ROOT, free_port, wait_until_up
 
     record, answers = recorded
     port = free_port()

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -16,7 +14,8 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.serving import free_port, output_of, serve, wait_for_health
+
 KEY = {"X-Api-Key": "sandbox-api-key"}
 CARD = {"cardHolderName": "Jo", "cardNumber": "4111111111111111", "expirationMonth": 2, "expirationYear": 2032}
 SLOW_RULES = (
@@ -30,30 +29,13 @@ SLOW_RULES = (
 def test_requests_cut_by_the_shutdown_get_a_json_503_and_no_traceback(tmp_path: Path) -> None:
     rules = tmp_path / "slow.yaml"
     rules.write_text(SLOW_RULES)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "emulator", "serve", "--port", str(port), "--no-card-form"),
-            *("--shutdown-timeout", "1", "--request-timeout", "600", "--scenarios", str(rules)),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=ROOT,
-    )
+    options = ("--no-card-form", "--shutdown-timeout", "1", "--request-timeout", "600", "--scenarios", str(rules))
+    process = serve(port, *options)
     answers: dict[str, Any] = {}
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(base + "/_emulator/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "payemu did not start"
-            time.sleep(0.1)
+        wait_for_health(base, process)
         account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
         assert httpx.put(base + "/PaymentGatewayAccounts/acct1", json=account, headers=KEY).status_code == 200
 
@@ -77,9 +59,7 @@ def test_requests_cut_by_the_shutdown_get_a_json_503_and_no_traceback(tmp_path: 
             received += chunk
         stalled.close()
     finally:
-        if process.poll() is None:
-            process.kill()
-    output = process.stdout.read().decode() if process.stdout else ""
+        output = output_of(process)
     assert code == 0, output
     assert "Traceback" not in output and "CancelledError" not in output, output
     assert "Exception in ASGI application" not in output, output

@@ -16,8 +16,8 @@ from emulator.config import Settings
 from emulator.state import schema
 from emulator.state.database import WRITER_NICE, Writer, check_writable, read, remove_orphans
 from emulator.state.errors import StateError
+from tests.serving import free_port
 from tests.stateserver import ROOT, payemu
-from tests.test_cli import free_port
 
 OLD_FILE = ROOT / "tests" / "data" / "state-before-slotted-transactions.sqlite"
 

@@ -16,8 +16,8 @@ from emulator.config import Limits, Settings
 from emulator.state.database import read
 from emulator.state.errors import StateError
 from tests.conftest import SANDBOX
+from tests.serving import free_port
 from tests.stateserver import payemu
-from tests.test_cli import free_port
 
 CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2031}
 

@@ -18,8 +18,8 @@ from starlette.testclient import TestClient
 from emulator.state.errors import StateError
 from emulator.state.migrate import migrate, unpickle
 from tests.conftest import SANDBOX
+from tests.serving import free_port
 from tests.stateserver import ROOT, payemu
-from tests.test_cli import free_port
 
 # Written by payemu before transactions had slots (its pickles hold each one's __dict__):
 # an authorization of 120.00 USD, captured in full, then the clock advanced a day.
