@@ -79,6 +79,14 @@ def check_yaml(
                     anchored[event.anchor] = 1
             if total > max_values:
                 raise TooComplex(f"the document expands to more than {max_values} values", _line(event))
+    except yaml.MarkedYAMLError as exc:
+        # libyaml 0.2.6 (PyYAML 6.0.4) stops at 1,000 levels in its scanner, which reads a
+        # run of brackets ahead of the events that count them here: past ours all the same
+        if exc.problem is None or "maximum nesting depth" not in exc.problem:
+            raise
+        mark = exc.problem_mark
+        line = mark.line + 1 if mark is not None else None
+        raise TooComplex(f"the YAML is nested more than {max_depth} levels deep", line) from None
     finally:
         parser.dispose()
 
