@@ -140,6 +140,9 @@ def test_entries_after_finds_its_place_among_ids_with_gaps() -> None:
         expected = [ident for ident in held if ident > after]
         assert [e["id"] for e in journal.entries_after(after, limit=100)] == expected, after
         assert [e["id"] for e in journal.entries_after(after, limit=2)] == expected[:2], after
+        for until in (0, 3, 7, 10, 12):  # and none past an id (a save stops at the newest it saw)
+            upto = [ident for ident in expected if ident <= until]
+            assert [e["id"] for e in journal.entries_after(after, limit=100, until=until)] == upto, (after, until)
 
 
 def test_entries_after_an_old_id_looks_at_a_few_entries_not_all_the_newer_ones(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -281,3 +281,39 @@ def test_what_a_save_writes_reads_back_in_the_stores_order(make_app: Callable[..
         assert list(back.vault) == list(held.vault) and len(held.vault) == 13
     finally:
         saver.writer.close().result()
+
+
+def _journal_ids(statements: list[tuple[str, list[Any]]]) -> list[int]:
+    return [row[1] for sql, rows in statements if sql == schema.UPSERT_ENTRY for row in rows]
+
+
+def test_a_save_ends_while_requests_keep_adding_journal_entries(
+    make_app: Callable[..., Starlette], tmp_path: Path
+) -> None:
+    """A load that records journal entries faster than a save renders them (a step takes
+    8): the save writes the entries held when it came to the journal and ends, and the
+    next save takes the rest. (It chased the newest entry, and never ended while such a
+    load lasted: the file trailed by the whole of it.)"""
+    app, registry, saver = _app_and_saver(make_app, tmp_path)
+    with TestClient(app, headers=SANDBOX) as client:
+        client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
+        _charges(client, 40)
+        pauses = 0
+        step = saver._pause
+
+        async def busy() -> None:  # requests are served while a save hands the loop back
+            nonlocal pauses
+            pauses += 1
+            if pauses <= 300:  # bounded, so that a save chasing the newest entry ends too
+                _charges(client, 10)
+            await step()
+
+        saver._pause = busy  # type: ignore[method-assign]
+        first = _journal_ids(asyncio.run(saver.collect()))
+        newest = registry.get("sandbox-api-key").journal.newest_id()
+        saver._pause = step  # type: ignore[method-assign]
+        second = _journal_ids(asyncio.run(saver.collect()))
+    assert pauses < 60, pauses
+    assert first == list(range(first[0], first[-1] + 1))
+    assert first[-1] < newest  # what came while it ran is the next save's
+    assert second == list(range(first[-1] + 1, newest + 1))

@@ -195,9 +195,10 @@ class Journal:
         """The id of the oldest entry held (0 when empty)."""
         return _id_of(self._entries[0]) if self._entries else 0
 
-    def entries_after(self, number: int, limit: int) -> list[dict[str, Any]]:
-        """At most ``limit`` masked entries with an id above ``number``, oldest first: only
-        those are rendered and masked, so a save reads what is new and nothing else."""
+    def entries_after(self, number: int, limit: int, until: int | None = None) -> list[dict[str, Any]]:
+        """At most ``limit`` masked entries with an id above ``number`` (and at most
+        ``until``), oldest first: only those are rendered and masked, so a save reads what
+        is new and nothing else."""
         entries = self._entries
         first, end = 0, len(entries)  # the first entry past ``number``, by bisection: ids only grow
         while first < end:  # (a scan back from the newest made a save quadratic in what it wrote)
@@ -208,9 +209,12 @@ class Journal:
                 first = middle + 1
         # rendered for the caller and not kept: the journal keeps its compact records (a
         # rendered entry is a tree of a dozen objects the garbage collector walks)
+        chosen = (entries[index] for index in range(first, min(first + limit, len(entries))))
+        if until is not None:
+            chosen = (stored for stored in chosen if _id_of(stored) <= until)  # ids only grow
         return [
             _render_and_mask(_entry(stored[0], stored[1:])) if isinstance(stored, tuple) else stored
-            for stored in (entries[index] for index in range(first, min(first + limit, len(entries))))
+            for stored in chosen
         ]
 
     def load(self, entries: list[dict[str, Any]]) -> None:

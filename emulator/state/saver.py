@@ -232,8 +232,12 @@ class Saver:
         if emit and oldest > track.journal_oldest:
             out.append((schema.DROP_ENTRIES_BEFORE, [(key, oldest)]))
         track.journal_oldest = oldest
+        # the entries held now, and no later ones: under a load that records entries faster
+        # than steps render them, a save that chased the newest never ended (the next save
+        # takes what came meanwhile)
+        last = journal.newest_id()
         while True:
-            entries = journal.entries_after(track.journal_newest, JOURNAL_STEP)
+            entries = journal.entries_after(track.journal_newest, JOURNAL_STEP, until=last)
             if not entries:
                 return
             if emit:
