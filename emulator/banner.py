@@ -40,7 +40,8 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
         lines.append(f"  {label:<14} {path} ({count} rule{'' if count == 1 else 's'})")
     lines.append(f"  limits         {limits_text(settings)} (config file: limits)")
     if settings.state_path:
-        lines.append(f"  state          {settings.state_path} (changes on disk within 1 s; docs/state.md)")
+        saved = "changes on disk within 1 s, seconds under full load"
+        lines.append(f"  state          {settings.state_path} ({saved}; docs/state.md)")
     if settings.seed is not None:
         lines.append(f"  seed           {settings.seed} (clocks from {settings.clock_start:%Y-%m-%dT%H:%M:%SZ})")
     lines.append(f"  start page     {base}/ (links the dashboard, the API page and the schemas)")

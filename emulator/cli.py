@@ -121,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--state",
         metavar="FILE",
-        help="keep every tenant's state in this SQLite file: restored at start, each change on disk within 1 s",
+        help="keep every tenant's state in this SQLite file: restored at start, each change on disk within 1 s "
+        "(within seconds while requests keep the core busy)",
     )
     serve.add_argument(
         "--card-form-port",
