@@ -21,7 +21,7 @@ from emulator.cli import CARD_FORM_PORT_ENV
 from emulator.payments import masking
 from emulator.payments.cards import luhn_valid
 from emulator.testing import PayemuServer
-from tests.serving import free_port, serve, wait_for_health
+from tests.serving import HEALTH, free_port, serve, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = ROOT / "examples" / "ci-suite"
@@ -85,7 +85,7 @@ def served() -> Iterator[str]:
         port, "--journal-size", "50", "--log-level", "warning", env=_env(), stderr=subprocess.PIPE, text=True
     )
     url = f"http://127.0.0.1:{port}"
-    wait_for_health(url, process)
+    wait_until_up(url, process, path=HEALTH)
     try:
         yield url
     finally:

@@ -25,7 +25,7 @@ from emulator.config import LIMIT_KEYS, KeySpec, Limits, Settings
 from emulator.http.app import create_app
 from emulator.testing import PayemuServer
 from tests.conftest import serving
-from tests.serving import free_port, output_of, serve, wait_for_health
+from tests.serving import HEALTH, free_port, output_of, serve, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests" / "cases" / "hostile.yaml").read_text())["cases"]
@@ -160,7 +160,7 @@ def test_sigterm_with_a_stalled_client_exits_within_the_timeout(tmp_path: Path) 
     port = free_port()
     process = serve(port, "--shutdown-timeout", "1", "--request-timeout", "600", "--log-level", "warning")
     try:
-        wait_for_health(f"http://127.0.0.1:{port}", process)
+        wait_until_up(f"http://127.0.0.1:{port}", process, path=HEALTH)
         stalled = socket.create_connection(("127.0.0.1", port), timeout=1)
         stalled.sendall(
             b"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: sandbox-api-key\r\n"

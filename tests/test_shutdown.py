@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from tests.serving import free_port, output_of, serve, wait_for_health
+from tests.serving import HEALTH, free_port, output_of, serve, wait_until_up
 
 KEY = {"X-Api-Key": "sandbox-api-key"}
 CARD = {"cardHolderName": "Jo", "cardNumber": "4111111111111111", "expirationMonth": 2, "expirationYear": 2032}
@@ -35,7 +35,7 @@ def test_requests_cut_by_the_shutdown_get_a_json_503_and_no_traceback(tmp_path: 
     process = serve(port, *options)
     answers: dict[str, Any] = {}
     try:
-        wait_for_health(base, process)
+        wait_until_up(base, process, path=HEALTH)
         account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
         assert httpx.put(base + "/PaymentGatewayAccounts/acct1", json=account, headers=KEY).status_code == 200
 

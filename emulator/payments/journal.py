@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterator
 from datetime import datetime
@@ -200,21 +201,15 @@ class Journal:
         ``until``), oldest first: only those are rendered and masked, so a save reads what
         is new and nothing else."""
         entries = self._entries
-        first, end = 0, len(entries)  # the first entry past ``number``, by bisection: ids only grow
-        while first < end:  # (a scan back from the newest made a save quadratic in what it wrote)
-            middle = (first + end) // 2
-            if _id_of(entries[middle]) > number:
-                end = middle
-            else:
-                first = middle + 1
+        # where they start, and where ``until`` ends them, by bisection over the ids (they
+        # only grow; a scan back from the newest made a save quadratic in what it wrote)
+        first = bisect_right(entries, number, key=_id_of)
+        end = len(entries) if until is None else bisect_right(entries, until, lo=first, key=_id_of)
         # rendered for the caller and not kept: the journal keeps its compact records (a
         # rendered entry is a tree of a dozen objects the garbage collector walks)
-        chosen = (entries[index] for index in range(first, min(first + limit, len(entries))))
-        if until is not None:
-            chosen = (stored for stored in chosen if _id_of(stored) <= until)  # ids only grow
         return [
             _render_and_mask(_entry(stored[0], stored[1:])) if isinstance(stored, tuple) else stored
-            for stored in chosen
+            for stored in (entries[index] for index in range(first, min(first + limit, end)))
         ]
 
     def load(self, entries: list[dict[str, Any]]) -> None:
