@@ -4,21 +4,26 @@ format is refused with the command that converts it, and the writer leaves one f
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import sys
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from emulator.config import Settings
-from emulator.state import schema
-from emulator.state.database import WRITER_NICE, Writer, check_writable, read, remove_orphans
+from emulator.http.openapi import OpenApi
+from emulator.runtime import Runtime
+from emulator.state import database, open_state, schema
+from emulator.state.database import CHUNK, PAGE_SIZE, WRITER_NICE, Writer, check_writable, read, remove_orphans
 from emulator.state.errors import StateError
 from tests.serving import free_port
 from tests.stateserver import ROOT, payemu
 
+NOW = datetime(2026, 11, 24, tzinfo=UTC)
 OLD_FILE = ROOT / "tests" / "data" / "state-before-slotted-transactions.sqlite"
 
 
@@ -86,6 +91,78 @@ def test_the_writer_leaves_one_file(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
         assert db.execute("SELECT doc FROM journal").fetchall() == [('{"id":1}',)]
+
+
+def _entries(count: int, start: int = 1) -> list[tuple[str, int, str]]:
+    return [("k", number, f'{{"id":{number}}}') for number in range(start, start + count)]
+
+
+def test_a_large_save_is_written_in_chunks_with_naps_and_lands_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    naps: list[float] = []
+    monkeypatch.setattr(database.time, "sleep", naps.append)
+    path = tmp_path / "state.sqlite"
+    writer = Writer(path)
+    try:
+        writer.submit(
+            [(schema.UPSERT_ENTRY, _entries(3 * CHUNK + 7)), (schema.UPSERT_ENTRY, _entries(CHUNK, 1000))]
+        ).result()
+    finally:
+        writer.close().result()
+    assert naps == [database.NAP] * 4  # after each of the big statement's 4 chunks; none for one of CHUNK rows
+    with sqlite3.connect(path) as db:
+        ids = [number for (number,) in db.execute("SELECT id FROM journal ORDER BY id")]
+    assert ids == list(range(1, 3 * CHUNK + 8)) + list(range(1000, 1000 + CHUNK))
+
+
+def test_the_last_save_of_a_stop_takes_no_naps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    naps: list[float] = []
+    monkeypatch.setattr(database.time, "sleep", naps.append)
+    runtime = Runtime(Settings(state_path=str(tmp_path / "state.sqlite")), OpenApi.load())
+    persistence = open_state(runtime)
+    assert persistence is not None
+    vault = runtime.tenants.create(key="sandbox-many-tokens").vault
+    for number in range(3 * CHUNK):  # one statement of more than CHUNK rows
+        vault.store(f"payload {number}", lambda length, n=number: f"{n:0{length}d}", NOW)
+    asyncio.run(persistence.stop())
+    assert naps == []
+    with sqlite3.connect(tmp_path / "state.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM records WHERE kind = 'stringToken'").fetchone() == (3 * CHUNK,)
+    db.close()
+
+
+def test_a_save_that_fails_part_way_leaves_none_of_its_chunks(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    writer = Writer(path)
+    try:
+        writer.submit([(schema.UPSERT_ENTRY, _entries(2))]).result()
+        failing = writer.submit(
+            [(schema.UPSERT_ENTRY, _entries(5 * CHUNK, 3)), ("INSERT INTO nowhere VALUES (?)", [(1,)])]
+        )
+        with pytest.raises(sqlite3.OperationalError, match="no such table: nowhere"):
+            failing.result()
+    finally:
+        writer.close().result()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT id FROM journal ORDER BY id").fetchall() == [(1,), (2,)]  # one transaction
+
+
+def test_a_new_file_gets_larger_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    new, old = tmp_path / "new.sqlite", tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as db:
+        db.execute("PRAGMA page_size=4096")
+        db.execute("CREATE TABLE kept (x)")
+    db.close()
+    for path in (new, old):
+        writer = Writer(path)
+        writer.submit([(schema.UPSERT_ENTRY, _entries(3))]).result()
+        writer.close().result()
+    for path, size in ((new, PAGE_SIZE), (old, 4096)):
+        with sqlite3.connect(path) as db:
+            assert db.execute("PRAGMA page_size").fetchone() == (size,)
+            assert db.execute("SELECT count(*) FROM journal").fetchone() == (3,)
+        db.close()
 
 
 @pytest.mark.skipif(

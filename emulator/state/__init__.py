@@ -108,6 +108,7 @@ class Persistence:
     async def stop(self) -> None:
         """The last save, then the file is closed (its write-ahead log folded in)."""
         try:
+            self.writer.nap = 0.0  # no more requests to make way for: the last saves at full speed
             self._stopping.set()  # not cancelled: a save under way finishes, then one more runs
             if self._task is not None:
                 await self._task

@@ -16,6 +16,7 @@ import os
 import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,16 @@ BUSY_TIMEOUT = 1.0  # seconds a write waits for a lock another process holds on 
 # per thread): where requests and the writer share a core, requests go first and the
 # file catches up in the gaps. 0 turns it off.
 WRITER_NICE = 10
+# Rows written between two naps of the writer thread, and the nap (seconds). Once it has
+# the core, the writer keeps it until it waits: where it shares a core with requests, a
+# statement of thousands of rows written in one go held them up a scheduler slice at a
+# time (4-6 ms). Writing 20 rows (about 0.2 ms) and then sleeping hands the core back.
+CHUNK = 20
+NAP = 0.0005
+# Bytes per page of a file payemu creates. A save's rows (a journal entry is 1-2 KB) fill
+# a fraction of the pages that SQLite's default 4 KiB gives, so a commit writes, syncs
+# and checkpoints fewer pages: 17 ms of CPU in place of 53 for a save of ~17,000 rows.
+PAGE_SIZE = 16384
 
 
 def migrate_hint(path: Path | str) -> str:
@@ -121,6 +132,7 @@ class Writer:
         self.path = path
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="payemu-state")
         self._db: sqlite3.Connection | None = None
+        self.nap = NAP  # 0 once no request is left to make way for (the last save at a stop)
 
     def submit(self, statements: list[Statement]) -> concurrent.futures.Future[None]:
         return self._thread.submit(self.apply, statements)
@@ -131,15 +143,20 @@ class Writer:
         return done
 
     def apply(self, statements: list[Statement]) -> None:
-        """Run ``statements`` as one transaction and commit it to the disk."""
+        """Run ``statements`` as one transaction and commit it to the disk, :data:`CHUNK`
+        rows at a time with a nap (:data:`NAP`) between them (see there)."""
         db = self._db if self._db is not None else self._open()
         with db:
             for sql, rows in statements:
-                db.executemany(sql, rows)
+                for start in range(0, len(rows), CHUNK):
+                    db.executemany(sql, rows[start : start + CHUNK])
+                    if len(rows) > CHUNK and self.nap:
+                        time.sleep(self.nap)
 
     def _open(self) -> sqlite3.Connection:
         lower_priority(WRITER_NICE)
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level="DEFERRED")
+        db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new file's (one that exists keeps its own)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         with db:
