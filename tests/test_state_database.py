@@ -1,6 +1,8 @@
 """The state file on disk (emulator.state.database): a path payemu cannot write is refused
 at start in one line, temporary files of earlier runs are removed, a file of the old
-format is refused with the command that converts it, and the writer leaves one file."""
+format is refused with the command that converts it, and the writer leaves one file,
+writes a large save in chunks with naps (one transaction still; none at a stop) and gives
+a new file 16 KiB pages."""
 
 from __future__ import annotations
 
