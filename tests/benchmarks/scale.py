@@ -114,7 +114,7 @@ def measure_step(percent: int, state: bool, duration: int, rounds: int, connecti
     try:
         fill(base, percent)
         before = _health(base, f"{MEASURED_PREFIX}0")
-        loads = [_charges(base, duration, connections) for _ in range(rounds + 1)][1:]  # the first run warms up
+        loads = [charges(base, duration, connections) for _ in range(rounds + 1)][1:]  # the first run warms up
         after = _health(base, f"{MEASURED_PREFIX}0")
         return Step(
             percent,
@@ -132,7 +132,7 @@ def measure_step(percent: int, state: bool, duration: int, rounds: int, connecti
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _charges(base: str, duration: int, connections: int) -> Load:
+def charges(base: str, duration: int, connections: int) -> Load:
     options = [f"-c{connections}", f"-d{duration}s", "--latency"]
     out = _wrk(base + "/PaymentGateway/charge", CHARGE, MEASURED_PREFIX, MEASURED, options)
     return wrk_output(out, "charge")
