@@ -28,7 +28,6 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,16 +73,6 @@ class Watch:
         path.write_text(json.dumps({name: getattr(self, name) for name in fields}))
 
 
-def _timed(into: Callable[[float, float, Any], None], method: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(*args: Any) -> Any:
-        began = time.monotonic()
-        result = method(*args)
-        into(began, time.monotonic(), result)
-        return result
-
-    return wrapper
-
-
 def serve_watched(report: Path, argv: list[str]) -> None:
     """Run ``payemu argv`` with the watcher; its notes go to ``report`` at exit."""
     import uvicorn.server
@@ -93,13 +82,20 @@ def serve_watched(report: Path, argv: list[str]) -> None:
     watch = Watch()
     gc.callbacks.append(watch.on_collection)
     atexit.register(watch.report, report)
-    writer_apply = database.Writer.apply
-    database.Writer.apply = _timed(lambda a, b, _: watch.note(watch.writes, (a, b)), writer_apply)  # type: ignore[method-assign]
+    apply = database.Writer.apply
+
+    def timed_apply(self: database.Writer, statements: list[database.Statement]) -> None:
+        began = time.monotonic()
+        apply(self, statements)
+        watch.note(watch.writes, (began, time.monotonic()))
+
+    database.Writer.apply = timed_apply  # type: ignore[method-assign]
     step_done = saver.Saver._step_done
 
     def step(self: saver.Saver) -> None:
         step_done(self)
-        watch.note(watch.steps, (time.monotonic() - (time.perf_counter() - self._started), time.monotonic()))
+        now = time.monotonic()  # the step began when Saver._started (perf_counter) says
+        watch.note(watch.steps, (now - (time.perf_counter() - self._started), now))
 
     saver.Saver._step_done = step  # type: ignore[method-assign]
     save = saver.Saver.save
