@@ -244,3 +244,114 @@ def test_gateway_tokens_keep_the_card_out_of_repr() -> None:
     assert token is not None
     assert token.card_number == CARD
     assert CARD not in repr(token)
+
+
+# -- older transactions packed (emulator.payments.packing) ------------------------------------
+def _objects(who: Tenant) -> list[str]:
+    """The references the ledger keeps as objects (the rest are packed into bytes)."""
+    return [ref for ref, stored in who.ledger._transactions.items() if isinstance(stored, ledger.Transaction)]
+
+
+def _weights_add_up(who: Tenant) -> bool:
+    return who.ledger.bytes == sum(tx.weight for tx in who.ledger.transactions())
+
+
+def test_older_transactions_are_packed_and_read_back_equal() -> None:
+    who = bare_tenant()
+    made = [add(who, "Charge", my_ref=f"order-{n}") for n in range(ledger.RECENT + 10)]
+    assert _objects(who) == [tx.reference for tx in made[10:]]
+    oldest = made[0]
+    copy = who.ledger[oldest.reference]
+    assert copy == oldest
+    assert copy is not who.ledger[oldest.reference], "a packed one is read as a fresh copy"
+    assert copy.to_json() == oldest.to_json()
+    assert who.ledger.transactions() == made
+    found = who.ledger.find(oldest.reference)
+    assert found == oldest
+    assert who.ledger.find(oldest.reference) is found, "found: the ledger keeps it as an object again"
+    assert _weights_add_up(who)
+
+
+def test_an_operation_on_a_packed_transaction_lands_in_the_ledger() -> None:
+    who = bare_tenant()
+    charge = add(who, "Charge", 100)
+    for _ in range(ledger.RECENT + 5):
+        add(who, "Charge")
+    assert charge.reference not in _objects(who)
+    parent = who.ledger.find(charge.reference)
+    assert parent is not None
+    assert check(who, parent, "Refund", 30) is None
+    rules.reserve(parent, Operation.REFUND)
+    for _ in range(ledger.RECENT + 5):
+        add(who, "Charge")
+    assert who.ledger._transactions[charge.reference] is parent, "busy at a gateway: never packed"
+    add(who, "Refund", 30, parent=parent)
+    rules.release(parent)
+    add(who, "Refund", 20, parent=charge)  # a stale object: the ledger's own one is changed
+    for _ in range(ledger.RECENT + 5):
+        add(who, "Charge")
+    assert charge.reference not in _objects(who)
+    now = who.ledger[charge.reference]
+    assert now.refunded_amount == 50
+    assert [entry.amount for entry in now.operations] == [30, 20]
+    assert now.state(who.now()) == "PartiallyRefunded"
+    assert _weights_add_up(who)
+
+
+def test_my_ref_finds_the_latest_charge_or_authorization_among_packed_ones() -> None:
+    who = bare_tenant()
+    add(who, "Charge", my_ref="same")
+    authorization = add(who, "PreAuth", my_ref="same")
+    add(who, "Void", parent=authorization, my_ref="same")
+    for _ in range(ledger.RECENT + 5):
+        add(who, "Charge", my_ref="other")
+    assert authorization.reference not in _objects(who)
+    found = who.ledger.find(None, "same")
+    assert found is not None
+    assert (found.reference, found.state(who.now())) == (authorization.reference, "Voided")
+    assert who.ledger.find(None, "sam") is None
+    assert who.ledger.find(None, "same ") is None
+
+
+def test_limits_drop_the_oldest_finished_and_keep_a_packed_open_authorization() -> None:
+    limit = ledger.RECENT + 20
+    who = bare_tenant(transactions=limit)
+    authorization = add(who, "PreAuth")
+    pending = add(who, "Charge", code="Accepted")
+    charges = [add(who, "Charge") for _ in range(limit + 5)]
+    assert authorization.reference in who.ledger
+    assert pending.reference in who.ledger
+    assert [tx.reference for tx in charges[:7]] == [ref for ref in charges_dropped(who, charges)]
+    assert len(who.ledger) == limit
+    assert who.ledger.holds_open(who.now())
+    assert _weights_add_up(who)
+    add(who, "Void", parent=authorization)
+    who.ledger.shed(1)
+    assert pending.reference in who.ledger, "pending: may still settle"
+    assert authorization.reference not in who.ledger, "voided: the oldest finished one goes first"
+
+
+def charges_dropped(who: Tenant, charges: list[ledger.Transaction]) -> list[str]:
+    return [tx.reference for tx in charges if tx.reference not in who.ledger]
+
+
+def test_a_full_ledger_keeps_few_objects_for_the_garbage_collector() -> None:
+    who = bare_tenant(transactions=2_000)
+    for _ in range(3_000):
+        add(who, "Charge")
+    assert len(who.ledger) == 2_000
+    assert len(_objects(who)) == ledger.RECENT
+    assert _weights_add_up(who)
+
+
+def test_settles_reads_a_packed_transaction_s_head() -> None:
+    who = bare_tenant()
+    pending = add(who, "Charge", code="Accepted", settles_to="Success", settle_after_seconds=5)
+    forever = add(who, "Charge", code="Accepted")
+    done = add(who, "Charge")
+    assert who.ledger.settles(pending.reference)
+    for _ in range(ledger.RECENT + 5):
+        add(who, "Charge")
+    assert not {pending.reference, forever.reference, done.reference} & set(_objects(who))
+    assert [who.ledger.settles(tx.reference) for tx in (pending, forever, done)] == [True, False, False]
+    assert not who.ledger.settles("nope")

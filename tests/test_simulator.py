@@ -8,7 +8,6 @@ import re
 import time
 from dataclasses import replace
 from decimal import Decimal
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from emulator.gateways.simulator import AttemptInput, GatewayAccount, attempt, r
 from emulator.gateways.templates import render
 from emulator.payments.model import Card, Money, OperationResult
 from emulator.payments.tenants import Tenant
+from emulator.payments.transaction import Transaction
 from emulator.scenarios import Attempt, Match, Outcome, Rule, ScenarioBook
 from emulator.scenarios.book import RuleHolder
 from emulator.scenarios.model import RUNTIME_SOURCE
@@ -311,7 +311,12 @@ def test_references_are_unique_per_attempt() -> None:
     for _ in range(50):
         result, _ = run("NULLSuccess", who=who)
         seen.add(result["gatewayReference"])
-        who.ledger.add(SimpleNamespace(reference=result["gatewayReference"], weight=1))  # type: ignore[arg-type]
+        reference = result["gatewayReference"]
+        who.ledger.add(
+            Transaction(
+                reference, Operation.CHARGE, "NULL", None, Decimal(1), "USD", ResultCode.SUCCESS, None, who.now()
+            )
+        )
     assert len(seen) == 50
     assert all(set(r[5:]) <= set(ALPHABETS["upper"]) for r in seen)
 

@@ -118,6 +118,30 @@ def test_a_large_save_is_written_in_chunks_with_naps_and_lands_whole(
     assert ids == list(range(1, 3 * CHUNK + 8)) + list(range(1000, 1000 + CHUNK))
 
 
+def test_rows_kept_end_to_end_read_as_tuples_and_land_whole(tmp_path: Path) -> None:
+    rows = database.Rows(3)
+    expected = _entries(CHUNK + 5)
+    for row in expected:
+        rows.add(*row)
+    assert len(rows) == CHUNK + 5
+    assert rows[0] == expected[0]
+    assert rows[-1] == expected[-1]
+    assert rows[CHUNK - 2 : CHUNK + 2] == expected[CHUNK - 2 : CHUNK + 2]
+    with pytest.raises(IndexError):
+        rows[CHUNK + 5]
+    with pytest.raises(ValueError, match="3"):
+        rows.add("k", 1)
+    path = tmp_path / "state.sqlite"
+    writer = Writer(path)
+    try:
+        writer.submit([(schema.UPSERT_ENTRY, rows)]).result()
+    finally:
+        writer.close().result()
+    with sqlite3.connect(path) as db:
+        ids = [number for (number,) in db.execute("SELECT id FROM journal ORDER BY id")]
+    assert ids == [row[1] for row in expected]
+
+
 def test_the_last_save_of_a_stop_takes_no_naps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     naps: list[float] = []
     monkeypatch.setattr(database.time, "sleep", naps.append)

@@ -22,7 +22,6 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Protocol, TypeVar
 
-from emulator.payments.ledger import _OPEN_STATES as OPEN_STATES  # the ledger's own notion of "open"
 from emulator.payments.ledger import Ledger
 
 
@@ -41,8 +40,7 @@ Tenant = TypeVar("Tenant", bound=Holder)
 def holds_open_authorizations(tenant: Holder) -> bool:
     """True when one of ``tenant``'s transactions may still be captured, voided or settled
     (authorized, pending, or busy at a gateway)."""
-    now = tenant.now()
-    return any(tx.busy is not None or tx.state(now) in OPEN_STATES for tx in tenant.ledger.transactions())
+    return tenant.ledger.holds_open(tenant.now())
 
 
 def room_maker(created: Iterable[Tenant], idle_seconds: float) -> Tenant | None:

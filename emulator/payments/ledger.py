@@ -19,18 +19,25 @@ on one transaction at most one proceeds; the others are refused.
 Gateway tokens minted by tokenize or ``generateToken`` (the ``userToken`` of later
 payments) are kept in the ledger too, as :class:`GatewayToken`.
 
+The newest :data:`RECENT` transactions (and those read since) are kept as objects; the
+older ones as bytes (:mod:`emulator.payments.packing`), which the garbage collector does
+not walk. :meth:`Ledger.find` — what the engine reads, and may change — turns a packed one
+back into the object it keeps; every other read (``ledger[reference]``, iteration,
+:meth:`Ledger.transactions`) gets an equal copy of a packed one, to read.
+
 Amounts are exact :class:`~decimal.Decimal` values (see :mod:`emulator.payments.model`).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Protocol
 
 from emulator import errors
 from emulator.payments import budget as weights
+from emulator.payments import packing
 from emulator.payments.budget import Budget
 from emulator.payments.clock import Clock
 from emulator.payments.model import OperationResult
@@ -41,6 +48,7 @@ __all__ = ["GatewayToken", "Holder", "Ledger", "OperationEntry", "Transaction", 
 
 MAX_TRANSACTIONS = 20_000  # per tenant by default (config: limits.transactionsPerTenant)
 MAX_GATEWAY_TOKENS = 10_000  # per tenant by default (config: limits.tokensPerTenant)
+RECENT = 64  # transactions per ledger kept as objects: the newest, and those found since
 
 _ORIGINALS: dict[Operation, tuple[Operation, ...]] = {
     Operation.CAPTURE: (Operation.PRE_AUTH,),
@@ -62,7 +70,9 @@ class Ledger(Mapping[str, Transaction]):
     ) -> None:
         # ordered by age; an OrderedDict so that dropping the oldest (limits) and finding
         # the next oldest stay O(1): a plain dict leaves holes at its front to skip
-        self._transactions: OrderedDict[str, Transaction] = OrderedDict()
+        self._transactions: OrderedDict[str, Transaction | bytes] = OrderedDict()  # bytes: packed
+        self._recent: deque[str] = deque()  # references of the objects among them, oldest first
+        self.clock: Clock | None = None  # the tenant's (a packed transaction's, when unpacked)
         self._tokens: dict[str, GatewayToken] = {}
         self.limit = limit
         self.token_limit = token_limit
@@ -74,7 +84,37 @@ class Ledger(Mapping[str, Transaction]):
         self.changed: dict[str, None] | None = None  # a dict: in the order noted (oldest first)
 
     def __getitem__(self, reference: str) -> Transaction:
-        return self._transactions[reference]
+        """The transaction, to read: a packed one is unpacked into a copy (see :meth:`find`)."""
+        return self._view(self._transactions[reference])
+
+    def _view(self, stored: Transaction | bytes) -> Transaction:
+        return packing.unpack(stored, self.clock) if type(stored) is bytes else stored  # type: ignore[return-value]
+
+    def _live(self, reference: str) -> Transaction | None:
+        """The transaction as the object the ledger keeps (a packed one is unpacked for good)."""
+        stored = self._transactions.get(reference)
+        if type(stored) is not bytes:
+            return stored  # type: ignore[return-value]
+        tx = self._transactions[reference] = packing.unpack(stored, self.clock)  # keeps its place
+        self._kept(reference)
+        return tx
+
+    def _kept(self, reference: str) -> None:
+        """``reference`` is now among the objects: the oldest beyond :data:`RECENT` are packed
+        (not one busy at a gateway: its request still changes it)."""
+        recent = self._recent
+        recent.append(reference)
+        while len(recent) > RECENT:
+            oldest = recent.popleft()
+            stored = self._transactions.get(oldest)
+            if type(stored) is bytes or stored is None:
+                continue  # packed already (it was found twice), or dropped
+            if stored.busy is not None:  # type: ignore[union-attr]
+                recent.append(oldest)
+                if len(recent) > 2 * RECENT:  # every one of them is busy: let them be
+                    break
+                continue
+            self._transactions[oldest] = packing.pack(stored)  # type: ignore[arg-type]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._transactions)
@@ -89,9 +129,12 @@ class Ledger(Mapping[str, Transaction]):
         """Keep ``tx`` (already admitted), charging its weight to the budget."""
         if not tx.weight:
             tx.weight = tx.weight_of()
+        if tx.clock is not None:
+            self.clock = tx.clock
         replaced = self._transactions.get(tx.reference)
         self._transactions[tx.reference] = tx
-        self._charge(tx.weight - (replaced.weight if replaced else 0))
+        self._charge(tx.weight - (_weight(replaced) if replaced is not None else 0))
+        self._kept(tx.reference)
         if self.changed is not None:
             self.changed[tx.reference] = None
 
@@ -107,18 +150,33 @@ class Ledger(Mapping[str, Transaction]):
             if self.changed is not None:
                 self.changed[tx.reference] = None
 
+    def settles(self, reference: str) -> bool:
+        """Whether the transaction is pending a settlement (it has a ``settles_to``), read
+        without unpacking it."""
+        stored = self._transactions.get(reference)
+        if type(stored) is bytes:
+            return bool(stored[0] & packing.SETTLES)
+        return stored is not None and bool(stored.settles_to)  # type: ignore[union-attr]
+
     def transactions(self) -> list[Transaction]:
-        """Every transaction, oldest first."""
-        return list(self._transactions.values())
+        """Every transaction, oldest first, to read (packed ones unpacked into copies)."""
+        view = self._view
+        return [view(stored) for stored in self._transactions.values()]
 
     def find(self, reference: str | None = None, my_ref: str | None = None) -> Transaction | None:
-        """By ``gatewayReference``; else the most recent charge or authorization with ``myRef``."""
+        """By ``gatewayReference``; else the most recent charge or authorization with ``myRef``.
+        The transaction found is the ledger's own object (what the engine reserves and
+        changes), unpacked if it was packed."""
         if reference:
-            return self._transactions.get(reference)
+            return self._live(reference)
         if my_ref:
-            for tx in reversed(self._transactions.values()):
-                if tx.my_ref == my_ref and tx.operation in ORIGINALS:
-                    return tx
+            key = packing.my_ref_key(my_ref)
+            for found, stored in reversed(self._transactions.items()):
+                if type(stored) is bytes:
+                    if stored[0] & packing.ORIGINAL and stored.startswith(key, packing.MY_REF_AT):
+                        return self._live(found)
+                elif stored.my_ref == my_ref and stored.operation in ORIGINALS:  # type: ignore[union-attr]
+                    return stored  # type: ignore[return-value]
         return None
 
     def remember_token(self, token: GatewayToken) -> None:
@@ -177,28 +235,49 @@ class Ledger(Mapping[str, Transaction]):
         """Drop the ``count`` oldest finished transactions (not authorized, pending or busy
         at a gateway: a capture, void, refund or settlement may still need those). False,
         dropping nothing, when fewer than ``count`` are finished."""
-        finished: list[str] = []
-        for reference, tx in self._transactions.items():
+        finished: list[tuple[str, int]] = []
+        for item in self._finished(now):
             if len(finished) == count:
                 break
-            if tx.busy is None and tx.state(now) not in _OPEN_STATES:
-                finished.append(reference)
+            finished.append(item)
         if len(finished) < count:
             return False
         self._drop(finished)
         return True
 
+    def _open(self, stored: Transaction | bytes, now: datetime | None) -> bool:
+        """Whether a transaction may still be captured, voided or settled (authorized,
+        pending, or busy at a gateway); a packed one is only unpacked when its head says it
+        may be. ``now``: the tenant's time (None: the transaction's own creation)."""
+        if type(stored) is bytes:
+            if not stored[0] & packing.MAY_BE_OPEN:
+                return False
+            stored = packing.unpack(stored, self.clock)
+        tx: Transaction = stored  # type: ignore[assignment]
+        return tx.busy is not None or tx.state(now or tx.created_at) in _OPEN_STATES
+
+    def _finished(self, now: datetime | None) -> Iterator[tuple[str, int]]:
+        """The reference and weight of each finished transaction, oldest first."""
+        is_open = self._open
+        for reference, stored in self._transactions.items():
+            if not is_open(stored, now):
+                yield reference, _weight(stored)
+
+    def holds_open(self, now: datetime) -> bool:
+        """True when one transaction may still be captured, voided or settled."""
+        is_open = self._open
+        return any(is_open(stored, now) for stored in self._transactions.values())
+
     def evict_finished_bytes(self, nbytes: int, now: datetime) -> bool:
         """Drop the oldest finished transactions until ``nbytes`` are freed. False,
         dropping nothing, when all the finished ones together hold less."""
-        finished: list[str] = []
+        finished: list[tuple[str, int]] = []
         freed = 0
-        for reference, tx in self._transactions.items():
+        for item in self._finished(now):
             if freed >= nbytes:
                 break
-            if tx.busy is None and tx.state(now) not in _OPEN_STATES:
-                finished.append(reference)
-                freed += tx.weight
+            finished.append(item)
+            freed += item[1]
         if freed < nbytes:
             return False
         self._drop(finished)
@@ -207,25 +286,25 @@ class Ledger(Mapping[str, Transaction]):
     def shed(self, nbytes: int) -> int:
         """Drop the oldest finished transactions until ``nbytes`` are freed or none is
         left (a byte budget is full); the bytes freed."""
-        finished: list[str] = []
+        finished: list[tuple[str, int]] = []
         freed = 0
-        for reference, tx in self._transactions.items():
+        for item in self._finished(self.clock.now() if self.clock else None):
             if freed >= nbytes:
                 break
-            if tx.busy is None and tx.state(tx.clock.now() if tx.clock else tx.created_at) not in _OPEN_STATES:
-                finished.append(reference)
-                freed += tx.weight
+            finished.append(item)
+            freed += item[1]
         before = self.bytes
         self._drop(finished)
         return before - self.bytes
 
-    def _drop(self, references: list[str]) -> None:
-        freed = 0
-        for reference in references:
-            freed += self._transactions.pop(reference).weight
-        self._charge(-freed)
+    def _drop(self, found: list[tuple[str, int]]) -> None:
+        """Forget each (reference, weight) of ``found``."""
+        transactions = self._transactions
+        for reference, _ in found:
+            del transactions[reference]
+        self._charge(-sum(heft for _, heft in found))
         if self.changed is not None:
-            self.changed.update(dict.fromkeys(references))
+            self.changed.update(dict.fromkeys(reference for reference, _ in found))
 
 
 # -- recording ---------------------------------------------------------------------------
@@ -289,11 +368,16 @@ def record(
     ledger.admit(now, weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
     ledger.add(tx)
     if parent is not None:
+        parent = ledger.find(parent.reference) or parent  # the ledger's own (add() may have packed it)
         parent.operations = (*parent.operations, OperationEntry(operation, tx.reference, tx.amount, code, now))
         ledger.grow(parent, weights.OPERATION)
         if result.successful:
             _apply(parent, tx)
     return tx
+
+
+def _weight(stored: Transaction | bytes) -> int:
+    return packing.weight(stored) if type(stored) is bytes else stored.weight  # type: ignore[union-attr]
 
 
 def _apply(parent: Transaction, tx: Transaction) -> None:

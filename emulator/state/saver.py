@@ -22,7 +22,7 @@ from typing import Any
 
 from emulator.payments.tenants import Tenant, TenantRegistry
 from emulator.state import encode, schema
-from emulator.state.database import Statement, Writer
+from emulator.state.database import Rows, Statement, Writer
 
 INTERVAL = 0.25  # seconds between the end of one save and the start of the next
 # Work done on the event loop before handing it back. Each hand-back lets the loop serve
@@ -154,11 +154,11 @@ class Saver:
         ledger, vault, sessions = owner.ledger, owner.vault, owner.sessions
         noted, ledger.changed = ledger.changed, {}
         compared = await self._records(
-            track, schema.TRANSACTION, noted, ledger, ledger.find, encode.transaction_print, encode.transaction, out,
+            track, schema.TRANSACTION, noted, ledger, ledger.get, encode.transaction_print, encode.transaction, out,
             emit, also=track.settling,
         )  # fmt: skip
         # a settlement changes a transaction unnoted: those still to settle are compared each time
-        track.settling = {ref for ref in compared if (tx := ledger.find(ref)) is not None and tx.settles_to}
+        track.settling = {ref for ref in compared if ledger.settles(ref)}
         tokens = {token.token: token for token in ledger.gateway_tokens()}
         await self._records(
             track, schema.GATEWAY_TOKEN, None, tokens, tokens.get, _itself, encode.gateway_token, out, emit
@@ -200,13 +200,12 @@ class Saver:
             track.walked.add(kind)
         else:
             idents = [*noted, *(ident for ident in also if ident not in noted)]
-        upserts: list[tuple[Any, ...]] = []
-        deletes: list[tuple[Any, ...]] = []
+        upserts, deletes = Rows(4), Rows(3)
         for ident in idents:
             item = find(ident)
             if item is None:
                 if prints.pop(ident, _MISSING) is not _MISSING and emit:
-                    deletes.append((key, kind, ident))
+                    deletes.add(key, kind, ident)
                 continue
             mark = fingerprint(item)
             old = prints.get(ident, _MISSING)
@@ -215,7 +214,7 @@ class Saver:
                     document = encoder(item)
                     if document is None:  # not kept at rest (a token holding only a security code)
                         continue
-                    upserts.append((key, kind, ident, encode.text(document)))
+                    upserts.add(key, kind, ident, encode.text(document))
                 prints[ident] = mark
             if time.perf_counter() - self._started > STEP_SECONDS:
                 await self._pause()
@@ -241,7 +240,10 @@ class Saver:
             if not entries:
                 return
             if emit:
-                out.append((schema.UPSERT_ENTRY, [(key, entry["id"], encode.text(entry)) for entry in entries]))
+                rows = Rows(3)
+                for entry in entries:
+                    rows.add(key, entry["id"], encode.text(entry))
+                out.append((schema.UPSERT_ENTRY, rows))
             track.journal_newest = int(entries[-1]["id"])
             if journal is not track.owner.journal:
                 return

@@ -1,0 +1,184 @@
+"""A settled transaction packed into one ``bytes`` object, and back.
+
+Python's garbage collector walks every container object it tracks: a :class:`Transaction`
+is one, so a ledger of tens of thousands of them made each young-generation collection
+walk every transaction recorded since the last one (40 ms pauses under load, see
+docs/performance.md). ``bytes`` is not tracked. The ledger keeps its most recent
+transactions as objects and packs the older ones with :func:`pack`; :func:`unpack` gives
+an equal :class:`Transaction` back when one is read.
+
+A packed transaction is a short head the ledger reads without unpacking — flags (may it
+still be open; is it a charge or authorization), its weight, its ``myRef`` — and the
+rest as :mod:`marshal` data of plain values (text, numbers, ``None``, tuples). The bytes
+never leave the process and are only ever made by :func:`pack`: nothing read from a file
+or a request is unmarshalled.
+"""
+
+from __future__ import annotations
+
+import marshal
+import struct
+from dataclasses import fields
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from emulator.payments.clock import Clock
+from emulator.payments.transaction import OperationEntry, Transaction
+from emulator.vocabulary import ORIGINALS, Operation, RejectReason, ResultCode
+
+# flags, the head's first byte
+MAY_BE_OPEN = 1  # a successful authorization not captured nor voided, or a pending result
+ORIGINAL = 2  # a charge or an authorization (what a status by myRef finds)
+SETTLES = 4  # a pending result that takes its scenario's final one in time (settles_to)
+_HEAD = struct.Struct("<BQI")  # flags, weight, length of the myRef's UTF-8 text
+_OPERATIONS = {member.value: member for member in Operation}
+_CODES = {member.value: member for member in ResultCode}
+_REASONS = {member.value: member for member in RejectReason}
+# what pack() keeps of a Transaction: every field but its clock (the ledger's) and its
+# weight (in the head); a field added to Transaction and not here stops the import
+_KEPT = (
+    "reference", "operation", "gateway", "account", "amount", "currency", "result_code", "reject_reason",
+    "created_at", "my_ref", "card_number", "authorization_code", "parent", "attempt_number", "attempts",
+    "expires_at", "settles_to", "settle_at", "captured_amount", "refunded_amount", "captured_by", "voided_by",
+    "operations", "busy",
+)  # fmt: skip
+if {spec.name for spec in fields(Transaction)} != {*_KEPT, "clock", "weight"}:
+    raise ImportError("emulator.payments.packing does not pack every field of Transaction")
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # a JSON string may hold a lone surrogate
+
+
+def my_ref_key(my_ref: str) -> bytes:
+    """What a packed transaction with this ``myRef`` holds after its first byte (for
+    ``blob.startswith(key, 1 + 8)``, with no unpacking)."""
+    text = _utf8(my_ref)
+    return struct.pack("<I", len(text)) + text
+
+
+MY_REF_AT = 1 + 8  # where my_ref_key() starts in a packed transaction
+
+
+def _state(value: datetime) -> bytes:
+    state: bytes = value.__reduce__()[1][0]  # type: ignore[assignment]
+    return state
+
+
+def _moment(value: datetime | None) -> bytes | tuple[bytes] | None:
+    """A datetime as its pickling state (UTC when it has a zone; naive in a tuple)."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return (_state(value),)
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    return _state(value)
+
+
+_FROM_STATE: Any = datetime  # called with a pickling state, as pickle does (typeshed knows only the fields)
+
+
+def _datetime(value: bytes | tuple[bytes] | None) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return _FROM_STATE(value[0])  # type: ignore[no-any-return]
+    return _FROM_STATE(value, UTC)  # type: ignore[no-any-return]
+
+
+def may_be_open(tx: Transaction) -> bool:
+    """Whether ``tx`` could still be authorized or pending (a capture, void or settlement
+    may come): when not, a packed one is finished for good."""
+    if tx.result_code == ResultCode.ACCEPTED:
+        return True
+    return (
+        tx.operation == Operation.PRE_AUTH
+        and tx.result_code == ResultCode.SUCCESS
+        and not tx.captured_by
+        and not tx.voided_by
+    )
+
+
+def pack(tx: Transaction) -> bytes:
+    """``tx`` as bytes (it must not be busy at a gateway: that is the request's to end)."""
+    if tx.busy is not None:
+        raise ValueError("a transaction busy at a gateway stays an object")
+    reason = tx.reject_reason
+    body = (
+        tx.reference, tx.operation.value, tx.gateway, tx.account, str(tx.amount), tx.currency,
+        tx.result_code.value, None if reason is None else str(reason), _moment(tx.created_at),
+        tx.card_number, tx.authorization_code, tx.parent, tx.attempt_number, tx.attempts,
+        _moment(tx.expires_at), tx.settles_to, _moment(tx.settle_at), str(tx.captured_amount),
+        str(tx.refunded_amount), tx.captured_by, tx.voided_by,
+        tuple(
+            (entry.operation.value, entry.reference, str(entry.amount), entry.result_code.value, _moment(entry.time))
+            for entry in tx.operations
+        ),
+    )  # fmt: skip
+    flags = (
+        (MAY_BE_OPEN if may_be_open(tx) else 0)
+        | (ORIGINAL if tx.operation in ORIGINALS else 0)
+        | (SETTLES if tx.settles_to else 0)
+    )
+    my_ref = b"" if tx.my_ref is None else _utf8(tx.my_ref)
+    return b"".join(
+        (
+            _HEAD.pack(flags, tx.weight, len(my_ref) if tx.my_ref is not None else 0xFFFFFFFF),
+            my_ref,
+            marshal.dumps(body),
+        )
+    )
+
+
+def weight(blob: bytes) -> int:
+    """The weight of a packed transaction, from its head."""
+    return int(_HEAD.unpack_from(blob)[1])
+
+
+def unpack(blob: bytes, clock: Clock | None) -> Transaction:
+    """The :class:`Transaction` that :func:`pack` made ``blob`` of, on ``clock``."""
+    _, heft, length = _HEAD.unpack_from(blob)
+    start = _HEAD.size
+    my_ref: str | None = None
+    if length != 0xFFFFFFFF:
+        my_ref = blob[start : start + length].decode("utf-8", "surrogatepass")
+        start += length
+    body: Any = marshal.loads(memoryview(blob)[start:])
+    (
+        reference, operation, gateway, account, amount, currency, code, reason, created, card, approval, parent,
+        attempt_number, attempts, expires, settles_to, settle_at, captured, refunded, captured_by, voided_by,
+        history,
+    ) = body  # fmt: skip
+    return Transaction(
+        reference,
+        _OPERATIONS[operation],
+        gateway,
+        account,
+        Decimal(amount),
+        currency,
+        _CODES[code],
+        None if reason is None else _REASONS.get(reason, reason),
+        _datetime(created),  # type: ignore[arg-type]
+        my_ref,
+        card,
+        approval,
+        parent,
+        attempt_number,
+        attempts,
+        _datetime(expires),
+        settles_to,
+        _datetime(settle_at),
+        Decimal(captured),
+        Decimal(refunded),
+        captured_by,
+        voided_by,
+        tuple(
+            OperationEntry(_OPERATIONS[op], ref, Decimal(value), _CODES[result], _datetime(when))  # type: ignore[arg-type]
+            for op, ref, value, result, when in history
+        ),
+        None,
+        clock,
+        heft,
+    )
