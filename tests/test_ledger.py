@@ -355,3 +355,19 @@ def test_settles_reads_a_packed_transaction_s_head() -> None:
     assert not {pending.reference, forever.reference, done.reference} & set(_objects(who))
     assert [who.ledger.settles(tx.reference) for tx in (pending, forever, done)] == [True, False, False]
     assert not who.ledger.settles("nope")
+
+
+def test_more_busy_transactions_than_recent_ones_stay_objects_until_released() -> None:
+    who = bare_tenant()
+    held = []
+    for _ in range(ledger.RECENT + 5):  # a slow gateway: all at the gateway at once
+        held.append(add(who, "PreAuth"))
+        rules.reserve(held[-1], Operation.CAPTURE)
+    add(who, "Charge")  # ends, with nothing it may pack
+    assert set(_objects(who)) >= {tx.reference for tx in held}
+    for tx in held:
+        rules.release(tx)
+    add(who, "Charge")
+    assert len(_objects(who)) == ledger.RECENT
+    assert held[0].reference not in _objects(who), "released: the oldest are packed first"
+    assert _weights_add_up(who)

@@ -100,21 +100,23 @@ class Ledger(Mapping[str, Transaction]):
         return tx
 
     def _kept(self, reference: str) -> None:
-        """``reference`` is now among the objects: the oldest beyond :data:`RECENT` are packed
-        (not one busy at a gateway: its request still changes it)."""
-        recent = self._recent
+        """``reference`` is now among the objects: the oldest beyond :data:`RECENT` are packed,
+        but not one busy at a gateway (its request still changes it: it stays at the front,
+        for the next time)."""
+        recent, transactions = self._recent, self._transactions
         recent.append(reference)
-        while len(recent) > RECENT:
+        busy: list[str] = []
+        excess = len(recent) - RECENT
+        while excess > 0 and len(recent) > 1:  # one from the front each turn, never ``reference``
             oldest = recent.popleft()
-            stored = self._transactions.get(oldest)
-            if type(stored) is bytes or stored is None:
-                continue  # packed already (it was found twice), or dropped
-            if stored.busy is not None:  # type: ignore[union-attr]
-                recent.append(oldest)
-                if len(recent) > 2 * RECENT:  # every one of them is busy: let them be
-                    break
-                continue
-            self._transactions[oldest] = packing.pack(stored)  # type: ignore[arg-type]
+            stored = transactions.get(oldest)
+            if type(stored) is Transaction:
+                if stored.busy is not None:
+                    busy.append(oldest)
+                    continue
+                transactions[oldest] = packing.pack(stored)
+            excess -= 1  # packed now, packed already (found twice) or dropped
+        recent.extendleft(reversed(busy))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._transactions)
