@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -50,3 +50,16 @@ def test_real_clock_follows_time_plus_offset() -> None:
 def test_isoformat() -> None:
     moment = datetime(2030, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
     assert isoformat(moment) == "2030-01-02T03:04:05.678Z"
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC),  # no fraction: still three digits
+        datetime(999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),  # a year of three digits, padded
+        datetime(2026, 11, 24, 1, 30, 0, 1500, tzinfo=timezone(timedelta(hours=-5))),  # another zone: in UTC
+    ],
+)
+def test_isoformat_matches_the_standard_library(moment: datetime) -> None:
+    expected = moment.astimezone(UTC).isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
+    assert isoformat(moment) == expected

@@ -231,19 +231,21 @@ def test_keys_and_tokens_come_from_secrets_without_a_seed(monkeypatch: pytest.Mo
         return real(size)
 
     monkeypatch.setattr(tenants.os, "urandom", urandom)
+    monkeypatch.setattr(tenants, "_POOLS", {})  # nothing drawn before this test
     unseeded = tenants.TenantRegistry(Settings())
     assert asked == [32, 32], "a token-signing key per configured tenant"
     token = next(iter(unseeded)).random_string(32)
     assert len(asked) == 3, "a token: one read of the OS's secure source"
     assert asked[2] >= 32, "at least a byte per character"
     key = unseeded.create().key
-    assert len(asked) == 5, "a key, and the new tenant's signing key"
+    assert len(asked) == 4, "the new tenant's signing key (the key's characters were drawn with the token's)"
+    assert asked[3] == 32
     assert len(token) == 32
     assert key.startswith("test-")
     seeded = tenants.TenantRegistry(Settings(seed=1))
     again = tenants.TenantRegistry(Settings(seed=1))
     assert next(iter(seeded)).random_string(32) == next(iter(again)).random_string(32), "--seed replays"
-    assert len(asked) == 5, "a seeded tenant never asks the OS"
+    assert len(asked) == 4, "a seeded tenant never asks the OS"
 
 
 def test_pages_send_security_headers(guarded: httpx.Client) -> None:
@@ -305,7 +307,46 @@ def test_secret_strings_drop_the_bytes_that_would_bias_them(monkeypatch: pytest.
     from emulator.payments import tenants
 
     monkeypatch.setattr(tenants.os, "urandom", lambda size: bytes([255, 0, 61, 248, 62, 247, 1]) * size)
+    monkeypatch.setattr(tenants, "_POOLS", {})  # nothing drawn before this test
     alphabet = tenants.ALPHANUMERIC
     expected = alphabet[0] + alphabet[61] + alphabet[0] + alphabet[247 % 62] + alphabet[1]
     assert tenants.secret_string(5) == expected
     assert tenants.secret_string(4, "0123456789") == "0182"  # 10 characters: only 250-255 are dropped
+
+
+def test_secret_strings_are_drawn_from_the_os_a_pool_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One system call serves many tokens, and no character drawn is handed out twice."""
+    from emulator.payments import tenants
+
+    drawn: list[bytes] = []
+    real = os.urandom
+
+    def urandom(size: int) -> bytes:
+        drawn.append(real(size))
+        return drawn[-1]
+
+    monkeypatch.setattr(tenants, "_POOLS", {})
+    monkeypatch.setattr(tenants.os, "urandom", urandom)
+    made = [tenants.secret_string(32) for _ in range(200)]
+    assert len(set(made)) == 200
+    assert all(len(token) == 32 and token.isalnum() and token.isascii() for token in made)
+    assert 1 < len(drawn) < 10  # 6,400 characters: a 4,096-byte draw serves ~120 tokens
+    alphabet = tenants.ALPHANUMERIC
+    table = tenants._byte_table(alphabet)
+    assert table is not None
+    stream = b"".join(chunk.translate(table, tenants._UNUSED_BYTES[256 % 62]) for chunk in drawn).decode()
+    assert stream.startswith("".join(made))  # handed out in order, each character once
+    assert tenants.secret_string(5000) != tenants.secret_string(5000)  # longer than one draw
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
+def test_a_forked_child_never_hands_out_its_parents_secret_characters() -> None:
+    import multiprocessing
+
+    from emulator.payments import tenants
+
+    tenants.secret_string(32)  # the parent holds a pool now
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        in_child = pool.apply(tenants.secret_string, (32,))
+    assert in_child != tenants.secret_string(32)  # the parent's next token: the child drew its own

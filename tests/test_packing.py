@@ -65,6 +65,19 @@ def test_every_field_comes_back_equal_and_of_its_type() -> None:
     assert back.operations[0].time.tzinfo is UTC
 
 
+def test_a_transaction_at_its_defaults_comes_back_equal() -> None:
+    """The common case packs shorter (no history, the shared zero amounts, no myRef); a zero
+    written otherwise keeps how it was written."""
+    tx = Transaction(
+        "ref-2", Operation.CHARGE, "NULLSuccess", None, Decimal("10.5"), "USD", ResultCode.SUCCESS, None, WHEN
+    )
+    back = packing.unpack(packing.pack(tx), None)
+    assert back == tx
+    assert (back.captured_amount, back.refunded_amount, back.operations, back.my_ref) == (0, 0, (), None)
+    tx.refunded_amount = Decimal("0.00")
+    assert str(packing.unpack(packing.pack(tx), None).refunded_amount) == "0.00"
+
+
 def test_a_reason_that_is_not_the_vocabulary_s_stays_text() -> None:
     tx = full()
     tx.reject_reason = "SomethingElse"

@@ -54,7 +54,10 @@ def fractions(value: Any, paths: tuple[Path, ...]) -> list[FieldErrors]:
     """A 400 entry for each integer field of ``value`` sent as a number with a fraction.
     The common answer (none) costs a few dictionary lookups per path; the entries, with
     their field paths, are worked out only when there is one."""
-    if not any(_has_float(value, path) for path in paths):
+    for path in paths:  # a loop: any() over a generator cost a third of the check
+        if _has_float(value, path):
+            break
+    else:
         return []
     problems: list[FieldErrors] = []
     for path in paths:

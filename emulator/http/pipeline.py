@@ -86,7 +86,11 @@ class Call:
         """``http://host:port`` as the client addressed us (for Location headers, links):
         the Host header as sent when it is a plain host, else as Starlette reads it."""
         scope = self.request.scope
-        host = next((value for name, value in scope["headers"] if name == b"host"), None)
+        host = None
+        for name, value in scope["headers"]:  # a loop: a generator cost more than the search
+            if name == b"host":
+                host = value
+                break
         if host:
             found = _plain_base(scope.get("scheme", "http"), host, scope.get("root_path", ""))
             if found is not None:

@@ -75,4 +75,8 @@ def isoformat(moment: datetime) -> str:
     """UTC, millisecond precision, 'Z' suffix: 2026-11-22T02:14:49.123Z."""
     if moment.tzinfo is not UTC:
         moment = moment.astimezone(UTC)
-    return moment.isoformat(timespec="milliseconds")[:-6] + "Z"  # drop "+00:00"
+    # formatted field by field: isoformat(timespec=...) then a slice took 1.3 µs, this 0.8
+    # (an f-string with the same format specs takes 1.4)
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (  # noqa: UP031
+        moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second, moment.microsecond // 1000,
+    )  # fmt: skip

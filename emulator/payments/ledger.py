@@ -19,11 +19,10 @@ on one transaction at most one proceeds; the others are refused.
 Gateway tokens minted by tokenize or ``generateToken`` (the ``userToken`` of later
 payments) are kept in the ledger too, as :class:`GatewayToken`.
 
-The newest :data:`RECENT` transactions (and those read since) are kept as objects; the
-older ones as bytes (:mod:`emulator.payments.packing`), which the garbage collector does
-not walk. :meth:`Ledger.find` — what the engine reads, and may change — turns a packed one
-back into the object it keeps; every other read (``ledger[reference]``, iteration,
-:meth:`Ledger.transactions`) gets an equal copy of a packed one, to read.
+The newest :data:`RECENT` transactions (and those read since) are objects, the older ones
+bytes (:mod:`emulator.payments.packing`), which the garbage collector does not walk.
+:meth:`Ledger.find` (what the engine reads and may change) unpacks one for good; other
+reads (``ledger[reference]``, iteration, :meth:`Ledger.transactions`) get equal copies.
 
 Amounts are exact :class:`~decimal.Decimal` values (see :mod:`emulator.payments.model`).
 """
@@ -60,10 +59,9 @@ _OPEN_STATES = frozenset({"Authorized", "Pending"})  # a capture, void or settle
 
 
 class Ledger(Mapping[str, Transaction]):
-    """A tenant's transactions by ``gatewayReference`` (oldest first) and the gateway
-    tokens it was given: at most ``limit`` transactions (the oldest finished one makes
-    room; none finished is a 507) and ``token_limit`` gateway tokens (the oldest is
-    forgotten)."""
+    """A tenant's transactions by ``gatewayReference`` (oldest first) and its gateway
+    tokens: at most ``limit`` transactions (the oldest finished one makes room; none
+    finished is a 507) and ``token_limit`` gateway tokens (the oldest is forgotten)."""
 
     def __init__(
         self, limit: int = MAX_TRANSACTIONS, token_limit: int = MAX_GATEWAY_TOKENS, budget: Budget | None = None
@@ -237,6 +235,11 @@ class Ledger(Mapping[str, Transaction]):
         """Drop the ``count`` oldest finished transactions (not authorized, pending or busy
         at a gateway: a capture, void, refund or settlement may still need those). False,
         dropping nothing, when fewer than ``count`` are finished."""
+        for reference, stored in self._transactions.items() if count == 1 else ():
+            if not self._open(stored, now):  # a charge at the limit: the oldest, as a rule
+                self._drop([(reference, _weight(stored))])
+                return True
+            break
         finished: list[tuple[str, int]] = []
         for item in self._finished(now):
             if len(finished) == count:

@@ -24,6 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from emulator.payments.clock import Clock
+from emulator.payments.model import ZERO
 from emulator.payments.transaction import OperationEntry, Transaction
 from emulator.vocabulary import ORIGINALS, Operation, RejectReason, ResultCode
 
@@ -101,35 +102,38 @@ def may_be_open(tx: Transaction) -> bool:
     )
 
 
+def _amount(value: Decimal) -> str | None:
+    return None if value is ZERO else str(value)  # None: the shared zero, most captured and refunded amounts
+
+
 def pack(tx: Transaction) -> bytes:
     """``tx`` as bytes (it must not be busy at a gateway: that is the request's to end)."""
     if tx.busy is not None:
         raise ValueError("a transaction busy at a gateway stays an object")
     reason = tx.reject_reason
+    expires, settle_at, history = tx.expires_at, tx.settle_at, tx.operations
     body = (
-        tx.reference, tx.operation.value, tx.gateway, tx.account, str(tx.amount), tx.currency,
-        tx.result_code.value, None if reason is None else str(reason), _moment(tx.created_at),
+        tx.reference, str(tx.operation), tx.gateway, tx.account, str(tx.amount), tx.currency,
+        str(tx.result_code), None if reason is None else str(reason), _moment(tx.created_at),
         tx.card_number, tx.authorization_code, tx.parent, tx.attempt_number, tx.attempts,
-        _moment(tx.expires_at), tx.settles_to, _moment(tx.settle_at), str(tx.captured_amount),
-        str(tx.refunded_amount), tx.captured_by, tx.voided_by,
+        None if expires is None else _moment(expires), tx.settles_to,
+        None if settle_at is None else _moment(settle_at), _amount(tx.captured_amount),
+        _amount(tx.refunded_amount), tx.captured_by, tx.voided_by,
         tuple(
-            (entry.operation.value, entry.reference, str(entry.amount), entry.result_code.value, _moment(entry.time))
-            for entry in tx.operations
-        ),
+            (str(entry.operation), entry.reference, str(entry.amount), str(entry.result_code), _moment(entry.time))
+            for entry in history
+        ) if history else (),
     )  # fmt: skip
     flags = (
         (MAY_BE_OPEN if may_be_open(tx) else 0)
         | (ORIGINAL if tx.operation in ORIGINALS else 0)
         | (SETTLES if tx.settles_to else 0)
     )
-    my_ref = b"" if tx.my_ref is None else _utf8(tx.my_ref)
-    return b"".join(
-        (
-            _HEAD.pack(flags, tx.weight, len(my_ref) if tx.my_ref is not None else 0xFFFFFFFF),
-            my_ref,
-            marshal.dumps(body),
-        )
-    )
+    my_ref = tx.my_ref
+    if my_ref is None:
+        return _HEAD.pack(flags, tx.weight, 0xFFFFFFFF) + marshal.dumps(body)
+    text = _utf8(my_ref)
+    return b"".join((_HEAD.pack(flags, tx.weight, len(text)), text, marshal.dumps(body)))
 
 
 def weight(blob: bytes) -> int:
@@ -170,8 +174,8 @@ def unpack(blob: bytes, clock: Clock | None) -> Transaction:
         _datetime(expires),
         settles_to,
         _datetime(settle_at),
-        Decimal(captured),
-        Decimal(refunded),
+        ZERO if captured is None else Decimal(captured),
+        ZERO if refunded is None else Decimal(refunded),
         captured_by,
         voided_by,
         tuple(

@@ -19,6 +19,7 @@ import os
 import random
 import secrets
 import string
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -50,7 +51,11 @@ def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
     """``length`` characters of ``alphabet`` from the operating system's secure source.
     Random bytes at or past the largest multiple of the alphabet's size are dropped and
     the rest taken modulo that size (:meth:`bytes.translate` does both), so every
-    character is equally likely; a non-ASCII alphabet takes one big number instead."""
+    character is equally likely; a non-ASCII alphabet takes one big number instead.
+
+    The OS is asked for :data:`POOL_BYTES` at a time (one system call where each token
+    made one); the characters not yet handed out wait in this process, each handed out
+    once (under a lock), and a forked child starts without them."""
     table = _byte_table(alphabet)
     if table is None or len(alphabet) > 256:
         base = len(alphabet)
@@ -60,11 +65,31 @@ def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
             number, digit = divmod(number, base)
             chars.append(alphabet[digit])
         return "".join(chars)
-    unused = _UNUSED_BYTES[256 % len(alphabet)]
-    drawn = b""
-    while len(drawn) < length:
-        drawn += os.urandom(length + length // 2 + 8).translate(table, unused)
-    return drawn[:length].decode("ascii")
+    with _pool_lock:
+        pool, at = _POOLS.get(alphabet, ("", 0))
+        if at + length > len(pool):
+            unused = _UNUSED_BYTES[256 % len(alphabet)]
+            pool, at = pool[at:], 0
+            while len(pool) < length:
+                pool += os.urandom(max(POOL_BYTES, 2 * length)).translate(table, unused).decode("ascii")
+        _POOLS[alphabet] = (pool, at + length)
+    return pool[at : at + length]
+
+
+POOL_BYTES = 4096  # bytes secret_string draws from the OS at a time
+_POOLS: dict[str, tuple[str, int]] = {}  # alphabet → (characters drawn, how many were handed out)
+_pool_lock = threading.Lock()
+
+
+def _forget_pools() -> None:
+    """In a forked child: draw afresh (never what the parent may hand out), with a lock
+    no thread of the parent held."""
+    global _pool_lock
+    _POOLS.clear()
+    _pool_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pools)
 
 
 _UNUSED_BYTES = [bytes(range(256 - extra, 256)) for extra in range(256)]  # the top ``extra`` bytes
