@@ -235,11 +235,11 @@ class Ledger(Mapping[str, Transaction]):
         """Drop the ``count`` oldest finished transactions (not authorized, pending or busy
         at a gateway: a capture, void, refund or settlement may still need those). False,
         dropping nothing, when fewer than ``count`` are finished."""
-        for reference, stored in self._transactions.items() if count == 1 else ():
-            if not self._open(stored, now):  # a charge at the limit: the oldest, as a rule
+        if count == 1 and self._transactions:  # a charge at the limit: the oldest, as a rule
+            reference, stored = next(iter(self._transactions.items()))
+            if not self._open(stored, now):
                 self._drop([(reference, _weight(stored))])
                 return True
-            break
         finished: list[tuple[str, int]] = []
         for item in self._finished(now):
             if len(finished) == count:
