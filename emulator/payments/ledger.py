@@ -276,13 +276,7 @@ class Ledger(Mapping[str, Transaction]):
     def evict_finished_bytes(self, nbytes: int, now: datetime) -> bool:
         """Drop the oldest finished transactions until ``nbytes`` are freed. False,
         dropping nothing, when all the finished ones together hold less."""
-        finished: list[tuple[str, int]] = []
-        freed = 0
-        for item in self._finished(now):
-            if freed >= nbytes:
-                break
-            finished.append(item)
-            freed += item[1]
+        finished, freed = self._oldest_finished(nbytes, now)
         if freed < nbytes:
             return False
         self._drop(finished)
@@ -291,16 +285,22 @@ class Ledger(Mapping[str, Transaction]):
     def shed(self, nbytes: int) -> int:
         """Drop the oldest finished transactions until ``nbytes`` are freed or none is
         left (a byte budget is full); the bytes freed."""
+        finished, _ = self._oldest_finished(nbytes, self.clock.now() if self.clock else None)
+        before = self.bytes
+        self._drop(finished)
+        return before - self.bytes
+
+    def _oldest_finished(self, nbytes: int, now: datetime | None) -> tuple[list[tuple[str, int]], int]:
+        """The oldest finished transactions (reference, weight) holding ``nbytes`` or just
+        more (all of them when they hold less), and the bytes they hold."""
         finished: list[tuple[str, int]] = []
         freed = 0
-        for item in self._finished(self.clock.now() if self.clock else None):
+        for item in self._finished(now):
             if freed >= nbytes:
                 break
             finished.append(item)
             freed += item[1]
-        before = self.bytes
-        self._drop(finished)
-        return before - self.bytes
+        return finished, freed
 
     def _drop(self, found: list[tuple[str, int]]) -> None:
         """Forget each (reference, weight) of ``found``."""
