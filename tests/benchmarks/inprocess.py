@@ -1,6 +1,6 @@
 """CPU time per request without the network: for comparing two versions of the hot path.
 
-    python -m tests.benchmarks.inprocess [--through app|protocol] [--requests 3000] [--profile]
+    python -m tests.benchmarks.inprocess [--through app|protocol] [--requests 3000] [--profile] [--split]
 
 ``--through app`` (the default) drives payemu's ASGI app directly with a prepared scope
 and body. ``--through protocol`` feeds the raw HTTP request to payemu's uvicorn protocol
@@ -8,6 +8,14 @@ and body. ``--through protocol`` feeds the raw HTTP request to payemu's uvicorn 
 the request cycle, the response head) counts too. Each path runs three times after a
 warm-up and the best is printed: on a VM whose speed drifts, the least disturbed run is
 the closest to the cost. ``--profile`` prints cProfile's top functions for the charge.
+
+``--split`` shows where a request's time goes between the application and the protocol,
+and what running between other work costs the application: per path, the median time
+inside payemu's ASGI app when it is called back to back (``--through app``), the same
+when each call comes through the protocol, and the rest of the request (the protocol's
+parsing, task and write). The application costs more inside the protocol, with no work
+added: the protocol's code and data, run in between, push the application's out of the
+processor's caches, as the kernel's network path does in the real server.
 
 The figures are for comparisons (``git stash``, run, unstash, run; pin with
 ``taskset -c 0``). A request costs more in the real server, where the kernel's network
@@ -22,6 +30,7 @@ import asyncio
 import cProfile
 import json
 import pstats
+import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -155,12 +164,48 @@ async def _measure(run: Runner, count: int) -> float:
     return best * 1e6
 
 
-async def _main(through: str, count: int, profile: bool) -> None:
+def timed(app: Any, times: list[int]) -> Any:
+    """``app``, noting in ``times`` the nanoseconds each call spent inside it."""
+
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        began = time.perf_counter_ns()
+        await app(scope, receive, send)
+        times.append(time.perf_counter_ns() - began)
+
+    return inner
+
+
+async def split(app: Any, settings: Any, name: str, count: int) -> tuple[float, float, float]:
+    """``(app alone, app inside the protocol, the protocol's rest)`` in µs for path ``name``:
+    medians of ``count`` requests after a warm-up (see the module doc)."""
+    times: list[int] = []
+    wrapped = timed(app, times)
+    medians = []
+    for run in (through_app(wrapped, name), through_protocol(wrapped, settings, name)):
+        for _ in range(300):
+            await run()
+        times.clear()
+        began = time.process_time()
+        for _ in range(count):
+            await run()
+        whole = (time.process_time() - began) / count * 1e6
+        medians.append(statistics.median(times) / 1000)
+    return medians[0], medians[1], whole - medians[1]
+
+
+async def _main(through: str, count: int, profile: bool, splitting: bool = False) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         config = Path(scratch) / "bench.yaml"
         config.write_text(BENCH_CONFIG)
         settings = load_config_file(config)
     app = create_app(settings)
+    if splitting:
+        print(f"where a request's time goes, µs (medians of {count}):")
+        print(f"{'path':<14}{'app alone':>10}{'app in protocol':>17}{'protocol rest':>15}")
+        for name in PATHS:
+            alone, inside, rest = await split(app, settings, name, count)
+            print(f"{name:<14}{alone:10.1f}{inside:17.1f}{rest:15.1f}")
+        return
     runners = {
         name: through_app(app, name) if through == "app" else through_protocol(app, settings, name) for name in PATHS
     }
@@ -183,6 +228,7 @@ def main() -> None:
     parser.add_argument("--through", choices=["app", "protocol"], default="app")
     parser.add_argument("--requests", type=int, default=3000, help="per timed run")
     parser.add_argument("--profile", action="store_true", help="cProfile the charge path")
+    parser.add_argument("--split", action="store_true", help="the app's time alone, inside the protocol, and the rest")
     args = parser.parse_args()
     factory: Callable[[], asyncio.AbstractEventLoop] | None = None
     if best_loop() == "uvloop":  # as the server runs
@@ -190,7 +236,7 @@ def main() -> None:
 
         factory = uvloop.new_event_loop
     with asyncio.Runner(loop_factory=factory) as runner:
-        runner.run(_main(args.through, args.requests, args.profile))
+        runner.run(_main(args.through, args.requests, args.profile, args.split))
 
 
 if __name__ == "__main__":
