@@ -112,6 +112,53 @@ def test_a_search_that_freed_nothing_is_not_repeated_on_every_request() -> None:
     assert store.asked == 1
 
 
+class _Items:
+    """A store of equal items charged to ``budget``, dropping the oldest when asked."""
+
+    def __init__(self, budget: Budget, count: int, size: int) -> None:
+        self.budget, self.left, self.size = budget, count, size
+        budget.charge(count * size)
+        budget.sheddable(self, rank=1)
+
+    def shed(self, nbytes: int) -> int:
+        dropped = min(self.left, -(-nbytes // self.size))
+        self.left -= dropped
+        self.budget.release(dropped * self.size)
+        return dropped * self.size
+
+
+def test_the_process_budget_frees_a_slice_per_request_and_searches_once_a_mib(monkeypatch: Any) -> None:
+    """At the process's budget one request frees about SHED_SLICE (a MiB at once held the
+    event loop for 1.5 ms), and the order a search found serves until a MiB has gone by it:
+    the tenants are not sorted again for every slice. The largest tenant still goes first."""
+    process = Budget(7 * MIB, "the process", "memoryBytes")
+    tenants = [Budget(weights.UNLIMITED, f"tenant {n}", "memoryBytesPerTenant", process) for n in range(4)]
+    stores = [_Items(tenant, count, 1000) for tenant, count in zip(tenants, (4000, 2000, 1000, 0), strict=True)]
+    process.charge(process.limit - process.used)  # full to the byte (what the four do not hold)
+    searches: list[int] = []
+    plan = weights._Plan.__init__
+
+    def counted(self: Any, order: list[Budget]) -> None:
+        searches.append(len(order))
+        plan(self, order)
+
+    monkeypatch.setattr(weights._Plan, "__init__", counted)
+    monkeypatch.setattr(weights, "BARREN_SECONDS", 3600.0)  # one search of the journals' rank, however slow the run
+    freed = []
+    for _ in range(1100):  # 2.2 MB of new items
+        before = process.used
+        assert tenants[3].make_room(2000)
+        freed.append(before - process.used)
+        tenants[3].charge(2000)
+    assert process.used <= process.limit
+    assert max(freed) <= weights.SHED_SLICE + 2000, max(freed)
+    assert sum(freed) >= 1100 * 2000 - weights.SHED_SLICE
+    assert len(searches) == 1 + 3 and set(searches) == {4}  # the journals' rank once (empty), then one per MiB
+    # the first two MiB from tenant 0; then tenant 1 was the largest at the third search
+    assert 4000 - stores[0].left >= 2 * weights.SHED_AT_LEAST // 1000
+    assert stores[0].left * 1000 < 2 * MIB and stores[1].left < 2000 and stores[2].left == 1000
+
+
 def test_weights_are_at_least_what_the_items_hold() -> None:
     """The fixed overheads are measured with tracemalloc (allocations, not time): a
     weight never says less than what an item really holds."""

@@ -34,7 +34,11 @@ SESSION = 1200  # a Session, its dicts and index entry (its request is weighed b
 SESSION_RESULT = 900
 RULE = 2000  # a compiled rule (its expanded YAML is weighed by the loader)
 RANKS = (0, 1)  # what goes first at a full budget: journal entries (0), then finished transactions (1)
-SHED_AT_LEAST = 1 * MIB  # freed at once at the process's budget, so the next items need no search
+# At the process's budget a search sorts every tenant by size. The order it finds serves until
+# SHED_AT_LEAST bytes have gone by it, freed SHED_SLICE at a time: one request that frees a
+# whole MiB of transactions at once holds the event loop for about 1.5 ms.
+SHED_AT_LEAST = 1 * MIB
+SHED_SLICE = 64 * 1024  # freed by one request at the process's budget, beyond what it needs
 BARREN_SECONDS = 1.0  # after a search that freed nothing, the next one waits this long (a 507 meanwhile)
 
 
@@ -82,6 +86,7 @@ class Budget:
         self._sheddable: list[tuple[int, Sheddable]] = []
         self._children: weakref.WeakSet[Budget] = weakref.WeakSet()
         self._barren_until: dict[int, float] = {}  # rank → when a search may run again
+        self._plans: dict[int, _Plan] = {}  # rank → the last search's order of the children, while it serves
         if parent is not None:
             self.attach(parent)
 
@@ -139,7 +144,7 @@ class Budget:
                 while budget.used + weight > budget.limit:
                     need = budget.used + weight - budget.limit
                     if budget.parent is None:
-                        need = max(need, SHED_AT_LEAST)  # the process's: room for the next few too
+                        need = max(need, SHED_SLICE)  # the process's: room for the next few too
                     if not budget._shed(need, rank):
                         budget._barren_until[rank] = now + BARREN_SECONDS
                         break
@@ -154,11 +159,27 @@ class Budget:
                 freed += store.shed(nbytes - freed)
                 if freed >= nbytes:
                     return freed
-        for child in sorted(self._children, key=lambda child: -child.used):
-            freed += child._shed(nbytes - freed, rank)
-            if freed >= nbytes:
-                break
+        if self._children:
+            freed += self._shed_children(nbytes - freed, rank)
         return freed
+
+    def _shed_children(self, nbytes: int, rank: int) -> int:
+        """Free ``nbytes`` from the tenants, the largest first: by the last search's order
+        while it serves (see :data:`SHED_AT_LEAST`), else by a new one."""
+        freed = 0
+        plan = self._plans.pop(rank, None)
+        if plan is not None:
+            freed = plan.take(self, nbytes, rank)
+            if freed >= nbytes:
+                if plan.credit > 0:
+                    self._plans[rank] = plan
+                return freed
+        plan = _Plan(sorted(self._children, key=lambda child: -child.used))
+        wanted = nbytes - freed
+        got = plan.take(self, wanted, rank)
+        if got >= wanted and plan.credit > 0:
+            self._plans[rank] = plan
+        return freed + got
 
     # -- a tenant's budget in the process's --
     def attach(self, parent: Budget) -> None:
@@ -173,6 +194,7 @@ class Budget:
         if self.parent is not None:
             self.parent.release(self.used)
             self.parent._children.discard(self)
+            self.parent._plans.clear()  # they hold the tenants they name
             self.parent = None
 
     def clear(self) -> None:
@@ -190,6 +212,31 @@ class Budget:
             f"{what} ({weight} bytes) does not fit: {full.name} holds {full.used} of its {full.limit} bytes "
             f"(config: limits.{full.key}); delete some or POST /_emulator/reset first.",
         )
+
+
+class _Plan:
+    """The tenants in the order a search found them (the largest first), where the next
+    request takes up, and the bytes the order may still give before the next search."""
+
+    __slots__ = ("at", "credit", "order")
+
+    def __init__(self, order: list[Budget]) -> None:
+        self.order = order
+        self.at = 0  # the tenants before it had nothing left to give
+        self.credit = SHED_AT_LEAST
+
+    def take(self, parent: Budget, nbytes: int, rank: int) -> int:
+        freed = 0
+        order = self.order
+        while self.at < len(order):
+            child = order[self.at]
+            if child.parent is parent:
+                freed += child._shed(nbytes - freed, rank)
+                if freed >= nbytes:
+                    break
+            self.at += 1  # it gave what it had
+        self.credit -= freed
+        return freed
 
 
 def unlimited() -> Budget:
