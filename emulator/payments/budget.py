@@ -166,20 +166,14 @@ class Budget:
     def _shed_children(self, nbytes: int, rank: int) -> int:
         """Free ``nbytes`` from the tenants, the largest first: by the last search's order
         while it serves (see :data:`SHED_AT_LEAST`), else by a new one."""
-        freed = 0
         plan = self._plans.pop(rank, None)
-        if plan is not None:
-            freed = plan.take(self, nbytes, rank)
-            if freed >= nbytes:
-                if plan.credit > 0:
-                    self._plans[rank] = plan
-                return freed
-        plan = _Plan(sorted(self._children, key=lambda child: -child.used))
-        wanted = nbytes - freed
-        got = plan.take(self, wanted, rank)
-        if got >= wanted and plan.credit > 0:
+        freed = 0 if plan is None else plan.take(self, nbytes, rank)
+        if plan is None or freed < nbytes:  # no order kept, or it gave out: a new search
+            plan = _Plan(sorted(self._children, key=lambda child: -child.used))
+            freed += plan.take(self, nbytes - freed, rank)
+        if freed >= nbytes and plan.credit > 0:
             self._plans[rank] = plan
-        return freed + got
+        return freed
 
     # -- a tenant's budget in the process's --
     def attach(self, parent: Budget) -> None:
