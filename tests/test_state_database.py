@@ -107,15 +107,17 @@ def test_a_large_save_is_written_in_chunks_with_naps_and_lands_whole(
     path = tmp_path / "state.sqlite"
     writer = Writer(path)
     try:
-        writer.submit(
-            [(schema.UPSERT_ENTRY, _entries(3 * CHUNK + 7)), (schema.UPSERT_ENTRY, _entries(CHUNK, 1000))]
-        ).result()
+        # one statement of 3 chunks and 7 rows, then five of 8 rows (a save's journal entries)
+        small = [(schema.UPSERT_ENTRY, _entries(8, 1000 + 8 * number)) for number in range(5)]
+        writer.submit([(schema.UPSERT_ENTRY, _entries(3 * CHUNK + 7)), *small]).result()
     finally:
         writer.close().result()
-    assert naps == [database.NAP] * 4  # after each of the big statement's 4 chunks; none for one of CHUNK rows
+    # a nap once CHUNK rows are written, counted across statements: 3 in the first, then
+    # at 7 + 8 + 8 rows and at 8 + 8 + 8
+    assert CHUNK == 20 and naps == [database.NAP] * 5
     with sqlite3.connect(path) as db:
         ids = [number for (number,) in db.execute("SELECT id FROM journal ORDER BY id")]
-    assert ids == list(range(1, 3 * CHUNK + 8)) + list(range(1000, 1000 + CHUNK))
+    assert ids == list(range(1, 3 * CHUNK + 8)) + list(range(1000, 1040))
 
 
 def test_rows_kept_end_to_end_read_as_tuples_and_land_whole(tmp_path: Path) -> None:

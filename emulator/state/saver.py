@@ -15,6 +15,7 @@ size of a tenant. The statements collected go to the writer thread
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections.abc import Callable, Hashable, Iterable
@@ -118,8 +119,14 @@ class Saver:
             out += [(sql, [(key,)]) for sql in schema.DELETE_TENANT]
         for owner in live.values():
             await self._scan(owner, out, emit=True)
+            if self._due():  # a tenant that did not change costs a few µs: there may be thousands
+                await self._pause()
         self._step_done()
         return out
+
+    def _due(self) -> bool:
+        """Whether the step under way has had its :data:`STEP_SECONDS`."""
+        return time.perf_counter() - self._started > STEP_SECONDS
 
     async def _pause(self) -> None:
         self._step_done()
@@ -153,12 +160,11 @@ class Saver:
                 out.append((schema.UPSERT_TENANT, [(key, head)]))
         ledger, vault, sessions = owner.ledger, owner.vault, owner.sessions
         noted, ledger.changed = ledger.changed, {}
-        compared = await self._records(
-            track, schema.TRANSACTION, noted, ledger, ledger.get, encode.transaction_print, encode.transaction, out,
-            emit, also=track.settling,
-        )  # fmt: skip
         # a settlement changes a transaction unnoted: those still to settle are compared each time
-        track.settling = {ref for ref in compared if ledger.settles(ref)}
+        track.settling = await self._records(
+            track, schema.TRANSACTION, noted, ledger, ledger.get, encode.transaction_print, encode.transaction, out,
+            emit, also=track.settling, pending=ledger.settles,
+        )  # fmt: skip
         tokens = {token.token: token for token in ledger.gateway_tokens()}
         await self._records(
             track, schema.GATEWAY_TOKEN, None, tokens, tokens.get, _itself, encode.gateway_token, out, emit
@@ -184,28 +190,39 @@ class Saver:
         out: list[Statement],
         emit: bool,
         also: Iterable[str] = (),
-    ) -> list[str]:
+        pending: Callable[[str], bool] | None = None,
+    ) -> set[str]:
         """Write the records of one kind that changed since the last save and delete those
-        gone; returns the idents compared. With ``noted`` (what the store noted as added,
-        changed or gone since the saver last took it, in that order) only those and
-        ``also`` are compared; without it (a store that notes nothing, or the first save
-        of a tenant) every record ``held`` is, in the store's order (oldest first: the file
-        keeps it), and every one written before that is gone. Each record's fingerprint is
-        compared with the one written last; only changed records are encoded."""
+        gone. With ``noted`` (what the store noted as added, changed or gone since the saver
+        last took it, in that order) only those and ``also`` are compared; without it (a
+        store that notes nothing, or the first save of a tenant) every record ``held`` is,
+        in the store's order (oldest first: the file keeps it), and then every one written
+        before is looked for. Each record's fingerprint is compared with the one written
+        last; only changed records are encoded. Returns the idents compared that are still
+        ``pending`` (asked in the same steps: thousands of changes asked at once held the
+        loop for 4-7 ms)."""
         key = track.owner.key
         prints = track.prints[kind]
         if noted is None or kind not in track.walked:
-            idents = list(held)
-            idents += prints.keys() - set(idents)  # gone since the last save
             track.walked.add(kind)
+            # copies (both change while the loop is handed back): every record held, then
+            # every one written, of which only those gone now are looked at
+            idents = itertools.chain(
+                zip(list(held), itertools.repeat(False)), zip(list(prints), itertools.repeat(True))
+            )
         else:
-            idents = [*noted, *(ident for ident in also if ident not in noted)]
-        upserts, deletes = Rows(4), Rows(3)
-        for ident in idents:
+            later = (ident for ident in also if ident not in noted)
+            idents = itertools.chain(zip(noted, itertools.repeat(False)), zip(later, itertools.repeat(False)))
+        upserts, deletes, still = Rows(4), Rows(3), set()
+        for ident, only_gone in idents:
+            if self._due():
+                await self._pause()
             item = find(ident)
             if item is None:
                 if prints.pop(ident, _MISSING) is not _MISSING and emit:
                     deletes.add(key, kind, ident)
+                continue
+            if only_gone:
                 continue
             mark = fingerprint(item)
             old = prints.get(ident, _MISSING)
@@ -216,13 +233,13 @@ class Saver:
                         continue
                     upserts.add(key, kind, ident, encode.text(document))
                 prints[ident] = mark
-            if time.perf_counter() - self._started > STEP_SECONDS:
-                await self._pause()
+            if pending is not None and pending(ident):
+                still.add(ident)
         if deletes:
             out.append((schema.DELETE_RECORD, deletes))
         if upserts:
             out.append((schema.UPSERT_RECORD, upserts))
-        return idents
+        return still
 
     async def _journal(self, track: Track, out: list[Statement], emit: bool) -> None:
         journal = track.owner.journal
