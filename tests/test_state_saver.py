@@ -22,6 +22,7 @@ from starlette.testclient import TestClient
 
 from emulator.config import Settings
 from emulator.payments import vault
+from emulator.payments.journal import Journal
 from emulator.payments.ledger import Ledger
 from emulator.payments.tenants import TenantRegistry
 from emulator.state import encode, schema
@@ -224,23 +225,27 @@ def test_a_save_looks_only_at_the_transactions_that_changed(
     assert [row[2] for row in upserts] == [newest]
 
 
-def _stretches(saver: Saver, monkeypatch: Any, target: Any, name: str) -> list[int]:
-    """Steps of no length, and how many calls of ``target.name`` each stretch of a save
-    between two hand-backs of the loop made."""
+def _stretches(saver: Saver, monkeypatch: Any, *watched: tuple[Any, str]) -> list[int]:
+    """Steps of no length, and how many calls of the ``watched`` functions (an object and
+    a name) each stretch of a save between two hand-backs of the loop made."""
     monkeypatch.setattr(saver_module, "STEP_SECONDS", -1.0)
     stretches = [0]
-    step, called = saver._pause, getattr(target, name)
+    step = saver._pause
 
     async def pause() -> None:
         stretches.append(0)
         await step()
 
-    def counted(*args: Any) -> Any:
-        stretches[-1] += 1
-        return called(*args)
+    def counting(called: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(*args: Any, **named: Any) -> Any:
+            stretches[-1] += 1
+            return called(*args, **named)
+
+        return counted
 
     monkeypatch.setattr(saver, "_pause", pause)
-    monkeypatch.setattr(target, name, counted)
+    for target, name in watched:
+        monkeypatch.setattr(target, name, counting(getattr(target, name)))
     return stretches
 
 
@@ -255,13 +260,30 @@ def test_a_save_hands_the_loop_back_between_any_two_transactions_it_looks_at(
         client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
         _charges(client, 40)
         asyncio.run(saver.collect())
-        stretches = _stretches(saver, monkeypatch, Ledger, "settles")
+        stretches = _stretches(saver, monkeypatch, (Ledger, "settles"))
         newer = _charges(client, 60)
         registry.get("sandbox-api-key").ledger.shed(5)
         rows = _rows(saver)
     upserts = [row[2] for verb, batch in rows if verb == "INSERT" for row in batch if row[1] == "transaction"]
     assert upserts == newer
     assert sum(stretches) >= 60 and max(stretches) == 1, stretches
+
+
+def test_a_save_renders_journal_entries_in_a_step_of_their_own(
+    make_app: Callable[..., Starlette], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The journal's entries do not share a step with what the save did before them
+    (here, the tenant's own document): each batch starts once the step before is over."""
+    app, _registry, saver = _app_and_saver(make_app, tmp_path)
+    with TestClient(app, headers=SANDBOX) as client:
+        client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
+        asyncio.run(saver.collect())
+        stretches = _stretches(saver, monkeypatch, (encode, "tenant"), (Journal, "entries_after"))
+        for _ in range(3):
+            assert client.get("/PaymentGatewayAccounts/demo").status_code == 200
+        written = _journal_ids(asyncio.run(saver.collect()))
+    assert len(written) == 3
+    assert sum(stretches) >= 3 and max(stretches) == 1, stretches
 
 
 def test_a_save_hands_the_loop_back_between_any_two_tenants(
@@ -271,7 +293,7 @@ def test_a_save_hands_the_loop_back_between_any_two_tenants(
     _app, registry, saver = _app_and_saver(make_app, tmp_path)
     made = [registry.create() for _ in range(30)]
     asyncio.run(saver.collect())
-    stretches = _stretches(saver, monkeypatch, saver_module, "signature")
+    stretches = _stretches(saver, monkeypatch, (saver_module, "signature"))
     token = vault.store(made[7], "a payload")
     made[7].last_used = time.monotonic()
     written = [row[:3] for sql, batch in asyncio.run(saver.collect()) if sql == schema.UPSERT_RECORD for row in batch]

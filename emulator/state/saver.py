@@ -253,6 +253,8 @@ class Saver:
         # takes what came meanwhile)
         last = journal.newest_id()
         while True:
+            if self._due():  # what came before took the step: the entries start their own
+                await self._pause()
             entries = journal.entries_after(track.journal_newest, JOURNAL_STEP, until=last)
             if not entries:
                 return
