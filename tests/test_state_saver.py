@@ -269,6 +269,18 @@ def test_a_save_hands_the_loop_back_between_any_two_transactions_it_looks_at(
     assert sum(stretches) >= 60 and max(stretches) == 1, stretches
 
 
+def test_seeding_times_its_steps_from_its_own_start(make_app: Callable[..., Starlette], tmp_path: Path) -> None:
+    """Noting what a file held is timed in steps like a save. (It paused before any step
+    had started, and the longest step it noted was the time since the machine booted.)"""
+    app, registry, saver = _app_and_saver(make_app, tmp_path)
+    with TestClient(app, headers=SANDBOX) as client:
+        client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
+        _charges(client, 20)
+    asyncio.run(saver.seed(list(registry)))
+    assert 0 < saver.longest_step < 1.0
+    assert _rows(saver) == []  # noted as written
+
+
 def test_a_save_renders_journal_entries_in_a_step_of_their_own(
     make_app: Callable[..., Starlette], tmp_path: Path, monkeypatch: Any
 ) -> None:

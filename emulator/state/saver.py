@@ -91,8 +91,9 @@ class Saver:
 
     async def seed(self, loaded: Iterable[Tenant]) -> None:
         """Note the tenants just read from the file as written (so they are not rewritten)."""
-        for owner in loaded:
-            await self._scan(owner, [], emit=False)
+        self._start_step()
+        await self._scan_all(loaded, [], emit=False)
+        self._step_done()
 
     async def save(self) -> int:
         """One save: collect the changes, commit them; returns the statements' row count."""
@@ -117,12 +118,15 @@ class Saver:
         for key in [key for key in self.tracks if key not in live]:
             del self.tracks[key]
             out += [(sql, [(key,)]) for sql in schema.DELETE_TENANT]
-        for owner in live.values():
-            await self._scan(owner, out, emit=True)
-            if self._due():  # a tenant that did not change costs a few µs: there may be thousands
-                await self._pause()
+        await self._scan_all(live.values(), out, emit=True)
         self._step_done()
         return out
+
+    async def _scan_all(self, owners: Iterable[Tenant], out: list[Statement], *, emit: bool) -> None:
+        for owner in owners:
+            await self._scan(owner, out, emit=emit)
+            if self._due():  # a tenant that did not change costs a few µs: there may be thousands
+                await self._pause()
 
     def _due(self) -> bool:
         """Whether the step under way has had its :data:`STEP_SECONDS`."""
