@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from emulator.payments import vault
 from emulator.payments.journal import Journal
 from emulator.payments.ledger import Ledger
 from emulator.payments.tenants import TenantRegistry
+from emulator.payments.transaction import GatewayToken
 from emulator.state import encode, schema
 from emulator.state import saver as saver_module
 from emulator.state.database import Writer, read
@@ -311,6 +312,23 @@ def test_a_save_hands_the_loop_back_between_any_two_tenants(
     written = [row[:3] for sql, batch in asyncio.run(saver.collect()) if sql == schema.UPSERT_RECORD for row in batch]
     assert written == [(made[7].key, schema.STRING_TOKEN, token.token)]
     assert sum(stretches) >= 30 and max(stretches) == 1, stretches
+
+
+def test_a_store_that_notes_nothing_is_compared_whole_and_what_went_is_deleted(
+    make_app: Callable[..., Starlette], tmp_path: Path
+) -> None:
+    """Gateway tokens are compared in full at every save: a token forgotten since the last
+    save is deleted from the file, and the others are not written again."""
+    _app, registry, saver = _app_and_saver(make_app, tmp_path)
+    ledger = registry.get("sandbox-api-key").ledger
+    made = datetime(2026, 1, 1, tzinfo=UTC)
+    for number in range(3):
+        ledger.remember_token(GatewayToken(f"gw-{number}", "NULLSuccess", "demo", "4111111111111111", made))
+    first = [row[2] for verb, batch in _rows(saver) if verb == "INSERT" for row in batch if len(row) == 4]
+    assert first == ["gw-0", "gw-1", "gw-2"]
+    assert ledger.forget_oldest_token()
+    registry.get("sandbox-api-key").last_used = time.monotonic()
+    assert _rows(saver) == [("DELETE", [("sandbox-api-key", schema.GATEWAY_TOKEN, "gw-0")])]
 
 
 def test_a_settlement_is_saved_though_no_operation_noted_it(make_app: Callable[..., Starlette], tmp_path: Path) -> None:

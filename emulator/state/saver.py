@@ -18,7 +18,7 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from typing import Any
 
 from emulator.payments.tenants import Tenant, TenantRegistry
@@ -187,7 +187,7 @@ class Saver:
         track: Track,
         kind: str,
         noted: dict[str, None] | None,
-        held: Iterable[str],
+        held: Collection[str],
         find: Callable[[str], Any],
         fingerprint: Callable[[Any], Hashable],
         encoder: Callable[[Any], dict[str, Any] | None],
@@ -211,22 +211,22 @@ class Saver:
             track.walked.add(kind)
             # copies (both change while the loop is handed back): every record held, then
             # every one written, of which only those gone now are looked at
-            idents = itertools.chain(
+            idents: Iterator[tuple[str, bool]] = itertools.chain(
                 zip(list(held), itertools.repeat(False)), zip(list(prints), itertools.repeat(True))
             )
         else:
             later = (ident for ident in also if ident not in noted)
-            idents = itertools.chain(zip(noted, itertools.repeat(False)), zip(later, itertools.repeat(False)))
+            idents = zip(itertools.chain(noted, later), itertools.repeat(False))
         upserts, deletes, still = Rows(4), Rows(3), set()
         for ident, only_gone in idents:
             if self._due():
                 await self._pause()
+            if only_gone and ident in held:
+                continue  # compared in the first pass (``find`` may unpack a transaction)
             item = find(ident)
             if item is None:
                 if prints.pop(ident, _MISSING) is not _MISSING and emit:
                     deletes.add(key, kind, ident)
-                continue
-            if only_gone:
                 continue
             mark = fingerprint(item)
             old = prints.get(ident, _MISSING)
