@@ -24,13 +24,13 @@ that httptools lacks, and three savings per request.
   every few seconds cannot hold a connection (nor the server's shutdown) for ever. The
   application sees the client disconnect, which it journals as such.
 
-All three deadlines, the write deadline and uvicorn's keep-alive one, are kept by one timer per connection
-(a watchdog that, when it fires, looks at the deadlines then running and sleeps again
-until the earliest), not by arming and cancelling timers on every request. And a
-response's head goes out with its body in one write (:class:`HeadHeld`). An application
-that has its whole answer at once (payemu's documented operations) may hand it over in
-one call, the ``payemu.whole`` scope extension (:data:`WHOLE`), which skips the checks
-uvicorn makes of each header of a ``send``.
+All three deadlines, the write deadline and uvicorn's keep-alive one, are kept by one timer per
+connection (a watchdog that, when it fires, looks at the deadlines then running and sleeps again until
+the earliest), not by arming and cancelling timers on every request. A response's head goes out with
+its body in one write (:class:`HeadHeld`), and the answers of a turn of the event loop go out together
+at its end (:mod:`emulator.http.cork`). An application that has its whole answer at once (payemu's
+documented operations) may hand it over in one call, the ``payemu.whole`` scope extension
+(:data:`WHOLE`), which skips the checks uvicorn makes of each header of a ``send``.
 
 Bodies are bounded by the pipeline (``max_body_bytes``, a ``413``). Without httptools
 installed, uvicorn's h11 protocol is used; h11 bounds the head itself (16 KiB).
@@ -44,9 +44,10 @@ import weakref
 from collections.abc import Mapping
 from functools import partial
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from emulator.http import connections, errors
+from emulator.http.cork import Corked
 from emulator.http.wire import dumps
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
         _waiting_from = 0  # cap.waiting_order as it last began waiting (head or idle)
 
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
+            super().connection_made(cast(asyncio.Transport, Corked(transport, self.loop)))  # a Transport by duck typing
             transport.set_write_buffer_limits(high=connections.WRITE_HIGH_WATER, low=connections.WRITE_LOW_WATER)
             count = len(self.connections)
             if count > cap.limit and not cap.admit(self, self.connections, count):
@@ -156,8 +157,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             super().on_message_complete()
 
         def on_response_complete(self) -> None:
-            # uvicorn's, except that the keep-alive deadline goes to the watchdog where
-            # uvicorn arms a timer of its own
+            # uvicorn's, except that the keep-alive deadline goes to the watchdog (uvicorn arms a timer)
             self.server_state.total_requests += 1
             if self.transport.is_closing():
                 return
