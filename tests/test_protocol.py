@@ -26,7 +26,7 @@ from uvicorn.server import ServerState
 
 from emulator.config import Settings
 from emulator.http.app import create_app
-from emulator.http.protocol import WHOLE, HeadHeld, header_lines, http_protocol, refusal
+from emulator.http.protocol import WHOLE, header_lines, http_protocol, refusal
 from emulator.server import loopback_socket
 from emulator.testing import Payemu, PayemuServer
 
@@ -153,51 +153,6 @@ class _Transport:
 
     def get_extra_info(self, name: str) -> str:
         return f"info:{name}"
-
-
-HEAD = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
-
-
-def test_a_head_goes_out_with_its_body_in_one_write() -> None:
-    loop = asyncio.new_event_loop()
-    try:
-        transport = _Transport()
-        held = HeadHeld(transport, loop)
-        held.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # before the head: straight through
-        held.write(HEAD)
-        assert transport.writes == [b"HTTP/1.1 100 Continue\r\n\r\n"]
-        held.write(b"{}")
-        held.write(b"more")  # after the first body write: straight through
-        assert transport.writes[1:] == [HEAD + b"{}", b"more"]
-        assert held.get_extra_info("peername") == "info:peername"  # the rest is the transport's
-    finally:
-        loop.close()
-
-
-def test_a_head_without_a_body_in_the_same_turn_goes_out_alone() -> None:
-    loop = asyncio.new_event_loop()
-    try:
-        transport = _Transport()
-        held = HeadHeld(transport, loop)
-        held.write(HEAD)
-        assert transport.writes == []
-        loop.run_until_complete(asyncio.sleep(0))
-        assert transport.writes == [HEAD]
-        held.write(b"{}")
-        assert transport.writes == [HEAD, b"{}"]
-        closing = HeadHeld(_Transport(), loop)
-        closing.write(HEAD)
-        closing.close()  # a close sends what is held first
-        assert closing._transport.writes == [HEAD]  # type: ignore[attr-defined]
-        assert closing._transport.closed  # type: ignore[attr-defined]
-        aborted = HeadHeld(_Transport(), loop)
-        aborted.write(HEAD)
-        aborted.abort()  # an abort sends nothing
-        loop.run_until_complete(asyncio.sleep(0))
-        assert aborted._transport.writes == []  # type: ignore[attr-defined]
-        assert aborted._transport.aborted  # type: ignore[attr-defined]
-    finally:
-        loop.close()
 
 
 @contextlib.contextmanager
@@ -344,6 +299,21 @@ def test_an_operation_answers_in_one_write_byte_for_byte_as_uvicorns_send() -> N
     assert json.loads(guarded.writes[0].partition(b"\r\n\r\n")[2])["status"] == "OK"
     assert b"".join(guarded.writes) == b"".join(plain.writes)
     assert not guarded.closed_by_server
+
+
+def test_an_answer_through_uvicorns_send_goes_out_in_one_write_too() -> None:
+    # Starlette's answers (here its 404) come as a head and a body: one write for both
+    settings = Settings(log_level="warning")
+    app = create_app(settings)
+    request = b"GET /no/such/page HTTP/1.1\r\nHost: payemu\r\nX-Api-Key: sandbox-api-key\r\n\r\n"
+    guarded = _exchange(http_protocol(settings), app, [request] * 2)
+    plain = _exchange(HttpToolsProtocol, app, [request] * 2)
+    assert len(plain.writes) == 4  # uvicorn's own: the head, then the body
+    assert len(guarded.writes) == 2
+    head, _, body = guarded.writes[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 404 Not Found\r\n")
+    assert json.loads(body)
+    assert b"".join(guarded.writes) == b"".join(plain.writes)
 
 
 def test_an_answer_with_headers_of_its_own_is_whole_too_and_the_same_bytes() -> None:

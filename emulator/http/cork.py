@@ -10,11 +10,12 @@ loop's batch, and the batch goes out at the start of the next turn (``call_soon`
 answer of the turn together.
 
 A connection's writes keep their order: all of them go through its :class:`Corked`,
-and closing or aborting it first sends the whole batch. What one connection may have
-waiting is bounded (:data:`MOST_HELD` bytes): past it, the batch goes out at once, so a
-streamed answer that never yields to the loop cannot grow the batch without bound. An
-answer waits at most for the rest of the turn it was made in (under one request, a turn
-of the loop: microseconds).
+and closing or aborting it first sends the whole batch. A connection's writes made one
+after the other (uvicorn writes a response's head, then its body) go out in one system
+call. What one connection may have waiting is bounded (:data:`MOST_HELD` bytes): past
+it, the batch goes out at once, so a streamed answer that never yields to the loop
+cannot grow the batch without bound. An answer waits at most for the rest of the turn
+it was made in (under one request, a turn of the loop: microseconds).
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ class Corked:
         if batch is None:
             batch = _batches[loop] = []
             loop.call_soon(flush, loop)
+        elif batch[-1][0] is self:  # this connection wrote last: one send for both (a head and its body)
+            batch[-1] = (self, batch[-1][1] + data)
+            self.held += len(data)
+            return
         batch.append((self, data))
         self.held += len(data)
 

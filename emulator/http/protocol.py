@@ -26,11 +26,11 @@ that httptools lacks, and three savings per request.
 
 All three deadlines, the write deadline and uvicorn's keep-alive one, are kept by one timer per
 connection (a watchdog that, when it fires, looks at the deadlines then running and sleeps again until
-the earliest), not by arming and cancelling timers on every request. A response's head goes out with
-its body in one write (:class:`HeadHeld`), and the answers of a turn of the event loop go out together
-at its end (:mod:`emulator.http.cork`). An application that has its whole answer at once (payemu's
-documented operations) may hand it over in one call, the ``payemu.whole`` scope extension
-(:data:`WHOLE`), which skips the checks uvicorn makes of each header of a ``send``.
+the earliest), not by arming and cancelling timers on every request. The answers of a turn of the event
+loop go out together at its end, a response's head and body in one write (:mod:`emulator.http.cork`).
+An application that has its whole answer at once (payemu's documented operations) may hand it over in
+one call, the ``payemu.whole`` scope extension (:data:`WHOLE`), which skips the checks uvicorn makes
+of each header of a ``send``.
 
 Bodies are bounded by the pipeline (``max_body_bytes``, a ``413``). Without httptools
 installed, uvicorn's h11 protocol is used; h11 bounds the head itself (16 KiB).
@@ -149,7 +149,6 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             super().on_headers_complete()
             cycle = getattr(self, "cycle", None)
             if cycle is not None:
-                cycle.transport = HeadHeld(self.transport, self.loop)
                 cycle.scope["extensions"] = {WHOLE: partial(self._send_whole, weakref.ref(cycle))}
 
         def on_message_complete(self) -> None:
@@ -310,51 +309,6 @@ def head_size(protocol: Any) -> int:
     return len(protocol.url) + sum(len(name) + len(value) + 4 for name, value in protocol.headers)
 
 
-class HeadHeld:
-    """The transport as one response cycle sees it: the response head (the cycle's first
-    write, a ``100 Continue`` aside) is held back and goes out with the first body write,
-    in one system call where uvicorn makes two. A head with no body to follow in this turn
-    of the event loop goes out on its own. (It holds no reference to the cycle, so a
-    finished request leaves no reference cycle for the collector.)"""
-
-    __slots__ = ("_held", "_loop", "_started", "_transport")
-
-    def __init__(self, transport: Any, loop: asyncio.AbstractEventLoop) -> None:
-        self._transport = transport
-        self._loop = loop
-        self._held: bytes | None = None
-        self._started = False  # the head was written
-
-    def write(self, data: bytes) -> None:
-        held = self._held
-        if held is not None:
-            self._held = None
-            self._transport.write(held + data)
-        elif self._started or data.startswith(_CONTINUE):
-            self._transport.write(data)
-        else:
-            self._started = True
-            self._held = data
-            self._loop.call_soon(self.flush)
-
-    def flush(self) -> None:
-        held = self._held
-        if held is not None:
-            self._held = None
-            self._transport.write(held)
-
-    def close(self) -> None:
-        self.flush()
-        self._transport.close()
-
-    def abort(self) -> None:
-        self._held = None
-        self._transport.abort()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
-
-
 # what uvicorn refuses in a header's name and in its value (uvicorn's own expressions)
 _BAD_NAME = re.compile(b'[\x00-\x1f\x7f()<>@,;:\\[\\]={} \t\\\\"]')
 _BAD_VALUE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
@@ -383,7 +337,6 @@ WHOLE = "payemu.whole"
 header lines (``content-type: …\\r\\n``) must be valid HTTP, and no ``connection``,
 ``content-length`` other than the body's, or ``transfer-encoding``. It writes no access
 log line (payemu runs uvicorn without its access log)."""
-_CONTINUE = b"HTTP/1.1 100 "
 
 
 def refusal(status: int, field: str, message: str) -> bytes:
