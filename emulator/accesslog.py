@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from emulator.http.direct import Whole
 from emulator.http.protocol import WHOLE
 from emulator.payments.masking import mask_text
 
@@ -56,30 +56,55 @@ class AccessLog:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        began = time.perf_counter()
-        status: list[int] = []
-
-        async def sending(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status.append(message["status"])
-            await send(message)
-
         extensions = scope.get("extensions")
-        whole: Callable[[int, bytes, bytes], Awaitable[None]] | None = extensions.get(WHOLE) if extensions else None
-        if whole is not None:
-            inner = whole
-
-            async def whole_logged(code: int, lines: bytes, body: bytes) -> None:
-                status.append(code)
-                await inner(code, lines, body)
-
-            scope = {**scope, "extensions": {**(extensions or {}), WHOLE: whole_logged}}
+        whole: Whole | None = extensions.get(WHOLE) if extensions else None
+        logged = _Logged(scope, send, whole)
+        if logged.whole is not None:
+            scope = {**scope, "extensions": {**(extensions or {}), WHOLE: logged.whole}}
         try:
-            await self.app(scope, receive, sending)
+            await self.app(scope, receive, logged.send)
         finally:
-            out = self.out or sys.stdout
-            out.write(line(scope, status[0] if status else None, time.perf_counter() - began) + "\n")
-            out.flush()
+            self._write(logged)
+
+    def direct(self, scope: Scope) -> Any | None:
+        """What the app answers straight from the protocol (:mod:`emulator.http.direct`): logged too."""
+        inner = getattr(self.app, "direct", None)
+        return inner(scope) if inner is not None else None
+
+    async def answer_direct(self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole) -> None:
+        logged = _Logged(scope, send, whole)
+        try:
+            await self.app.answer_direct(found, scope, receive, logged.send, logged.whole)  # type: ignore[attr-defined]
+        finally:
+            self._write(logged)
+
+    def _write(self, logged: _Logged) -> None:
+        out = self.out or sys.stdout
+        status = logged.status[0] if logged.status else None
+        out.write(line(logged.scope, status, time.perf_counter() - logged.began) + "\n")
+        out.flush()
+
+
+class _Logged:
+    """One request's answer as the access log sees it: its status, its time."""
+
+    def __init__(self, scope: Scope, send: Send, whole: Whole | None) -> None:
+        self.scope = scope
+        self.began = time.perf_counter()
+        self.status: list[int] = []
+        self._send = send
+        self._whole = whole
+        self.whole: Whole | None = self._whole_logged if whole is not None else None
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status.append(message["status"])
+        await self._send(message)
+
+    async def _whole_logged(self, code: int, lines: bytes, body: bytes) -> None:
+        self.status.append(code)
+        assert self._whole is not None
+        await self._whole(code, lines, body)
 
 
 def wrap(app: ASGIApp, out: TextIO | None = None) -> AccessLog:

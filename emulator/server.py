@@ -50,7 +50,7 @@ def config_for(
         host=settings.host,
         port=settings.port,
         loop=best_loop(),
-        http=http_protocol(settings),
+        http=http_protocol(settings, app),
         ws="none",  # payemu serves no WebSocket: uvicorn need not load a WebSocket library
         access_log=False,
         log_level=log_level or settings.log_level,

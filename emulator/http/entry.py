@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from emulator.http import errors, shutdown
+from emulator.http.direct import Whole
 from emulator.http.pipeline import Answer, Endpoint
 from emulator.http.protocol import WHOLE, header_lines
 from emulator.http.routing import OperationRoute
@@ -47,11 +48,12 @@ class App(Starlette):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:  # (free unless raised: Python 3.11's exceptions cost nothing until thrown)
             if scope["type"] == "http":
-                found = self.operations.get((scope["method"], scope["path"]))
-                # a tenant may be served another interface version: the router chooses then
-                if found is not None and not (found[1] and found[0].runtime.interfaces):
+                endpoint = self.direct(scope)
+                if endpoint is not None:
+                    extensions = scope.get("extensions")
+                    whole = extensions.get(WHOLE) if extensions else None
                     scope["app"] = self
-                    await _answer(found[0], scope, receive, send)
+                    await _answer(endpoint, scope, receive, send, whole)
                     return
             await super().__call__(scope, receive, send)
         except asyncio.CancelledError:
@@ -59,8 +61,25 @@ class App(Starlette):
                 raise
             await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback
 
+    def direct(self, scope: Scope) -> Endpoint | None:
+        """The endpoint of a documented operation on a fixed path (one dictionary lookup),
+        else None (:mod:`emulator.http.direct`)."""
+        found = self.operations.get((scope["method"], scope["path"]))
+        # a tenant may be served another interface version: the router chooses then
+        if found is None or (found[1] and found[0].runtime.interfaces):
+            return None
+        return found[0]
 
-async def _answer(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send) -> None:
+    async def answer_direct(self, found: Endpoint, scope: Scope, receive: Receive, send: Send, whole: Whole) -> None:
+        """Answer a request :meth:`direct` found, straight from the protocol."""
+        try:
+            scope["app"] = self
+            await _answer(found, scope, receive, send, whole)
+        except asyncio.CancelledError:
+            await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback
+
+
+async def _answer(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send, whole: Whole | None) -> None:
     try:
         answer = await endpoint.respond(Request(scope, receive, send))
     except DropConnection:  # in-process (no transport to abort): the client sees it raised
@@ -72,8 +91,6 @@ async def _answer(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send
     if answer is None:
         return  # the connection is closed without an answer
     payload = answer.payload
-    extensions = scope.get("extensions")
-    whole = extensions.get(WHOLE) if extensions else None
     if whole is not None and answer.status >= 200 and answer.status not in _NO_LENGTH:
         # payemu's server: the answer in one call (emulator.http.protocol.WHOLE)
         extra = header_lines(answer.headers) if answer.headers else b""

@@ -46,17 +46,19 @@ from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, cast
 
-from emulator.http import connections, errors
+from emulator.http import connections, direct, errors
 from emulator.http.cork import Corked
+from emulator.http.direct import Direct, forwarded
 from emulator.http.wire import dumps
 
 if TYPE_CHECKING:
     from emulator.config import Settings
 
 
-def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
+def http_protocol(settings: Settings, app: Any = None) -> type[asyncio.Protocol] | str:
     """The ``http`` argument of ``uvicorn.Config``: the guarded httptools protocol with
-    the limits of ``settings``, or ``"h11"`` when httptools is not installed."""
+    the limits of ``settings``, or ``"h11"`` when httptools is not installed. ``app``: the
+    application when it answers some requests directly (a :class:`~emulator.http.direct.Direct`)."""
     try:
         import httptools
         from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
@@ -68,6 +70,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
     request_timeout = settings.request_timeout_seconds
     write_timeout = settings.write_timeout_seconds
     cap = connections.ConnectionCap(settings.max_connections or connections.default_cap())
+    answers: Direct | None = app if callable(getattr(app, "direct", None)) else None
 
     class GuardedHttpToolsProtocol(HttpToolsProtocol):
         """Counts the bytes of each request head and times it (see the module doc)."""
@@ -147,9 +150,39 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             self._head_started = False
             self._head_due = None
             super().on_headers_complete()
-            cycle = getattr(self, "cycle", None)
-            if cycle is not None:
-                cycle.scope["extensions"] = {WHOLE: partial(self._send_whole, weakref.ref(cycle))}
+
+        def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+            scope = cycle.scope
+            found = answers.direct(scope) if answers is not None else None
+            if found is not None and not (self.config.proxy_headers and forwarded(scope["headers"])):
+                direct.queue(self.loop, self._answer_directly(cycle, found), self.tasks)
+                return
+            scope["extensions"] = {WHOLE: partial(self._send_whole, weakref.ref(cycle))}
+            super()._start_asgi_task(cycle, app)
+
+        async def _answer_directly(self, cycle: Any, found: Any) -> None:
+            """Answer the request of ``cycle`` through the application's direct way
+            (:mod:`emulator.http.direct`), with what uvicorn's task does around an ASGI
+            call: a failure is logged and answered 500, an answer never finished closes
+            the connection."""
+            assert answers is not None
+            try:
+                await answers.answer_direct(found, cycle.scope, cycle.receive, cycle.send, partial(self._whole, cycle))
+            except BaseException as exc:
+                self.logger.error("Exception in ASGI application\n", exc_info=exc)
+                if not cycle.response_started:
+                    await cycle.send_500_response()
+                else:
+                    self.transport.close()
+            else:
+                if not cycle.response_started and not cycle.disconnected:
+                    self.logger.error("ASGI callable returned without starting response.")
+                    await cycle.send_500_response()
+                elif not cycle.response_complete and not cycle.disconnected:
+                    self.logger.error("ASGI callable returned without completing response.")
+                    self.transport.close()
+            finally:
+                cycle.on_response = _nothing
 
         def on_message_complete(self) -> None:
             self._request_due = None
@@ -171,13 +204,15 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
                 self._watch_for(self._idle_due)
 
         async def _send_whole(self, ref: weakref.ref[Any], status: int, lines: bytes, body: bytes) -> None:
-            """The :data:`WHOLE` extension: the response ``status`` with the header
-            ``lines`` (``name: value\\r\\n`` each, valid as given) and the whole ``body``,
-            in one write; what uvicorn's ``send`` does for such a response, without its
-            per-header checks. (The cycle is held weakly: the scope holds this.)"""
+            """The :data:`WHOLE` extension (the cycle held weakly: the scope holds this)."""
             cycle = ref()
-            if cycle is None:
-                return
+            if cycle is not None:
+                await self._whole(cycle, status, lines, body)
+
+        async def _whole(self, cycle: Any, status: int, lines: bytes, body: bytes) -> None:
+            """The response ``status`` with the header ``lines`` (``name: value\\r\\n`` each,
+            valid as given) and the whole ``body``, in one write; what uvicorn's ``send``
+            does for such a response, without its per-header checks."""
             if cycle.flow.write_paused and not cycle.disconnected:
                 await cycle.flow.drain()
             if cycle.disconnected:
@@ -290,6 +325,10 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
                 self._refuse(431, f"The request line and headers are larger than {max_head_bytes} bytes.")
 
     return GuardedHttpToolsProtocol
+
+
+def _nothing() -> None:
+    """A finished cycle's ``on_response`` (uvicorn's task sets one too: no reference back)."""
 
 
 class Refused(Exception):

@@ -12,12 +12,15 @@ card goes to payemu's library endpoints (:mod:`emulator.http.pages.library`).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from emulator.http.direct import Direct, Whole
 
 DEFAULT_PORT = 4200
 HERE = Path(__file__).resolve().parent
@@ -88,6 +91,7 @@ class PortSplit:
         self.form = SingleSlash(form)
         self.port = port
         self.state = getattr(main, "state", None)
+        self._main_direct: Direct | None = main if callable(getattr(main, "direct", None)) else None  # type: ignore[assignment]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         server = scope.get("server")
@@ -95,3 +99,14 @@ class PortSplit:
             await self.form(scope, receive, send)
             return
         await self.main(scope, receive, send)
+
+    def direct(self, scope: Scope) -> Any | None:
+        """What the main app answers directly (:mod:`emulator.http.direct`); nothing on the form's port."""
+        server = scope.get("server")
+        if (server is not None and server[1] == self.port) or self._main_direct is None:
+            return None
+        return self._main_direct.direct(scope)
+
+    async def answer_direct(self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole) -> None:
+        assert self._main_direct is not None
+        await self._main_direct.answer_direct(found, scope, receive, send, whole)
