@@ -229,7 +229,9 @@ class _Failing:
             raise RuntimeError("a bug")
 
 
-@pytest.mark.parametrize(("how", "logged"), [("raise", "Exception in ASGI application"), ("nothing", "without starting")])
+@pytest.mark.parametrize(
+    ("how", "logged"), [("raise", "Exception in ASGI application"), ("nothing", "without starting")]
+)
 def test_a_direct_answer_that_fails_is_logged_and_answered_500(
     loop: Any, how: str, logged: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
