@@ -205,7 +205,7 @@ def test_the_card_forms_port_and_a_wrapper_that_logs(loop: Any) -> None:
 
     wrapped = AccessLog(split, _Out())  # type: ignore[arg-type]
     assert wrapped.direct(charge) is endpoint
-    spy, state, [connection], [wire] = _connections(app, 1, direct_app=wrapped)
+    spy, _state, [connection], [wire] = _connections(app, 1, direct_app=wrapped)
     connection.data_received(_post("/PaymentGateway/charge", CHARGE))
     _turns(lambda: bool(wire.writes))
     assert _answer(wire)[0] == 200
@@ -236,7 +236,7 @@ def test_a_direct_answer_that_fails_is_logged_and_answered_500(
     loop: Any, how: str, logged: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
     app = create_app(Settings(log_level="warning"))
-    spy, state, [connection], [wire] = _connections(app, 1, direct_app=_Failing(how))
+    spy, _state, [connection], [wire] = _connections(app, 1, direct_app=_Failing(how))
     connection.data_received(_post("/PaymentGateway/charge", CHARGE))
     _turns(lambda: bool(wire.writes))
     assert b"".join(wire.writes).startswith(b"HTTP/1.1 500 ")
