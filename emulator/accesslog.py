@@ -71,10 +71,12 @@ class AccessLog:
         inner = getattr(self.app, "direct", None)
         return inner(scope) if inner is not None else None
 
-    async def answer_direct(self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole) -> None:
+    async def answer_direct(
+        self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole, body: bytes | None
+    ) -> None:
         logged = _Logged(scope, send, whole)
         try:
-            await self.app.answer_direct(found, scope, receive, logged.send, logged.whole)  # type: ignore[attr-defined]
+            await self.app.answer_direct(found, scope, receive, logged.send, logged.whole, body)  # type: ignore[attr-defined]
         finally:
             self._write(logged)
 

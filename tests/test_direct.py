@@ -224,7 +224,7 @@ class _Failing:
     def direct(self, scope: Any) -> Any:
         return "found"
 
-    async def answer_direct(self, found: Any, scope: Any, receive: Any, send: Any, whole: Any) -> None:
+    async def answer_direct(self, found: Any, scope: Any, receive: Any, send: Any, whole: Any, body: Any) -> None:
         if self.how == "raise":
             raise RuntimeError("a bug")
 
@@ -258,3 +258,18 @@ def test_a_queue_left_by_a_closed_loop_is_not_kept() -> None:
         assert not tasks
     finally:
         made.close()
+
+
+def test_a_body_in_at_once_is_handed_over_and_still_bounded(loop: Any) -> None:
+    app = create_app(Settings(log_level="warning", max_body_bytes=100))
+    _spy, _state, connections, wires = _connections(app, 2)
+    connections[0].data_received(_post("/StringTokens", {"payload": "x" * 200}))  # in one read: over the bound
+    connections[1].data_received(_post("/StringTokens", {"payload": "fits"}))
+    _turns(lambda: all(wire.writes for wire in wires))
+    status, _, body = _answer(wires[0])
+    assert status == 413
+    assert body[0]["fieldName"] == "body"
+    assert "larger than 100 bytes" in body[0]["errors"][0]
+    assert _answer(wires[1])[0] == 201
+    assert connections[1].cycle.body == bytearray()  # handed over, as uvicorn's receive hands it
+    assert app.state.runtime.violations == []

@@ -45,9 +45,12 @@ class Direct(Protocol):
         :meth:`answer_direct`), or None: the ASGI application answers it."""
         ...
 
-    async def answer_direct(self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole) -> None:
+    async def answer_direct(
+        self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole, body: bytes | None
+    ) -> None:
         """Answer the request ``found`` by :meth:`direct`: through ``whole`` where it can,
-        else through the ASGI ``send``."""
+        else through the ASGI ``send``. ``body``: the whole request body when it is in
+        already (else the application receives it)."""
         ...
 
 

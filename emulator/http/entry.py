@@ -70,18 +70,22 @@ class App(Starlette):
             return None
         return found[0]
 
-    async def answer_direct(self, found: Endpoint, scope: Scope, receive: Receive, send: Send, whole: Whole) -> None:
+    async def answer_direct(
+        self, found: Endpoint, scope: Scope, receive: Receive, send: Send, whole: Whole, body: bytes | None
+    ) -> None:
         """Answer a request :meth:`direct` found, straight from the protocol."""
         try:
             scope["app"] = self
-            await _answer(found, scope, receive, send, whole)
+            await _answer(found, scope, receive, send, whole, body)
         except asyncio.CancelledError:
             await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback
 
 
-async def _answer(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send, whole: Whole | None) -> None:
+async def _answer(
+    endpoint: Endpoint, scope: Scope, receive: Receive, send: Send, whole: Whole | None, body: bytes | None = None
+) -> None:
     try:
-        answer = await endpoint.respond(Request(scope, receive, send))
+        answer = await endpoint.respond(Request(scope, receive, send), body)
     except DropConnection:  # in-process (no transport to abort): the client sees it raised
         raise
     except Exception:  # the pipeline answers its own errors; this is a last resort

@@ -149,9 +149,10 @@ class Endpoint:
             return Response(status_code=answer.status, headers=answer.headers)
         return JsonResponse(answer.payload, status_code=answer.status, headers=answer.headers)
 
-    async def respond(self, request: Request) -> Answer | None:
+    async def respond(self, request: Request, given: bytes | None = None) -> Answer | None:
         """The whole pipeline for one request; None when the connection is to close
-        without an answer (a scenario's fault, or a client that left)."""
+        without an answer (a scenario's fault, or a client that left). ``given``: the
+        request's whole body, when the server has it already (else it is received)."""
         started = perf_counter()
         op = self.operation
         tenant: Tenant | None = None
@@ -174,7 +175,7 @@ class Endpoint:
                 path_values, query_values = self._parameters(request)
             else:
                 path_values, query_values = {}, {}
-            body, sent = await self._body(request, headers, tenant, warnings)
+            body, sent = await self._body(request, headers, tenant, warnings, given)
             call = Call(self.runtime, tenant, op, body, path_values, query_values, request)  # type: ignore[arg-type]
             reply = await self.handler(call)
         except errors.ApiError as exc:
@@ -222,7 +223,12 @@ class Endpoint:
         return path_values, query_values
 
     async def _body(
-        self, request: Request, headers: dict[bytes, bytes], tenant: Tenant | None, warnings: list[str]
+        self,
+        request: Request,
+        headers: dict[bytes, bytes],
+        tenant: Tenant | None,
+        warnings: list[str],
+        given: bytes | None = None,
     ) -> tuple[Any, bytes | None]:
         """The request's body value, and its JSON text when that text is exactly the value
         (valid as sent: the journal keeps the text, and reads it back when first read)."""
@@ -231,12 +237,12 @@ class Endpoint:
         if op.raw_body:
             # The handler reads the text itself (e.g. YAML); it checks the media type.
             try:
-                return (await read_body(request, self.runtime.settings.max_body_bytes, declared)).decode(), None
+                return (await read_body(request, self.runtime.settings.max_body_bytes, declared, given)).decode(), None
             except UnicodeDecodeError:
                 raise errors.invalid("body", "The request body is not valid UTF-8.") from None
         if op.body is None:
             return None, None
-        raw = await read_body(request, self.runtime.settings.max_body_bytes, declared)
+        raw = await read_body(request, self.runtime.settings.max_body_bytes, declared, given)
         if not raw.strip():
             if op.body_required:
                 raise errors.invalid("body", "A JSON request body is required.")

@@ -45,9 +45,11 @@ from collections.abc import Mapping
 from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import unquote
 
 from emulator.http import connections, direct, errors
 from emulator.http.cork import Corked
+from emulator.http.cycle import Cycle
 from emulator.http.direct import Direct, forwarded
 from emulator.http.wire import dumps
 
@@ -61,7 +63,8 @@ def http_protocol(settings: Settings, app: Any = None) -> type[asyncio.Protocol]
     application when it answers some requests directly (a :class:`~emulator.http.direct.Direct`)."""
     try:
         import httptools
-        from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+        from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT, service_unavailable
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:
         return "h11"
     max_head_bytes = settings.max_head_bytes
@@ -149,7 +152,53 @@ def http_protocol(settings: Settings, app: Any = None) -> type[asyncio.Protocol]
             self._head_bytes = None
             self._head_started = False
             self._head_due = None
-            super().on_headers_complete()
+            # uvicorn's, with payemu's request cycle (emulator.http.cycle)
+            parser, scope = self.parser, self.scope
+            http_version = parser.get_http_version()
+            scope["method"] = parser.get_method().decode("ascii")
+            if http_version != "1.1":
+                scope["http_version"] = http_version
+            if parser.should_upgrade() and self._should_upgrade():
+                return
+            url = httptools.parse_url(self.url)
+            raw_path = url.path
+            path = raw_path.decode("ascii")
+            if "%" in path:
+                path = unquote(path)
+            root = self.root_path
+            scope["path"] = root + path if root else path
+            scope["raw_path"] = root.encode("ascii") + raw_path if root else raw_path
+            scope["query_string"] = url.query or b""
+            app = self.app
+            limit = self.limit_concurrency
+            if limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit):
+                app = service_unavailable
+                self.logger.warning("Exceeded concurrency limit.")
+            existing = self.cycle
+            self.cycle = cycle = Cycle(
+                scope,
+                self.transport,
+                self.flow,
+                self.server_state.default_headers,
+                http_version != "1.0" and parser.should_keep_alive(),
+                self.expect_100_continue,
+                self.on_response_complete,
+            )
+            if existing is None or existing.response_complete:
+                self._start_asgi_task(cycle, app)
+            else:  # pipelined: queued until the answers before it are out
+                self.flow.pause_reading()
+                self.pipeline.appendleft((cycle, app))
+
+        def on_body(self, body: bytes) -> None:
+            # uvicorn's, without its question about an upgrade (payemu serves no WebSocket)
+            cycle = self.cycle
+            if cycle.response_complete:
+                return
+            cycle.body += body
+            if len(cycle.body) > HIGH_WATER_LIMIT:
+                self.flow.pause_reading()
+            cycle.message_event.set()
 
         def _start_asgi_task(self, cycle: Any, app: Any) -> None:
             scope = cycle.scope
@@ -166,8 +215,12 @@ def http_protocol(settings: Settings, app: Any = None) -> type[asyncio.Protocol]
             call: a failure is logged and answered 500, an answer never finished closes
             the connection."""
             assert answers is not None
+            body: bytes | None = None
+            if not cycle.more_body and not cycle.waiting_for_100_continue and not cycle.disconnected:
+                body = bytes(cycle.body)  # all in: what uvicorn's receive would hand over
+                cycle.body = bytearray()
             try:
-                await answers.answer_direct(found, cycle.scope, cycle.receive, cycle.send, partial(self._whole, cycle))
+                await answers.answer_direct(found, cycle.scope, cycle.receive, cycle.send, cycle.whole, body)
             except BaseException as exc:
                 self.logger.error("Exception in ASGI application\n", exc_info=exc)
                 if not cycle.response_started:
@@ -186,15 +239,18 @@ def http_protocol(settings: Settings, app: Any = None) -> type[asyncio.Protocol]
 
         def on_message_complete(self) -> None:
             self._request_due = None
-            super().on_message_complete()
+            cycle = self.cycle  # uvicorn's, without its question about an upgrade
+            if not cycle.response_complete:
+                cycle.more_body = False
+                cycle.message_event.set()
 
         def on_response_complete(self) -> None:
             # uvicorn's, except that the keep-alive deadline goes to the watchdog (uvicorn arms a timer)
             self.server_state.total_requests += 1
             if self.transport.is_closing():
                 return
-            self._unset_keepalive_if_required()
-            self.flow.resume_reading()
+            if self.flow.read_paused:
+                self.flow.resume_reading()
             if self.pipeline:
                 cycle, app = self.pipeline.pop()
                 self._start_asgi_task(cycle, app)
@@ -207,35 +263,7 @@ def http_protocol(settings: Settings, app: Any = None) -> type[asyncio.Protocol]
             """The :data:`WHOLE` extension (the cycle held weakly: the scope holds this)."""
             cycle = ref()
             if cycle is not None:
-                await self._whole(cycle, status, lines, body)
-
-        async def _whole(self, cycle: Any, status: int, lines: bytes, body: bytes) -> None:
-            """The response ``status`` with the header ``lines`` (``name: value\\r\\n`` each,
-            valid as given) and the whole ``body``, in one write; what uvicorn's ``send``
-            does for such a response, without its per-header checks."""
-            if cycle.flow.write_paused and not cycle.disconnected:
-                await cycle.flow.drain()
-            if cycle.disconnected:
-                return
-            if cycle.response_started:
-                raise RuntimeError("payemu.whole: the response has started already")
-            cycle.response_started = True
-            cycle.waiting_for_100_continue = False
-            head = [STATUS_LINE[status]]
-            for name, value in cycle.default_headers:
-                head += (name, b": ", value, b"\r\n")
-            head.append(lines)
-            if not cycle.keep_alive:
-                head.append(b"connection: close\r\n")
-            head.append(b"\r\n")
-            if cycle.scope["method"] != "HEAD":
-                head.append(body)
-            self.transport.write(b"".join(head))
-            cycle.response_complete = True
-            cycle.message_event.set()
-            if not cycle.keep_alive:
-                self.transport.close()
-            cycle.on_response()
+                await cycle.whole(status, lines, body)
 
         # -- the write buffer and the connection cap (emulator.http.connections) --------
         def pause_writing(self) -> None:

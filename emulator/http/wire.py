@@ -134,10 +134,15 @@ def parse_json(raw: bytes) -> Any:
         raise errors.invalid("body", f"The request body is not valid JSON: {exc}.") from None
 
 
-async def read_body(request: Request, limit: int, declared: str | None = None) -> bytes:
+async def read_body(request: Request, limit: int, declared: str | None = None, given: bytes | None = None) -> bytes:
     """The request's body, read from the ASGI ``receive`` (a 413 past ``limit`` bytes,
     :class:`ClientDisconnect` when the client goes first). ``declared``: the
-    Content-Length header when the caller has it at hand."""
+    Content-Length header when the caller has it at hand; ``given``: the whole body when
+    the server has it already (:mod:`emulator.http.direct`), checked against ``limit``."""
+    if given is not None:
+        if len(given) > limit:
+            raise errors.too_large(limit)
+        return given
     if declared is None:
         declared = request.headers.get("content-length")
     if declared is not None:

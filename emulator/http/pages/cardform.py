@@ -107,6 +107,8 @@ class PortSplit:
             return None
         return self._main_direct.direct(scope)
 
-    async def answer_direct(self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole) -> None:
+    async def answer_direct(
+        self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole, body: bytes | None
+    ) -> None:
         assert self._main_direct is not None
-        await self._main_direct.answer_direct(found, scope, receive, send, whole)
+        await self._main_direct.answer_direct(found, scope, receive, send, whole, body)
