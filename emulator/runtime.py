@@ -42,10 +42,11 @@ class Runtime:
         self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()
 
     @cached_property
-    def currencies(self) -> frozenset[str]:
-        """The Payments.CurrencyCode values of the schema in use."""
+    def currencies(self) -> Mapping[str, str]:
+        """The Payments.CurrencyCode values of the schema in use, each to itself: one string
+        per code, which every transaction in that currency holds."""
         schemas = self.api.document.get("components", {}).get("schemas", {})
-        return frozenset(schemas.get("Payments.CurrencyCode", {}).get("enum", ()))
+        return {code: code for code in schemas.get("Payments.CurrencyCode", {}).get("enum", ())}
 
     @property
     def compiler(self) -> Compiler:

@@ -80,6 +80,25 @@ def test_a_tenant_budget_draws_on_the_process_budget_and_gives_back_when_detache
     assert process.used == 500 and one.parent is None
 
 
+def test_a_budget_that_draws_on_one_that_draws_on_another_charges_all_three() -> None:
+    top = Budget(1000, "top", "memoryBytes")
+    middle = Budget(800, "middle", "memoryBytes")
+    bottom = Budget(600, "bottom", "memoryBytes", middle)
+    middle.attach(top)  # after its child: the child's chain grows too
+    bottom.charge(100)
+    assert (top.used, middle.used, bottom.used) == (100, 100, 100)
+    assert list(bottom.chain()) == [bottom, middle, top]
+    top.charge(850)
+    assert not bottom.fits(100)  # the top's budget is the full one
+    assert bottom.fits(50)
+    middle.detach()  # the top is no longer in the chain: what the two held goes from it
+    assert list(bottom.chain()) == [bottom, middle]
+    assert top.used == 850
+    assert bottom.fits(500)
+    bottom.release(100)
+    assert (top.used, middle.used, bottom.used) == (850, 0, 0)
+
+
 def test_refusal_names_the_full_budget_and_its_config_key() -> None:
     process = Budget(1000, "payemu (every API key)", "memoryBytes")
     tenant = Budget(5000, "this API key", "memoryBytesPerTenant", process)

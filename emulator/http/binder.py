@@ -66,9 +66,14 @@ def fractions(value: Any, paths: tuple[Path, ...]) -> list[FieldErrors]:
 
 
 def _has_float(node: Any, path: Path) -> bool:
-    for index, head in enumerate(path):
-        if head is None:
-            return type(node) is list and any(_has_float(item, path[index + 1 :]) for item in node)
+    if None in path:  # through an array: each of its items
+        index = path.index(None)
+        for head in path[:index]:
+            if type(node) is not dict:
+                return False
+            node = node.get(head)
+        return type(node) is list and any(_has_float(item, path[index + 1 :]) for item in node)
+    for head in path:  # the common case: a field of objects only (no enumerate, no slices)
         if type(node) is not dict:
             return False
         node = node.get(head)

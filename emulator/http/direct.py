@@ -62,6 +62,38 @@ def forwarded(headers: list[tuple[bytes, bytes]]) -> bool:
     return not _FORWARDED.isdisjoint(dict(headers))  # (no Python loop over the headers)
 
 
+async def answer(app: Direct, found: Any, cycle: Any) -> None:
+    """Answer the request of uvicorn's ``cycle`` through ``app``'s direct way (``found`` by
+    :meth:`Direct.direct`), with what uvicorn's task does around an ASGI call: a failure
+    is logged and answered 500, an answer never finished closes the connection. A body
+    that is all in is handed over, as uvicorn's ``receive`` would hand it."""
+    body: bytes | None = None
+    if not cycle.more_body and not cycle.waiting_for_100_continue and not cycle.disconnected:
+        body = bytes(cycle.body)
+        cycle.body = bytearray()
+    try:
+        await app.answer_direct(found, cycle.scope, cycle.receive, cycle.send, cycle.whole, body)
+    except BaseException as exc:
+        cycle.logger.error("Exception in ASGI application\n", exc_info=exc)
+        if not cycle.response_started:
+            await cycle.send_500_response()
+        else:
+            cycle.transport.close()
+    else:
+        if not cycle.response_started and not cycle.disconnected:
+            cycle.logger.error("ASGI callable returned without starting response.")
+            await cycle.send_500_response()
+        elif not cycle.response_complete and not cycle.disconnected:
+            cycle.logger.error("ASGI callable returned without completing response.")
+            cycle.transport.close()
+    finally:
+        cycle.on_response = _nothing
+
+
+def _nothing() -> None:
+    """A finished cycle's ``on_response`` (uvicorn's task sets one too: no reference back)."""
+
+
 Answering = Coroutine[Any, Any, None]
 # per event loop, the requests queued this turn: (the coroutine answering it, its tracker)
 _queued: dict[asyncio.AbstractEventLoop, list[tuple[Answering, set[asyncio.Task[Any]]]]] = {}

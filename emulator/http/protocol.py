@@ -202,40 +202,13 @@ def http_protocol(settings: Settings, app: Any = None) -> type[asyncio.Protocol]
 
         def _start_asgi_task(self, cycle: Any, app: Any) -> None:
             scope = cycle.scope
-            found = answers.direct(scope) if answers is not None else None
-            if found is not None and not (self.config.proxy_headers and forwarded(scope["headers"])):
-                direct.queue(self.loop, self._answer_directly(cycle, found), self.tasks)
-                return
+            if answers is not None:  # a documented operation: straight to its endpoint (emulator.http.direct)
+                found = answers.direct(scope)
+                if found is not None and not (self.config.proxy_headers and forwarded(scope["headers"])):
+                    direct.queue(self.loop, direct.answer(answers, found, cycle), self.tasks)
+                    return
             scope["extensions"] = {WHOLE: partial(self._send_whole, weakref.ref(cycle))}
             super()._start_asgi_task(cycle, app)
-
-        async def _answer_directly(self, cycle: Any, found: Any) -> None:
-            """Answer the request of ``cycle`` through the application's direct way
-            (:mod:`emulator.http.direct`), with what uvicorn's task does around an ASGI
-            call: a failure is logged and answered 500, an answer never finished closes
-            the connection."""
-            assert answers is not None
-            body: bytes | None = None
-            if not cycle.more_body and not cycle.waiting_for_100_continue and not cycle.disconnected:
-                body = bytes(cycle.body)  # all in: what uvicorn's receive would hand over
-                cycle.body = bytearray()
-            try:
-                await answers.answer_direct(found, cycle.scope, cycle.receive, cycle.send, cycle.whole, body)
-            except BaseException as exc:
-                self.logger.error("Exception in ASGI application\n", exc_info=exc)
-                if not cycle.response_started:
-                    await cycle.send_500_response()
-                else:
-                    self.transport.close()
-            else:
-                if not cycle.response_started and not cycle.disconnected:
-                    self.logger.error("ASGI callable returned without starting response.")
-                    await cycle.send_500_response()
-                elif not cycle.response_complete and not cycle.disconnected:
-                    self.logger.error("ASGI callable returned without completing response.")
-                    self.transport.close()
-            finally:
-                cycle.on_response = _nothing
 
         def on_message_complete(self) -> None:
             self._request_due = None
@@ -353,10 +326,6 @@ def http_protocol(settings: Settings, app: Any = None) -> type[asyncio.Protocol]
                 self._refuse(431, f"The request line and headers are larger than {max_head_bytes} bytes.")
 
     return GuardedHttpToolsProtocol
-
-
-def _nothing() -> None:
-    """A finished cycle's ``on_response`` (uvicorn's task sets one too: no reference back)."""
 
 
 class Refused(Exception):

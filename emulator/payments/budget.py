@@ -83,6 +83,7 @@ class Budget:
         self.key = key  # its config key under limits:
         self.used = 0
         self.parent: Budget | None = None
+        self._line: tuple[Budget, ...] = (self,)  # this budget and every one it draws on (chain())
         self._sheddable: list[tuple[int, Sheddable]] = []
         self._children: weakref.WeakSet[Budget] = weakref.WeakSet()
         self._barren_until: dict[int, float] = {}  # rank → when a search may run again
@@ -94,18 +95,14 @@ class Budget:
         return f"Budget({self.name}: {self.used}/{self.limit} bytes)"
 
     def chain(self) -> Iterable[Budget]:
-        budget: Budget | None = self
-        while budget is not None:
-            yield budget
-            budget = budget.parent
+        """This budget, then each one it draws on."""
+        return self._line
 
     def fits(self, weight: int) -> bool:
         """Whether ``weight`` more bytes fit this budget and every one it draws on."""
-        budget: Budget | None = self
-        while budget is not None:
+        for budget in self._line:  # noqa: SIM110 (a loop: all() over a generator costs more)
             if budget.used + weight > budget.limit:
                 return False
-            budget = budget.parent
         return True
 
     def need(self, weight: int) -> int:
@@ -113,16 +110,13 @@ class Budget:
         return max(0, max(budget.used + weight - budget.limit for budget in self.chain()))
 
     def charge(self, weight: int) -> None:
-        budget: Budget | None = self
-        while budget is not None:
+        """``weight`` more bytes held (fewer when negative), here and up the chain."""
+        for budget in self._line:
             budget.used += weight
-            budget = budget.parent
 
     def release(self, weight: int) -> None:
-        budget: Budget | None = self
-        while budget is not None:
+        for budget in self._line:
             budget.used -= weight
-            budget = budget.parent
 
     # -- making room --
     def sheddable(self, store: Sheddable, rank: int = 0) -> None:
@@ -182,6 +176,7 @@ class Budget:
         self.parent = parent
         parent._children.add(self)
         parent.charge(self.used)
+        self._relink()
 
     def detach(self) -> None:
         """Stop drawing on the parent (the tenant is gone): what it held is released there."""
@@ -190,6 +185,13 @@ class Budget:
             self.parent._children.discard(self)
             self.parent._plans.clear()  # they hold the tenants they name
             self.parent = None
+            self._relink()
+
+    def _relink(self) -> None:
+        """The chain of this budget and of those that draw on it, after its parent changed."""
+        self._line = (self, *self.parent._line) if self.parent is not None else (self,)
+        for child in self._children:
+            child._relink()
 
     def clear(self) -> None:
         """Every store was emptied (a reset): nothing is held, no store registered."""

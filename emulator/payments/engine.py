@@ -19,6 +19,7 @@ Scenario faults: ``reset`` closes the connection before anything is recorded;
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -85,19 +86,22 @@ async def process(
 
 
 # -- currency, card -----------------------------------------------------------------------
-def currencies(runtime: Services) -> frozenset[str]:
-    """The Payments.CurrencyCode values of the schema in use."""
+def currencies(runtime: Services) -> Mapping[str, str]:
+    """The Payments.CurrencyCode values of the schema in use (each to itself)."""
     return runtime.currencies
 
 
 def currency_of(runtime: Services, value: str) -> str:
-    known = currencies(runtime)
-    if value in known:
-        return value
-    code = value.strip().upper()
-    if code not in known:
+    """The code ``value`` names, as the schema's own string (one object per code: every
+    transaction in that currency shares it)."""
+    known = runtime.currencies
+    found = known.get(value)
+    if found is not None:
+        return found
+    found = known.get(value.strip().upper())
+    if found is None:
         raise errors.invalid("currency", f"Unknown currency code '{value}'.")
-    return code
+    return found
 
 
 def money_of(runtime: Services, request: PaymentRequest) -> Money:

@@ -146,15 +146,23 @@ class Journal:
         ``size`` or ``max_bytes``. ``weight``: the entry's bytes when the caller knows
         them (else :func:`weigh`)."""
         number = next(self._ids)
-        self._entries.append((number, *values))  # one tuple where (id, values) made two
+        entries, weights = self._entries, self._weights
+        entries.append((number, *values))  # one tuple where (id, values) made two
         if weight is None:
             weight = weigh(_entry(number, values))
-        self._weights.append(weight)
-        self.bytes += weight
+        weights.append(weight)
+        held = self.bytes + weight
+        freed = 0  # by the oldest entries past the bounds: the budget is charged the difference once
+        size, max_bytes = self.size, self.max_bytes
+        while len(entries) > size or (held > max_bytes and len(entries) > 1):
+            entries.popleft()
+            oldest = weights.popleft()
+            held -= oldest
+            freed += oldest
+            self.dropped += 1
+        self.bytes = held
         budget = self.budget
-        budget.charge(weight)
-        while len(self._entries) > self.size or (self.bytes > self.max_bytes and len(self._entries) > 1):
-            self._drop_oldest()
+        budget.charge(weight - freed)
         if not budget.fits(0) and not budget.make_room(0):
             self.shed(budget.need(0))  # its own entries then, this one included
         return number

@@ -1,30 +1,18 @@
-"""The ledger: every gateway transaction of a tenant, and the rules that relate them.
+"""The ledger: every gateway transaction of a tenant, and its gateway tokens.
 
 ``tenant.ledger`` (a :class:`Ledger`) maps each ``gatewayReference`` to a :class:`Transaction`: every
 attempt that reached a gateway is recorded (declines and failures too, so status can
-report them). Operations referring to an earlier one (capture, void, refund, status) are
-checked here before any gateway is asked:
-
-* capture ← a successful, unexpired, uncaptured, unvoided authorization, through the
-  same gateway, same currency, for at most :data:`CAPTURE_TOLERANCE` × the authorized amount;
-* void ← a successful charge or authorization not yet captured, voided or refunded;
-* refund ← a successful charge or capture, partially and repeatedly, never above it in total;
-* status ← a charge or authorization.
-
-A refusal is a :class:`Refusal` (answered 409 Rejected with its ``rejectReasonCode``).
-While an operation on a transaction is at the gateway, the transaction is *reserved*: the
-check and the reservation happen with no ``await`` in between, so of concurrent requests
-on one transaction at most one proceeds; the others are refused.
-
-Gateway tokens minted by tokenize or ``generateToken`` (the ``userToken`` of later
-payments) are kept in the ledger too, as :class:`GatewayToken`.
+report them); what may follow what (capture, void, refund, status) is
+:mod:`emulator.payments.rules`, checked before any gateway is asked. Gateway tokens minted
+by tokenize or ``generateToken`` (the ``userToken`` of later payments) are kept here too,
+as :class:`GatewayToken`.
 
 The newest :data:`RECENT` transactions (and those read since) are objects, the older ones
-bytes (:mod:`emulator.payments.packing`), which the garbage collector does not walk.
-:meth:`Ledger.find` (what the engine reads and may change) unpacks one for good; other
-reads (``ledger[reference]``, iteration, :meth:`Ledger.transactions`) get equal copies.
-
-Amounts are exact :class:`~decimal.Decimal` values (see :mod:`emulator.payments.model`).
+tuples of plain values (:mod:`emulator.payments.packing`), which the garbage collector stops
+walking after it has seen them once. :meth:`Ledger.find` (what the engine reads and may
+change) unpacks one for good; other reads (``ledger[reference]``, iteration,
+:meth:`Ledger.transactions`) get equal copies. Amounts are exact :class:`~decimal.Decimal`
+values (see :mod:`emulator.payments.model`).
 """
 
 from __future__ import annotations
@@ -40,6 +28,7 @@ from emulator.payments import packing
 from emulator.payments.budget import Budget
 from emulator.payments.clock import Clock
 from emulator.payments.model import OperationResult
+from emulator.payments.packing import Packed
 from emulator.payments.transaction import GatewayToken, OperationEntry, Transaction, token_weight
 from emulator.vocabulary import ORIGINALS, Operation, ResultCode
 
@@ -68,7 +57,7 @@ class Ledger(Mapping[str, Transaction]):
     ) -> None:
         # ordered by age; an OrderedDict so that dropping the oldest (limits) and finding
         # the next oldest stay O(1): a plain dict leaves holes at its front to skip
-        self._transactions: OrderedDict[str, Transaction | bytes] = OrderedDict()  # bytes: packed
+        self._transactions: OrderedDict[str, Transaction | Packed] = OrderedDict()  # a tuple: packed
         self._recent: deque[str] = deque()  # references of the objects among them, oldest first
         self.clock: Clock | None = None  # the tenant's (a packed transaction's, when unpacked)
         self._tokens: dict[str, GatewayToken] = {}
@@ -85,13 +74,13 @@ class Ledger(Mapping[str, Transaction]):
         """The transaction, to read: a packed one is unpacked into a copy (see :meth:`find`)."""
         return self._view(self._transactions[reference])
 
-    def _view(self, stored: Transaction | bytes) -> Transaction:
-        return packing.unpack(stored, self.clock) if type(stored) is bytes else stored  # type: ignore[return-value]
+    def _view(self, stored: Transaction | Packed) -> Transaction:
+        return packing.unpack(stored, self.clock) if type(stored) is tuple else stored  # type: ignore[return-value]
 
     def _live(self, reference: str) -> Transaction | None:
         """The transaction as the object the ledger keeps (a packed one is unpacked for good)."""
         stored = self._transactions.get(reference)
-        if type(stored) is not bytes:
+        if type(stored) is not tuple:
             return stored  # type: ignore[return-value]
         tx = self._transactions[reference] = packing.unpack(stored, self.clock)  # keeps its place
         self._kept(reference)
@@ -103,18 +92,21 @@ class Ledger(Mapping[str, Transaction]):
         for the next time)."""
         recent, transactions = self._recent, self._transactions
         recent.append(reference)
-        busy: list[str] = []
+        busy: list[str] | None = None
         excess = len(recent) - RECENT
         while excess > 0 and len(recent) > 1:  # one from the front each turn, never ``reference``
             oldest = recent.popleft()
             stored = transactions.get(oldest)
             if type(stored) is Transaction:
                 if stored.busy is not None:
+                    if busy is None:
+                        busy = []
                     busy.append(oldest)
                     continue
                 transactions[oldest] = packing.pack(stored)
             excess -= 1  # packed now, packed already (found twice) or dropped
-        recent.extendleft(reversed(busy))
+        if busy:
+            recent.extendleft(reversed(busy))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._transactions)
@@ -154,8 +146,8 @@ class Ledger(Mapping[str, Transaction]):
         """Whether the transaction is pending a settlement (it has a ``settles_to``), read
         without unpacking it."""
         stored = self._transactions.get(reference)
-        if type(stored) is bytes:
-            return bool(stored[0] & packing.SETTLES)
+        if type(stored) is tuple:
+            return bool(stored[packing.FLAGS] & packing.SETTLES)
         return stored is not None and bool(stored.settles_to)  # type: ignore[union-attr]
 
     def transactions(self) -> list[Transaction]:
@@ -170,10 +162,9 @@ class Ledger(Mapping[str, Transaction]):
         if reference:
             return self._live(reference)
         if my_ref:
-            key = packing.my_ref_key(my_ref)
             for found, stored in reversed(self._transactions.items()):
-                if type(stored) is bytes:
-                    if stored[0] & packing.ORIGINAL and stored.startswith(key, packing.MY_REF_AT):
+                if type(stored) is tuple:
+                    if stored[packing.FLAGS] & packing.ORIGINAL and stored[packing.MY_REF] == my_ref:
                         return self._live(found)
                 elif stored.my_ref == my_ref and stored.operation in ORIGINALS:  # type: ignore[union-attr]
                     return stored  # type: ignore[return-value]
@@ -235,10 +226,16 @@ class Ledger(Mapping[str, Transaction]):
         """Drop the ``count`` oldest finished transactions (not authorized, pending or busy
         at a gateway: a capture, void, refund or settlement may still need those). False,
         dropping nothing, when fewer than ``count`` are finished."""
-        if count == 1 and self._transactions:  # a charge at the limit: the oldest, as a rule
-            reference, stored = next(iter(self._transactions.items()))
-            if not self._open(stored, now):
-                self._drop([(reference, _weight(stored))])
+        transactions = self._transactions
+        if count == 1 and transactions:  # a charge at the limit: the oldest, packed and finished as a rule
+            reference, stored = next(iter(transactions.items()))
+            if (type(stored) is tuple and not stored[packing.FLAGS] & packing.MAY_BE_OPEN) or not self._open(
+                stored, now
+            ):
+                del transactions[reference]
+                self._charge(-_weight(stored))
+                if self.changed is not None:
+                    self.changed[reference] = None
                 return True
         finished: list[tuple[str, int]] = []
         for item in self._finished(now):
@@ -250,12 +247,12 @@ class Ledger(Mapping[str, Transaction]):
         self._drop(finished)
         return True
 
-    def _open(self, stored: Transaction | bytes, now: datetime | None) -> bool:
+    def _open(self, stored: Transaction | Packed, now: datetime | None) -> bool:
         """Whether a transaction may still be captured, voided or settled (authorized,
-        pending, or busy at a gateway); a packed one is only unpacked when its head says it
+        pending, or busy at a gateway); a packed one is only unpacked when its flags say it
         may be. ``now``: the tenant's time (None: the transaction's own creation)."""
-        if type(stored) is bytes:
-            if not stored[0] & packing.MAY_BE_OPEN:
+        if type(stored) is tuple:
+            if not stored[packing.FLAGS] & packing.MAY_BE_OPEN:
                 return False
             stored = packing.unpack(stored, self.clock)
         tx: Transaction = stored  # type: ignore[assignment]
@@ -381,8 +378,8 @@ def record(
     return tx
 
 
-def _weight(stored: Transaction | bytes) -> int:
-    return packing.weight(stored) if type(stored) is bytes else stored.weight  # type: ignore[union-attr]
+def _weight(stored: Transaction | Packed) -> int:
+    return stored[packing.WEIGHT] if type(stored) is tuple else stored.weight  # type: ignore[union-attr]
 
 
 def _apply(parent: Transaction, tx: Transaction) -> None:

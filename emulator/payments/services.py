@@ -8,6 +8,7 @@ The behaviour modules import this module, never the runtime (which sits above th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class Services(Protocol):
     def scenarios(self) -> ScenarioBook: ...
 
     @property
-    def currencies(self) -> frozenset[str]: ...
+    def currencies(self) -> Mapping[str, str]: ...
 
     @property
     def tenants(self) -> TenantRegistry: ...
