@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Awaitable
 from typing import Any, TextIO
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -103,10 +104,10 @@ class _Logged:
             self.status.append(message["status"])
         await self._send(message)
 
-    async def _whole_logged(self, code: int, lines: bytes, body: bytes) -> None:
+    def _whole_logged(self, code: int, lines: bytes, body: bytes) -> Awaitable[None] | None:
         self.status.append(code)
         assert self._whole is not None
-        await self._whole(code, lines, body)
+        return self._whole(code, lines, body)
 
 
 def wrap(app: ASGIApp, out: TextIO | None = None) -> AccessLog:

@@ -95,7 +95,7 @@ def test_a_cycle_is_uvicorns_with_what_every_request_starts_with() -> None:
 
 def test_a_whole_answer_is_one_write_with_the_servers_headers() -> None:
     made, transport, done = _cycle()
-    asyncio.run(made.whole(200, b"content-length: 2\r\n", b"{}"))
+    assert made.whole(200, b"content-length: 2\r\n", b"{}") is None  # written at once
     assert transport.writes == [
         b"HTTP/1.1 200 OK\r\ndate: Fri, 27 Nov 2026 18:00:00 GMT\r\nserver: uvicorn\r\ncontent-length: 2\r\n\r\n{}"
     ]
@@ -107,7 +107,7 @@ def test_a_whole_answer_is_one_write_with_the_servers_headers() -> None:
 
 def test_a_whole_answer_closes_what_is_not_kept_alive_and_heads_have_no_body() -> None:
     made, transport, _ = _cycle(keep_alive=False, method="HEAD", defaults=[(b"server", b"uvicorn")])
-    asyncio.run(made.whole(404, b"content-length: 2\r\n", b"{}"))
+    assert made.whole(404, b"content-length: 2\r\n", b"{}") is None
     assert transport.writes == [
         b"HTTP/1.1 404 Not Found\r\nserver: uvicorn\r\ncontent-length: 2\r\nconnection: close\r\n\r\n"
     ]
@@ -125,10 +125,30 @@ def test_the_servers_headers_are_joined_again_when_uvicorn_replaces_them() -> No
 def test_an_answer_to_a_client_gone_is_not_written_and_a_second_is_refused() -> None:
     gone, transport, done = _cycle()
     gone.disconnected = True
-    asyncio.run(gone.whole(200, b"", b""))
+    assert gone.whole(200, b"", b"") is None
     assert transport.writes == []
     assert done == []
     made, _, _ = _cycle()
-    asyncio.run(made.whole(200, b"content-length: 0\r\n", b""))
+    made.whole(200, b"content-length: 0\r\n", b"")
     with pytest.raises(RuntimeError, match="started already"):
-        asyncio.run(made.whole(200, b"content-length: 0\r\n", b""))
+        made.whole(200, b"content-length: 0\r\n", b"")
+
+
+def test_an_answer_to_a_client_that_reads_nothing_waits_for_the_buffer_to_drain() -> None:
+    async def run() -> tuple[list[bytes], list[bytes], list[str]]:
+        made, transport, done = _cycle()
+        made.flow.pause_writing()  # the transport's buffer is full
+        waiting = made.whole(200, b"content-length: 2\r\n", b"{}")
+        assert waiting is not None
+        writing = asyncio.ensure_future(waiting)  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        before = list(transport.writes)
+        made.flow.resume_writing()  # the client read: the answer goes out
+        await writing
+        return before, transport.writes, done
+
+    before, after, done = asyncio.run(run())
+    assert before == []
+    assert len(after) == 1
+    assert after[0].endswith(b"content-length: 2\r\n\r\n{}")
+    assert done == ["answered"]

@@ -127,6 +127,7 @@ def _looked_up(results: dict[str, str], given: str | None) -> str | None:
     return found if found is not None else results.get("default")
 
 
+_AT_HAND = frozenset({"reference", "authorizationCode", "token", "operation"})  # speak() has them without _Facts
 _DESCRIBED = frozenset({*_VALUES, "gatewayResultCode"})
 _RESPONDED = _DESCRIBED | {"gatewayResultDescription"}
 
@@ -153,7 +154,14 @@ def speak(
     operation = item.operation
     money = item.money
     plan = _plan(spec, code, operation, reason, key, gateway_code, gateway_description)
-    values: dict[str, Any] = {"gatewayResultCode": plan.code}
+    # the values at hand (_AT_HAND), then those the templates read that take some working out
+    values: dict[str, Any] = {
+        "gatewayResultCode": plan.code,
+        "reference": reference,
+        "authorizationCode": approval,
+        "token": token,
+        "operation": operation._value_,
+    }
     if plan.values:
         facts = _Facts(tenant, account, item, code, reference, approval, token)
         for name, value in plan.values:
@@ -227,5 +235,5 @@ def _made_plan(
     described = compiled(gateway_description if gateway_description is not None else native.description, _DESCRIBED)
     response = compiled(payloads.template(spec, code, operation, reason, key), _RESPONDED) if spec.response else None
     names = (described.names | response.names) if response else described.names
-    values = tuple((name, _VALUES[name]) for name in sorted(names) if name in _VALUES)
+    values = tuple((name, _VALUES[name]) for name in sorted(names) if name in _VALUES and name not in _AT_HAND)
     return _Plan(gateway_code if gateway_code is not None else native.code, described, response, values)

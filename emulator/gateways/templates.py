@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from operator import itemgetter
 from typing import Any
 
 from emulator.gateways.memo import IdentityMemo
@@ -66,12 +67,14 @@ def _part(template: Any, known: frozenset[str], names: set[str]) -> tuple[int, A
 
 def _compile(template: Any, known: frozenset[str], names: set[str]) -> Fill:
     if isinstance(template, dict):
-        # each key's value: a constant (0), a whole placeholder (1) or a fill of its own (2);
-        # the first two are answered in the comprehension itself, without a call
+        # each key's value: a constant (0), a whole placeholder (1) or a fill of its own (2):
+        # a copy of the constants with every key in its place, the placeholders' values put
+        # in at once (operator.itemgetter: no Python loop), then the rest
         items = [(key, *_part(item, known, names)) for key, item in template.items()]
-        return lambda values: {
-            key: part if kind == 0 else values[part] if kind == 1 else part(values) for key, kind, part in items
-        }
+        base = {key: part if kind == 0 else None for key, kind, part in items}
+        named = [(key, part) for key, kind, part in items if kind == 1]
+        filled = [(key, part) for key, kind, part in items if kind == 2]
+        return _dict_fill(base, tuple(key for key, _ in named), tuple(name for _, name in named), filled)
     if isinstance(template, list):
         parts = [_compile(item, known, names) for item in template]
         return lambda values: [fill(values) for fill in parts]
@@ -82,6 +85,34 @@ def _compile(template: Any, known: frozenset[str], names: set[str]) -> Fill:
         return lambda values: values[part]
     fill: Fill = part
     return fill
+
+
+def _dict_fill(
+    base: dict[str, Any], keys: tuple[str, ...], names: tuple[str, ...], filled: list[tuple[str, Fill]]
+) -> Fill:
+    """The fill of a dict template (see :func:`_compile`)."""
+    if len(names) > 1:
+        get = itemgetter(*names)
+
+        def fill(values: Values) -> dict[str, Any]:
+            out = base.copy()
+            out.update(zip(keys, get(values), strict=True))
+            for key, part in filled:
+                out[key] = part(values)
+            return out
+
+        return fill
+    single = keys[0] if keys else None
+
+    def fill_one(values: Values) -> dict[str, Any]:
+        out = base.copy()
+        if single is not None:
+            out[single] = values[names[0]]
+        for key, part in filled:
+            out[key] = part(values)
+        return out
+
+    return fill_one
 
 
 _COMPILED: IdentityMemo[Template] = IdentityMemo()

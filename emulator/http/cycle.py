@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, RequestResponseCycle
@@ -93,11 +93,21 @@ class Cycle(RequestResponseCycle):
         self.waiting_for_100_continue = expect_100_continue
         self.body = bytearray()
 
-    async def whole(self, status: int, lines: bytes, body: bytes) -> None:
-        """The answer ``status`` with the header ``lines`` (``name: value\\r\\n`` each,
-        valid as given) and the whole ``body``, in one write."""
+    def whole(self, status: int, lines: bytes, body: bytes) -> Awaitable[None] | None:
+        """The answer ``status`` with the header ``lines`` (``name: value\r\n`` each,
+        valid as given) and the whole ``body``, in one write. Written at once (None),
+        unless the client reads nothing for now: then what is returned, awaited, writes it
+        once the write buffer has drained."""
         if self.flow.write_paused and not self.disconnected:
-            await self.flow.drain()
+            return self._whole_drained(status, lines, body)
+        self._write_whole(status, lines, body)
+        return None
+
+    async def _whole_drained(self, status: int, lines: bytes, body: bytes) -> None:
+        await self.flow.drain()
+        self._write_whole(status, lines, body)
+
+    def _write_whole(self, status: int, lines: bytes, body: bytes) -> None:
         if self.disconnected:
             return
         if self.response_started:

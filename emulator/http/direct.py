@@ -33,8 +33,9 @@ from starlette.types import Receive, Scope, Send
 
 log = logging.getLogger("payemu")
 
-Whole = Callable[[int, bytes, bytes], Awaitable[None]]
-"""Sends a whole answer: status, header lines, body (see :data:`emulator.http.protocol.WHOLE`)."""
+Whole = Callable[[int, bytes, bytes], Awaitable[None] | None]
+"""Sends a whole answer: status, header lines, body (see :data:`emulator.http.protocol.WHOLE`);
+what it returns, when not None, is awaited (the answer waits for the client to read)."""
 
 
 class Direct(Protocol):
@@ -45,9 +46,9 @@ class Direct(Protocol):
         :meth:`answer_direct`), or None: the ASGI application answers it."""
         ...
 
-    async def answer_direct(
+    def answer_direct(
         self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole, body: bytes | None
-    ) -> None:
+    ) -> Awaitable[None]:
         """Answer the request ``found`` by :meth:`direct`: through ``whole`` where it can,
         else through the ASGI ``send``. ``body``: the whole request body when it is in
         already (else the application receives it)."""

@@ -46,15 +46,13 @@ class App(Starlette):
                     self.operations.setdefault((method, route.path), (endpoint, route.chooser is not None))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            endpoint = self.direct(scope)
+            if endpoint is not None:
+                extensions = scope.get("extensions")
+                await self.answer_direct(endpoint, scope, receive, send, extensions.get(WHOLE) if extensions else None)
+                return
         try:  # (free unless raised: Python 3.11's exceptions cost nothing until thrown)
-            if scope["type"] == "http":
-                endpoint = self.direct(scope)
-                if endpoint is not None:
-                    extensions = scope.get("extensions")
-                    whole = extensions.get(WHOLE) if extensions else None
-                    scope["app"] = self
-                    await _answer(endpoint, scope, receive, send, whole)
-                    return
             await super().__call__(scope, receive, send)
         except asyncio.CancelledError:
             if scope["type"] != "http":
@@ -71,39 +69,50 @@ class App(Starlette):
         return found[0]
 
     async def answer_direct(
-        self, found: Endpoint, scope: Scope, receive: Receive, send: Send, whole: Whole, body: bytes | None
+        self,
+        endpoint: Endpoint,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        whole: Whole | None,
+        body: bytes | None = None,
     ) -> None:
-        """Answer a request :meth:`direct` found, straight from the protocol."""
+        """Answer a request :meth:`direct` found: straight from the protocol (``whole``,
+        and the ``body`` when it is all in) or through the ASGI way (``whole`` the scope's
+        extension, when the server has it)."""
+        scope["app"] = self
         try:
-            scope["app"] = self
-            await _answer(found, scope, receive, send, whole, body)
+            try:
+                answer = await endpoint.respond(Request(scope, receive, send), body)
+            except DropConnection:  # in-process (no transport to abort): the client sees it raised
+                raise
+            except Exception:  # the pipeline answers its own errors; this is a last resort
+                log.exception("payemu bug while answering %s %s", scope["method"], scope["path"])
+                error = errors.internal("payemu hit an internal error; see its log.")
+                answer = Answer(error.status, error.headers, dumps(error.body))
+            if answer is None:
+                return  # the connection is closed without an answer
+            payload = answer.payload
+            if whole is not None and answer.status >= 200 and answer.status not in _NO_LENGTH:
+                # payemu's server: the answer in one call (emulator.http.protocol.WHOLE)
+                extra = header_lines(answer.headers) if answer.headers else b""
+                if extra is not None:
+                    if payload is None:
+                        waiting = whole(answer.status, b"content-length: 0\r\n" + extra, b"")
+                    else:
+                        lines = _JSON_LINE + b"content-length: %d\r\n" % len(payload) + extra
+                        waiting = whole(answer.status, lines, payload)
+                    if waiting is not None:
+                        await waiting
+                    return
+            await _send(answer, send)
         except asyncio.CancelledError:
             await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback
 
 
-async def _answer(
-    endpoint: Endpoint, scope: Scope, receive: Receive, send: Send, whole: Whole | None, body: bytes | None = None
-) -> None:
-    try:
-        answer = await endpoint.respond(Request(scope, receive, send), body)
-    except DropConnection:  # in-process (no transport to abort): the client sees it raised
-        raise
-    except Exception:  # the pipeline answers its own errors; this is a last resort
-        log.exception("payemu bug while answering %s %s", scope["method"], scope["path"])
-        error = errors.internal("payemu hit an internal error; see its log.")
-        answer = Answer(error.status, error.headers, dumps(error.body))
-    if answer is None:
-        return  # the connection is closed without an answer
+async def _send(answer: Answer, send: Send) -> None:
+    """``answer`` through the ASGI ``send``: head, then body."""
     payload = answer.payload
-    if whole is not None and answer.status >= 200 and answer.status not in _NO_LENGTH:
-        # payemu's server: the answer in one call (emulator.http.protocol.WHOLE)
-        extra = header_lines(answer.headers) if answer.headers else b""
-        if extra is not None:
-            if payload is None:
-                await whole(answer.status, b"content-length: 0\r\n" + extra, b"")
-            else:
-                await whole(answer.status, _JSON_LINE + b"content-length: %d\r\n" % len(payload) + extra, payload)
-            return
     headers: list[tuple[bytes, bytes]] = []
     if payload is not None:
         headers += _JSON_HEADERS

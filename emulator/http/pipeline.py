@@ -23,7 +23,7 @@ from starlette.responses import Response
 
 from emulator.http import binder, errors, leniency, projection
 from emulator.http.openapi import Operation
-from emulator.http.wire import JsonResponse, dumps, is_json_media, parse_json, read_body, read_parameter
+from emulator.http.wire import JsonResponse, dumps, is_json_media, parse_json, read_body, read_parameter, within
 from emulator.payments import tenant_settings
 from emulator.payments.model import DropConnection
 
@@ -175,7 +175,11 @@ class Endpoint:
                 path_values, query_values = self._parameters(request)
             else:
                 path_values, query_values = {}, {}
-            body, sent = await self._body(request, headers, tenant, warnings, given)
+            if op.raw_body or op.body is not None:  # received, unless the server has it all already
+                limit = self.runtime.settings.max_body_bytes
+                declared = _text(headers.get(b"content-length"))
+                given = await read_body(request, limit, declared) if given is None else within(given, limit)
+                body, sent = self._body(given, headers, tenant, warnings)
             call = Call(self.runtime, tenant, op, body, path_values, query_values, request)  # type: ignore[arg-type]
             reply = await self.handler(call)
         except errors.ApiError as exc:
@@ -222,27 +226,20 @@ class Endpoint:
             raise errors.invalid_many(problems)
         return path_values, query_values
 
-    async def _body(
-        self,
-        request: Request,
-        headers: dict[bytes, bytes],
-        tenant: Tenant | None,
-        warnings: list[str],
-        given: bytes | None = None,
+    def _body(
+        self, raw: bytes, headers: dict[bytes, bytes], tenant: Tenant | None, warnings: list[str]
     ) -> tuple[Any, bytes | None]:
-        """The request's body value, and its JSON text when that text is exactly the value
-        (valid as sent: the journal keeps the text, and reads it back when first read)."""
+        """The request's body value (of its bytes, ``raw``), and its JSON text when that text
+        is exactly the value (valid as sent: the journal keeps the text, and reads it back
+        when first read)."""
         op = self.operation
-        declared = _text(headers.get(b"content-length"))
         if op.raw_body:
             # The handler reads the text itself (e.g. YAML); it checks the media type.
             try:
-                return (await read_body(request, self.runtime.settings.max_body_bytes, declared, given)).decode(), None
+                return raw.decode(), None
             except UnicodeDecodeError:
                 raise errors.invalid("body", "The request body is not valid UTF-8.") from None
-        if op.body is None:
-            return None, None
-        raw = await read_body(request, self.runtime.settings.max_body_bytes, declared, given)
+        assert op.body is not None
         if not raw.strip():
             if op.body_required:
                 raise errors.invalid("body", "A JSON request body is required.")

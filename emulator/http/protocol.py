@@ -236,7 +236,9 @@ def http_protocol(settings: Settings, app: Any = None) -> type[asyncio.Protocol]
             """The :data:`WHOLE` extension (the cycle held weakly: the scope holds this)."""
             cycle = ref()
             if cycle is not None:
-                await cycle.whole(status, lines, body)
+                waiting = cycle.whole(status, lines, body)
+                if waiting is not None:
+                    await waiting
 
         # -- the write buffer and the connection cap (emulator.http.connections) --------
         def pause_writing(self) -> None:

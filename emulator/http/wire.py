@@ -140,9 +140,7 @@ async def read_body(request: Request, limit: int, declared: str | None = None, g
     Content-Length header when the caller has it at hand; ``given``: the whole body when
     the server has it already (:mod:`emulator.http.direct`), checked against ``limit``."""
     if given is not None:
-        if len(given) > limit:
-            raise errors.too_large(limit)
-        return given
+        return within(given, limit)
     if declared is None:
         declared = request.headers.get("content-length")
     if declared is not None:
@@ -170,6 +168,13 @@ async def read_body(request: Request, limit: int, declared: str | None = None, g
             chunks.append(chunk)
             return b"".join(chunks)
         chunks.append(chunk)
+
+
+def within(body: bytes, limit: int) -> bytes:
+    """``body``, a whole request body the server read already; a 413 past ``limit`` bytes."""
+    if len(body) > limit:
+        raise errors.too_large(limit)
+    return body
 
 
 def is_json_media(content_type: str) -> bool:

@@ -19,10 +19,10 @@ Scenario faults: ``reset`` closes the connection before anything is recorded;
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from emulator import errors
 from emulator.gateways import payloads, simulator
@@ -70,18 +70,19 @@ def answer(
     return Outcome(result, attempts or [], lookup, refused)
 
 
-async def process(
+def process(
     runtime: Services, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
-) -> Outcome:
-    """Run one payment operation for ``tenant``. ``call_attempts`` receives each attempt
-    as it is made (so the journal has them even when a fault closes the connection)."""
+) -> Coroutine[Any, Any, Outcome]:
+    """Run one payment operation for ``tenant`` (await what this returns: the operation's
+    own coroutine). ``call_attempts`` receives each attempt as it is made (so the journal
+    has them even when a fault closes the connection)."""
     operation = request.operation
     if operation in PAYMENTS:
-        return await _pay(runtime, tenant, request, call_attempts)
+        return _pay(runtime, tenant, request, call_attempts)
     if operation in FOLLOW_UPS:
-        return await _follow_up(runtime, tenant, request, call_attempts)
+        return _follow_up(runtime, tenant, request, call_attempts)
     if operation == Operation.STATUS:
-        return await _status(runtime, tenant, request, call_attempts)
+        return _status(runtime, tenant, request, call_attempts)
     raise ValueError(f"not a payment operation: {operation}")
 
 

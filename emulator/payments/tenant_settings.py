@@ -78,7 +78,9 @@ def failover(runtime: Server, tenant: Owner | None) -> str:
 
 
 def success_status(runtime: Server, tenant: Owner | None) -> str:
-    return str(value(runtime, tenant, "successStatus"))
+    # value(runtime, tenant, "successStatus"), read directly: every payment answer asks
+    found = tenant.overrides.success_status if tenant is not None else None
+    return str(found if found is not None else runtime.settings.success_status)
 
 
 def http_status(runtime: Server, tenant: Owner | None, operation: str, status: int) -> int:

@@ -11,6 +11,7 @@ card goes to payemu's library endpoints (:mod:`emulator.http.pages.library`).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +108,8 @@ class PortSplit:
             return None
         return self._main_direct.direct(scope)
 
-    async def answer_direct(
+    def answer_direct(
         self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole, body: bytes | None
-    ) -> None:
+    ) -> Awaitable[None]:
         assert self._main_direct is not None
-        await self._main_direct.answer_direct(found, scope, receive, send, whole, body)
+        return self._main_direct.answer_direct(found, scope, receive, send, whole, body)
