@@ -70,7 +70,8 @@ def mint(tenant: Tenant, fmt: ReferenceFormat, operation: str, *, secret: bool =
 def new_reference(tenant: Tenant, spec: GatewaySpec, operation: str) -> str:
     """A gateway reference in the gateway's format, unique within the tenant."""
     reference = mint(tenant, spec.reference, operation)
-    while reference in tenant.ledger:
+    holds = tenant.ledger.holds
+    while holds(reference):
         reference = mint(tenant, spec.reference, operation)
     return reference
 

@@ -59,6 +59,7 @@ class Ledger(Mapping[str, Transaction]):
         # the next oldest stay O(1): a plain dict leaves holes at its front to skip
         self._transactions: OrderedDict[str, Transaction | Packed] = OrderedDict()  # a tuple: packed
         self._recent: deque[str] = deque()  # references of the objects among them, oldest first
+        self.holds = self._transactions.__contains__  # ``reference in ledger`` without a Python call
         self.clock: Clock | None = None  # the tenant's (a packed transaction's, when unpacked)
         self._tokens: dict[str, GatewayToken] = {}
         self.limit = limit

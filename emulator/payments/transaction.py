@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
 from decimal import Decimal
+from sys import getsizeof
 from typing import Any
 
 from emulator.payments import budget as weights
@@ -84,12 +85,13 @@ class Transaction:
     def weight_of(self) -> int:
         """What the transaction holds, in bytes: a fixed overhead and its strings (constant
         time: ``sys.getsizeof`` of a ``str``), its history entries."""
-        return (
+        my_ref, card, approval = self.my_ref, self.card_number, self.authorization_code
+        return (  # budget.text() of each, spelled out (a charge weighs its transaction)
             weights.TRANSACTION
-            + weights.text(self.my_ref)
-            + weights.text(self.card_number)
-            + weights.text(self.reference)
-            + weights.text(self.authorization_code)
+            + (getsizeof(my_ref) if my_ref is not None else 0)
+            + (getsizeof(card) if card is not None else 0)
+            + getsizeof(self.reference)
+            + (getsizeof(approval) if approval is not None else 0)
             + weights.OPERATION * len(self.operations)
         )
 
