@@ -8,8 +8,8 @@ by tokenize or ``generateToken`` (the ``userToken`` of later payments) are kept 
 as :class:`GatewayToken`.
 
 The newest :data:`RECENT` transactions (and those read since) are objects, the older ones
-tuples of plain values (:mod:`emulator.payments.packing`), which the garbage collector stops
-walking after it has seen them once. :meth:`Ledger.find` (what the engine reads and may
+bytes (:mod:`emulator.payments.packing`), which the garbage collector does not walk.
+:meth:`Ledger.find` (what the engine reads and may
 change) unpacks one for good; other reads (``ledger[reference]``, iteration,
 :meth:`Ledger.transactions`) get equal copies. Amounts are exact :class:`~decimal.Decimal`
 values (see :mod:`emulator.payments.model`).
@@ -28,7 +28,6 @@ from emulator.payments import packing
 from emulator.payments.budget import Budget
 from emulator.payments.clock import Clock
 from emulator.payments.model import OperationResult
-from emulator.payments.packing import Packed
 from emulator.payments.transaction import GatewayToken, OperationEntry, Transaction, token_weight
 from emulator.vocabulary import ORIGINALS, Operation, ResultCode
 
@@ -57,7 +56,7 @@ class Ledger(Mapping[str, Transaction]):
     ) -> None:
         # ordered by age; an OrderedDict so that dropping the oldest (limits) and finding
         # the next oldest stay O(1): a plain dict leaves holes at its front to skip
-        self._transactions: OrderedDict[str, Transaction | Packed] = OrderedDict()  # a tuple: packed
+        self._transactions: OrderedDict[str, Transaction | bytes] = OrderedDict()  # bytes: packed
         self._recent: deque[str] = deque()  # references of the objects among them, oldest first
         self.holds = self._transactions.__contains__  # ``reference in ledger`` without a Python call
         self.clock: Clock | None = None  # the tenant's (a packed transaction's, when unpacked)
@@ -75,13 +74,13 @@ class Ledger(Mapping[str, Transaction]):
         """The transaction, to read: a packed one is unpacked into a copy (see :meth:`find`)."""
         return self._view(self._transactions[reference])
 
-    def _view(self, stored: Transaction | Packed) -> Transaction:
-        return packing.unpack(stored, self.clock) if type(stored) is tuple else stored  # type: ignore[return-value]
+    def _view(self, stored: Transaction | bytes) -> Transaction:
+        return packing.unpack(stored, self.clock) if type(stored) is bytes else stored  # type: ignore[return-value]
 
     def _live(self, reference: str) -> Transaction | None:
         """The transaction as the object the ledger keeps (a packed one is unpacked for good)."""
         stored = self._transactions.get(reference)
-        if type(stored) is not tuple:
+        if type(stored) is not bytes:
             return stored  # type: ignore[return-value]
         tx = self._transactions[reference] = packing.unpack(stored, self.clock)  # keeps its place
         self._kept(reference)
@@ -147,8 +146,8 @@ class Ledger(Mapping[str, Transaction]):
         """Whether the transaction is pending a settlement (it has a ``settles_to``), read
         without unpacking it."""
         stored = self._transactions.get(reference)
-        if type(stored) is tuple:
-            return bool(stored[packing.FLAGS] & packing.SETTLES)
+        if type(stored) is bytes:
+            return bool(stored[0] & packing.SETTLES)
         return stored is not None and bool(stored.settles_to)  # type: ignore[union-attr]
 
     def transactions(self) -> list[Transaction]:
@@ -163,9 +162,10 @@ class Ledger(Mapping[str, Transaction]):
         if reference:
             return self._live(reference)
         if my_ref:
+            key = packing.my_ref_key(my_ref)
             for found, stored in reversed(self._transactions.items()):
-                if type(stored) is tuple:
-                    if stored[packing.FLAGS] & packing.ORIGINAL and stored[packing.MY_REF] == my_ref:
+                if type(stored) is bytes:
+                    if stored[0] & packing.ORIGINAL and stored.startswith(key, packing.MY_REF_AT):
                         return self._live(found)
                 elif stored.my_ref == my_ref and stored.operation in ORIGINALS:  # type: ignore[union-attr]
                     return stored  # type: ignore[return-value]
@@ -230,9 +230,7 @@ class Ledger(Mapping[str, Transaction]):
         transactions = self._transactions
         if count == 1 and transactions:  # a charge at the limit: the oldest, packed and finished as a rule
             reference, stored = next(iter(transactions.items()))
-            if (type(stored) is tuple and not stored[packing.FLAGS] & packing.MAY_BE_OPEN) or not self._open(
-                stored, now
-            ):
+            if (type(stored) is bytes and not stored[0] & packing.MAY_BE_OPEN) or not self._open(stored, now):
                 del transactions[reference]
                 self._charge(-_weight(stored))
                 if self.changed is not None:
@@ -248,12 +246,12 @@ class Ledger(Mapping[str, Transaction]):
         self._drop(finished)
         return True
 
-    def _open(self, stored: Transaction | Packed, now: datetime | None) -> bool:
+    def _open(self, stored: Transaction | bytes, now: datetime | None) -> bool:
         """Whether a transaction may still be captured, voided or settled (authorized,
         pending, or busy at a gateway); a packed one is only unpacked when its flags say it
         may be. ``now``: the tenant's time (None: the transaction's own creation)."""
-        if type(stored) is tuple:
-            if not stored[packing.FLAGS] & packing.MAY_BE_OPEN:
+        if type(stored) is bytes:
+            if not stored[0] & packing.MAY_BE_OPEN:
                 return False
             stored = packing.unpack(stored, self.clock)
         tx: Transaction = stored  # type: ignore[assignment]
@@ -379,8 +377,8 @@ def record(
     return tx
 
 
-def _weight(stored: Transaction | Packed) -> int:
-    return stored[packing.WEIGHT] if type(stored) is tuple else stored.weight  # type: ignore[union-attr]
+def _weight(stored: Transaction | bytes) -> int:
+    return packing.weight(stored) if type(stored) is bytes else stored.weight  # type: ignore[union-attr]
 
 
 def _apply(parent: Transaction, tx: Transaction) -> None:

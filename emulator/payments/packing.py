@@ -1,26 +1,29 @@
-"""A settled transaction packed into one tuple of plain values, and back.
+"""A settled transaction packed into one ``bytes`` object, and back.
 
 Python's garbage collector walks every container object it tracks: a :class:`Transaction`
 is one, so a ledger of tens of thousands of them made each young-generation collection
 walk every transaction recorded since the last one (40 ms pauses under load, see
-docs/performance.md). A tuple whose items are all plain values (text, numbers,
-``Decimal``, ``datetime``, ``None`` and such tuples) is walked by the first collection
-after it was made, which then stops tracking it for good. The ledger keeps its most
-recent transactions as objects and packs the older ones with :func:`pack`; :func:`unpack`
-gives an equal :class:`Transaction` back when one is read.
+docs/performance.md). ``bytes`` is not tracked, nor counted towards the next collection.
+(A tuple of plain values is untracked too, but only by the first collection after it was
+made: a ledger filling up made 50 ms ones of them.) The ledger keeps its most recent
+transactions as objects and packs the older ones with :func:`pack`; :func:`unpack` gives
+an equal :class:`Transaction` back when one is read.
 
-A packed transaction starts with what the ledger reads without unpacking — :data:`FLAGS`
-(may it still be open; is it a charge or authorization; does it settle), its weight and
-its ``myRef`` — and the rest are its fields with the vocabulary's members as their text;
-those a plain charge leaves at their defaults take one ``None`` together.
-Packing one costs a fifth of a microsecond: the ledger packs each transaction as it
-leaves its newest ones, on the request path.
+A packed transaction is a short head the ledger reads without unpacking — flags (may it
+still be open; is it a charge or authorization; does it settle), its weight, its ``myRef``
+— and the rest as :mod:`marshal` data of plain values: text, numbers (a time as
+microseconds since 1970), ``None`` and tuples; what a plain charge leaves at its defaults
+is one ``None``. The bytes never leave the process and are only ever made by :func:`pack`:
+nothing read from a file or a request is unmarshalled.
 """
 
 from __future__ import annotations
 
+import marshal
+import struct
 from dataclasses import fields
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from emulator.payments.clock import Clock
@@ -28,14 +31,12 @@ from emulator.payments.model import ZERO
 from emulator.payments.transaction import OperationEntry, Transaction
 from emulator.vocabulary import ORIGINALS, Operation, RejectReason, ResultCode
 
-Packed = tuple[Any, ...]
-"""What :func:`pack` makes: ``(flags, weight, myRef, *the other fields)``."""
-
-# the flags, a packed transaction's first item
+# flags, the head's first byte
 MAY_BE_OPEN = 1  # a successful authorization not captured nor voided, or a pending result
 ORIGINAL = 2  # a charge or an authorization (what a status by myRef finds)
 SETTLES = 4  # a pending result that takes its scenario's final one in time (settles_to)
-FLAGS, WEIGHT, MY_REF = 0, 1, 2  # where the ledger reads them
+_HEAD = struct.Struct("<BQI")  # flags, weight, length of the myRef's UTF-8 text
+_NO_MY_REF = 0xFFFFFFFF
 _OPERATIONS = {member.value: member for member in Operation}
 _CODES = {member.value: member for member in ResultCode}
 _REASONS = {member.value: member for member in RejectReason}
@@ -50,12 +51,45 @@ _KEPT = (
 if {spec.name for spec in fields(Transaction)} != {*_KEPT, "clock", "weight"}:
     raise ImportError("emulator.payments.packing does not pack every field of Transaction")
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NAIVE_EPOCH = datetime(1970, 1, 1)
+_MICROSECOND = timedelta(microseconds=1)
+_PLAIN = (None, 1, 1, None, None, None)  # parent, attempt_number, attempts, settles_to, captured_by, voided_by
 
-def _moment(value: datetime | None) -> datetime | None:
-    """A time as kept: in UTC when it has a zone (a naive one stays naive)."""
-    if value is None or value.tzinfo is None or value.tzinfo is UTC:
-        return value
-    return value.astimezone(UTC)
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # a JSON string may hold a lone surrogate
+
+
+def my_ref_key(my_ref: str) -> bytes:
+    """What a packed transaction with this ``myRef`` holds after its first byte (for
+    ``blob.startswith(key, MY_REF_AT)``, with no unpacking)."""
+    text = _utf8(my_ref)
+    return struct.pack("<I", len(text)) + text
+
+
+MY_REF_AT = 1 + 8  # where my_ref_key() starts in a packed transaction
+
+
+def _moment(value: datetime | None) -> int | tuple[int] | None:
+    """A time as microseconds since 1970 (an instant, read back in UTC; a naive time in a tuple)."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return ((value - _NAIVE_EPOCH) // _MICROSECOND,)
+    return (value - _EPOCH) // _MICROSECOND
+
+
+def _datetime(value: int | tuple[int] | None) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return _NAIVE_EPOCH + timedelta(microseconds=value[0])
+    return _EPOCH + timedelta(microseconds=value)
+
+
+def _amount(value: Decimal) -> str | None:
+    return None if value is ZERO else str(value)  # None: the shared zero, most captured and refunded amounts
 
 
 def may_be_open(tx: Transaction) -> bool:
@@ -71,21 +105,11 @@ def may_be_open(tx: Transaction) -> bool:
     )
 
 
-_PLAIN = (None, 1, 1, None, None, None)  # parent, attempt_number, attempts, settles_to, captured_by, voided_by
-
-
-def pack(tx: Transaction) -> Packed:
-    """``tx`` as a tuple of plain values (it must not be busy at a gateway: that is the
-    request's to end). What a plain charge leaves at its defaults (no parent, expiry,
-    settlement, capture, refund, void or history) is one ``None``."""
+def pack(tx: Transaction) -> bytes:
+    """``tx`` as bytes (it must not be busy at a gateway: that is the request's to end)."""
     if tx.busy is not None:
         raise ValueError("a transaction busy at a gateway stays an object")
     reason, history = tx.reject_reason, tx.operations
-    flags = (
-        (MAY_BE_OPEN if may_be_open(tx) else 0)
-        | (ORIGINAL if tx.operation in ORIGINALS else 0)
-        | (SETTLES if tx.settles_to else 0)
-    )
     rest: tuple[Any, ...] | None = None
     if not (
         tx.captured_amount is ZERO  # the shared zero: a zero written otherwise keeps its text
@@ -97,34 +121,48 @@ def pack(tx: Transaction) -> Packed:
     ):
         rest = (
             tx.parent, tx.attempt_number, tx.attempts, _moment(tx.expires_at), tx.settles_to, _moment(tx.settle_at),
-            tx.captured_amount, tx.refunded_amount, tx.captured_by, tx.voided_by,
+            _amount(tx.captured_amount), _amount(tx.refunded_amount), tx.captured_by, tx.voided_by,
             tuple(
-                (entry.operation._value_, entry.reference, entry.amount, entry.result_code._value_, _moment(entry.time))
+                (entry.operation._value_, entry.reference, str(entry.amount), entry.result_code._value_,
+                 _moment(entry.time))
                 for entry in history
-            ) if history else (),
+            ),
         )  # fmt: skip
-    return (
-        flags, tx.weight, tx.my_ref, tx.reference, tx.operation._value_, tx.gateway, tx.account, tx.amount,
-        tx.currency, tx.result_code._value_, None if reason is None else str(reason), _moment(tx.created_at),
-        tx.card_number, tx.authorization_code, rest,
+    body = (
+        tx.reference, tx.operation._value_, tx.gateway, tx.account, str(tx.amount), tx.currency,
+        tx.result_code._value_, None if reason is None else str(reason), _moment(tx.created_at), tx.card_number,
+        tx.authorization_code, rest,
     )  # fmt: skip
+    flags = (
+        (MAY_BE_OPEN if may_be_open(tx) else 0)
+        | (ORIGINAL if tx.operation in ORIGINALS else 0)
+        | (SETTLES if tx.settles_to else 0)
+    )
+    my_ref = tx.my_ref
+    if my_ref is None:
+        return _HEAD.pack(flags, tx.weight, _NO_MY_REF) + marshal.dumps(body)
+    text = _utf8(my_ref)
+    return b"".join((_HEAD.pack(flags, tx.weight, len(text)), text, marshal.dumps(body)))
 
 
-def weight(packed: Packed) -> int:
-    """The weight of a packed transaction."""
-    heft: int = packed[WEIGHT]
-    return heft
+def weight(blob: bytes) -> int:
+    """The weight of a packed transaction, from its head."""
+    return int(_HEAD.unpack_from(blob)[1])
 
 
-_PLAIN_REST = (None, 1, 1, None, None, None, ZERO, ZERO, None, None, ())
+_PLAIN_REST = (None, 1, 1, None, None, None, None, None, None, None, ())
 
 
-def unpack(packed: Packed, clock: Clock | None) -> Transaction:
-    """The :class:`Transaction` that :func:`pack` made ``packed`` of, on ``clock``."""
-    (
-        _, heft, my_ref, reference, operation, gateway, account, amount, currency, code, reason, created, card,
-        approval, rest,
-    ) = packed  # fmt: skip
+def unpack(blob: bytes, clock: Clock | None) -> Transaction:
+    """The :class:`Transaction` that :func:`pack` made ``blob`` of, on ``clock``."""
+    _, heft, length = _HEAD.unpack_from(blob)
+    start = _HEAD.size
+    my_ref: str | None = None
+    if length != _NO_MY_REF:
+        my_ref = blob[start : start + length].decode("utf-8", "surrogatepass")
+        start += length
+    body: Any = marshal.loads(memoryview(blob)[start:])
+    reference, operation, gateway, account, amount, currency, code, reason, created, card, approval, rest = body
     (
         parent, attempt_number, attempts, expires, settles_to, settle_at, captured, refunded, captured_by, voided_by,
         history,
@@ -134,26 +172,26 @@ def unpack(packed: Packed, clock: Clock | None) -> Transaction:
         _OPERATIONS[operation],
         gateway,
         account,
-        amount,
+        Decimal(amount),
         currency,
         _CODES[code],
         None if reason is None else _REASONS.get(reason, reason),
-        created,
+        _datetime(created),  # type: ignore[arg-type]
         my_ref,
         card,
         approval,
         parent,
         attempt_number,
         attempts,
-        expires,
+        _datetime(expires),
         settles_to,
-        settle_at,
-        captured,
-        refunded,
+        _datetime(settle_at),
+        ZERO if captured is None else Decimal(captured),
+        ZERO if refunded is None else Decimal(refunded),
         captured_by,
         voided_by,
         tuple(
-            OperationEntry(_OPERATIONS[op], ref, value, _CODES[result], when)
+            OperationEntry(_OPERATIONS[op], ref, Decimal(value), _CODES[result], _datetime(when))  # type: ignore[arg-type]
             for op, ref, value, result, when in history
         ),
         None,
