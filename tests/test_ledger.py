@@ -39,7 +39,7 @@ def add(
         reject_reason=RejectReason.CARD_DECLINED if code == "Rejected" else None,
         authorization_code="A1B2C3" if code == "Success" else None,
     )
-    return ledger.record(
+    recorded = ledger.record(
         who,
         result,
         account="main",
@@ -49,6 +49,9 @@ def add(
         parent=parent,
         **extra,
     )
+    found = who.ledger.find(recorded.reference)  # the ledger's own, as the engine reads and changes it
+    assert found == recorded
+    return found
 
 
 def check(
@@ -254,6 +257,36 @@ def _objects(who: Tenant) -> list[str]:
 
 def _weights_add_up(who: Tenant) -> bool:
     return who.ledger.bytes == sum(tx.weight for tx in who.ledger.transactions())
+
+
+def test_a_finished_transaction_is_packed_as_it_is_recorded_and_an_open_one_kept_as_an_object() -> None:
+    who = bare_tenant()
+    results = {
+        "charge": ("Charge", "Success"),
+        "declined": ("Charge", "Rejected"),
+        "authorization": ("PreAuth", "Success"),
+        "pending": ("Charge", "Accepted"),
+    }
+    recorded = {}
+    for name, (operation, code) in results.items():
+        result = OperationResult(
+            Operation(operation),
+            ResultCode(code),
+            Money.of(10, "USD"),
+            None,
+            gateway_name="Stripe",
+            gateway_reference=f"rec-{name}",
+            reject_reason=RejectReason.CARD_DECLINED if code == "Rejected" else None,
+        )
+        recorded[name] = ledger.record(who, result, account=None, card_number=CARD, my_ref=None, authorization_days=7)
+    stored = who.ledger._transactions
+    assert [type(stored[f"rec-{name}"]) for name in results] == [bytes, bytes, ledger.Transaction, ledger.Transaction]
+    assert stored["rec-authorization"] is recorded["authorization"], "may still change: the ledger's own object"
+    charge = who.ledger.find("rec-charge")
+    assert charge == recorded["charge"]
+    assert charge is not recorded["charge"], "packed as recorded: what record() returned is a copy"
+    assert who.ledger.find("rec-charge") is charge, "found: an object of the ledger's from now on"
+    assert _weights_add_up(who)
 
 
 def test_older_transactions_are_packed_and_read_back_equal() -> None:

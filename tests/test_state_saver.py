@@ -337,7 +337,8 @@ def test_a_settlement_is_saved_though_no_operation_noted_it(make_app: Callable[.
         client.put("/PaymentGatewayAccounts/demo", json=ACCOUNT)
         (reference,) = _charges(client, 1)
     owner = registry.get("sandbox-api-key")
-    tx = owner.ledger[reference]
+    tx = owner.ledger.find(reference)  # the ledger's own (a read gives a copy)
+    assert tx is not None
     tx.result_code, tx.settles_to, tx.settle_at = ResultCode.ACCEPTED, "Success", owner.now() + timedelta(days=1)
     asyncio.run(saver.collect())  # written as pending
     assert _rows(saver) == []

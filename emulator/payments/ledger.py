@@ -7,12 +7,13 @@ report them); what may follow what (capture, void, refund, status) is
 by tokenize or ``generateToken`` (the ``userToken`` of later payments) are kept here too,
 as :class:`GatewayToken`.
 
-The newest :data:`RECENT` transactions (and those read since) are objects, the older ones
-bytes (:mod:`emulator.payments.packing`), which the garbage collector does not walk.
-:meth:`Ledger.find` (what the engine reads and may
-change) unpacks one for good; other reads (``ledger[reference]``, iteration,
-:meth:`Ledger.transactions`) get equal copies. Amounts are exact :class:`~decimal.Decimal`
-values (see :mod:`emulator.payments.model`).
+Transactions are kept as bytes (:mod:`emulator.payments.packing`), which the garbage
+collector does not walk: a finished one is packed as it is added (while it is at hand),
+and only those that may still change are objects — one that may still be captured, voided
+or settled, and those found since — the newest :data:`RECENT` of them (and any busy at a
+gateway). :meth:`Ledger.find` (what the engine reads and may change) unpacks one for
+good; other reads (``ledger[reference]``, iteration, :meth:`Ledger.transactions`) get equal
+copies. Amounts are exact :class:`~decimal.Decimal` values (see :mod:`emulator.payments.model`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ __all__ = ["GatewayToken", "Holder", "Ledger", "OperationEntry", "Transaction", 
 
 MAX_TRANSACTIONS = 20_000  # per tenant by default (config: limits.transactionsPerTenant)
 MAX_GATEWAY_TOKENS = 10_000  # per tenant by default (config: limits.tokensPerTenant)
-RECENT = 64  # transactions per ledger kept as objects: the newest, and those found since
+RECENT = 64  # transactions per ledger kept as objects: those that may change, and those found since
 
 _ORIGINALS: dict[Operation, tuple[Operation, ...]] = {
     Operation.CAPTURE: (Operation.PRE_AUTH,),
@@ -54,9 +55,8 @@ class Ledger(Mapping[str, Transaction]):
     def __init__(
         self, limit: int = MAX_TRANSACTIONS, token_limit: int = MAX_GATEWAY_TOKENS, budget: Budget | None = None
     ) -> None:
-        # ordered by age; an OrderedDict so that dropping the oldest (limits) and finding
-        # the next oldest stay O(1): a plain dict leaves holes at its front to skip
-        self._transactions: OrderedDict[str, Transaction | bytes] = OrderedDict()  # bytes: packed
+        # by age (bytes: packed); an OrderedDict keeps dropping the oldest O(1) (a dict leaves holes)
+        self._transactions: OrderedDict[str, Transaction | bytes] = OrderedDict()
         self._recent: deque[str] = deque()  # references of the objects among them, oldest first
         self.holds = self._transactions.__contains__  # ``reference in ledger`` without a Python call
         self.clock: Clock | None = None  # the tenant's (a packed transaction's, when unpacked)
@@ -66,9 +66,9 @@ class Ledger(Mapping[str, Transaction]):
         self.budget = budget or weights.unlimited()  # the tenant's, in bytes
         self.budget.sheddable(self, rank=1)  # finished transactions go after journal entries
         self.bytes = 0  # weight of every transaction and gateway token held
-        # references added, changed or dropped since a --state saver last took them (None
-        # while no saver watches: nothing is noted); see emulator.state.saver
-        self.changed: dict[str, None] | None = None  # a dict: in the order noted (oldest first)
+        # references added, changed or dropped since a --state saver last took them, oldest
+        # first (None while no saver watches); see emulator.state.saver
+        self.changed: dict[str, None] | None = None
 
     def __getitem__(self, reference: str) -> Transaction:
         """The transaction, to read: a packed one is unpacked into a copy (see :meth:`find`)."""
@@ -118,17 +118,23 @@ class Ledger(Mapping[str, Transaction]):
         return reference in self._transactions
 
     def add(self, tx: Transaction) -> None:
-        """Keep ``tx`` (already admitted), charging its weight to the budget."""
+        """Keep ``tx`` (already admitted), charging its weight to the budget: packed at
+        once when it is finished (``tx`` is then not the ledger's own: change it through
+        :meth:`find`), else as an object among the newest."""
         if not tx.weight:
             tx.weight = tx.weight_of()
         if tx.clock is not None:
             self.clock = tx.clock
-        replaced = self._transactions.get(tx.reference)
-        self._transactions[tx.reference] = tx
+        transactions, reference = self._transactions, tx.reference
+        replaced = transactions.get(reference)
+        if tx.busy is None and not packing.may_be_open(tx):
+            transactions[reference] = packing.pack(tx)
+        else:
+            transactions[reference] = tx
+            self._kept(reference)
         self._charge(tx.weight - (_weight(replaced) if replaced is not None else 0))
-        self._kept(tx.reference)
         if self.changed is not None:
-            self.changed[tx.reference] = None
+            self.changed[reference] = None
 
     def _charge(self, weight: int) -> None:
         self.bytes += weight
@@ -227,14 +233,10 @@ class Ledger(Mapping[str, Transaction]):
         """Drop the ``count`` oldest finished transactions (not authorized, pending or busy
         at a gateway: a capture, void, refund or settlement may still need those). False,
         dropping nothing, when fewer than ``count`` are finished."""
-        transactions = self._transactions
-        if count == 1 and transactions:  # a charge at the limit: the oldest, packed and finished as a rule
-            reference, stored = next(iter(transactions.items()))
-            if (type(stored) is bytes and not stored[0] & packing.MAY_BE_OPEN) or not self._open(stored, now):
-                del transactions[reference]
-                self._charge(-_weight(stored))
-                if self.changed is not None:
-                    self.changed[reference] = None
+        if count == 1 and self._transactions:  # a charge at the limit: the oldest, as a rule
+            reference, stored = next(iter(self._transactions.items()))
+            if not self._open(stored, now):
+                self._drop([(reference, _weight(stored))])
                 return True
         finished: list[tuple[str, int]] = []
         for item in self._finished(now):
@@ -332,7 +334,8 @@ def record(
     settle_after_seconds: float | None = None,
 ) -> Transaction:
     """Record one attempt's OperationResult as a transaction (and, for an operation on an
-    earlier one, apply it there when it succeeded)."""
+    earlier one, apply it there when it succeeded); the transaction is returned (a
+    finished one as it was recorded: the ledger keeps it packed, see :meth:`Ledger.add`)."""
     now = tenant.now()
     operation = result.operation
     code = result.code
