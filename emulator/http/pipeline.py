@@ -139,6 +139,7 @@ class Endpoint:
         body = operation.body
         # integer fields, where the binder refuses a fraction (see emulator.http.binder)
         self.integers = binder.integer_paths(body.schema, body._compiler.definitions) if body else ()
+        self.integer_tree = binder.tree(self.integers)
 
     async def __call__(self, request: Request) -> Response:
         """The answer as a Starlette response (the routed way in)."""
@@ -259,7 +260,7 @@ class Endpoint:
 
     def _whole_numbers(self, value: Any) -> None:
         """A 400 for an integer field sent with a fraction, as the binder answers it."""
-        problems = binder.fractions(value, self.integers)
+        problems = binder.fractions(value, self.integers, self.integer_tree)
         if problems:
             raise errors.invalid_many(problems)
 
