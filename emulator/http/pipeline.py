@@ -333,10 +333,11 @@ class Endpoint:
         scope = request.scope
         op = self.operation
         attempts = call.attempts if call else []
+        path = scope["path"]
         record = (  # in the order of journal.FIELDS
             tenant.now(),  # written as ISO text when the journal is first read
             scope["method"],
-            scope["path"],
+            op.path if path == op.path else path,  # the document's own string: one per operation, not per entry
             scope["query_string"].decode("latin-1") if scope["query_string"] else "",
             op.operation_id,
             op.api.interface_version if op.api else None,

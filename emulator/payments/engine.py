@@ -33,6 +33,7 @@ from emulator.payments.model import AttemptRecord, Card, DropConnection, Money, 
 from emulator.vocabulary import (
     FOLLOW_UPS,
     PAYMENTS,
+    SUCCESSFUL,
     Fault,
     Operation,
     RejectReason,
@@ -154,9 +155,13 @@ async def _pay(
     card = resolved_card(tenant, request)
     attempts: list[AttemptRecord] = []
     last: AttemptResult | None = None
+    user_token = request.user_token
+    token_number = problem = None
     for number, account in enumerate(chain, start=1):
-        token_number, problem = token_for(tenant, request.user_token, account.gateway.name)
-        paying = card.with_number(token_number or card.number) if card else Card(number=token_number)
+        if user_token:
+            token_number, problem = token_for(tenant, user_token, account.gateway.name)
+        # the request's card, with the userToken's number where one stands in for it
+        paying = Card(number=token_number) if card is None else card.with_number(token_number) if token_number else card
         item = AttemptInput(  # positional: in the field order
             operation,
             money,
@@ -179,7 +184,7 @@ async def _pay(
         call_attempts.append(entry)
         if last.fault == Fault.LOST_RESPONSE:
             raise DropConnection(Fault.LOST_RESPONSE)
-        if not falls_over(runtime, tenant, last.result):
+        if last.result.code in SUCCESSFUL or not falls_over(runtime, tenant, last.result):
             break
     assert last is not None
     return answer(last.result, attempts, refused=last.refused)
