@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 from emulator.config import Limits
 from emulator.errors import ApiError
 from emulator.payments import budget as weights
-from emulator.payments import ledger, vault
+from emulator.payments import ledger, recording, vault
 from emulator.payments.budget import Budget
 from emulator.payments.ewallet import sessions
 from emulator.payments.model import Money, OperationResult
@@ -45,7 +45,7 @@ def record(who: Tenant, operation: str = "Charge", code: str = "Success", **fiel
         gateway_reference=f"big{next(_references)}",
         reject_reason=RejectReason.CARD_DECLINED if code == "Rejected" else None,
     )
-    return ledger.record(
+    return recording.record(
         who,
         result,
         account="main",
@@ -187,7 +187,7 @@ def test_weights_are_at_least_what_the_items_hold() -> None:
     kinds: dict[str, Callable[[int], object]] = {
         "transaction": lambda n: add(who, "Charge", my_ref=f"order-{n}"),
         "string token": lambda n: vault.store(who, f"payload-{n}"),
-        "gateway token": lambda n: ledger.remember_token(who, f"tok{n:029d}", "Stripe", "main", "4111111111111111"),
+        "gateway token": lambda n: recording.remember_token(who, f"tok{n:029d}", "Stripe", "main", "4111111111111111"),
     }
     for kind, make in kinds.items():
         tracemalloc.start()

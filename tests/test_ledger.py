@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from emulator.payments import ledger, rules
+from emulator.payments import ledger, recording, rules
 from emulator.payments.model import Money, OperationResult
 from emulator.payments.tenants import Tenant
 from emulator.vocabulary import Operation, RejectReason, ResultCode
@@ -39,7 +39,7 @@ def add(
         reject_reason=RejectReason.CARD_DECLINED if code == "Rejected" else None,
         authorization_code="A1B2C3" if code == "Success" else None,
     )
-    recorded = ledger.record(
+    recorded = recording.record(
         who,
         result,
         account="main",
@@ -242,7 +242,7 @@ def test_find_by_reference_or_latest_my_ref() -> None:
 
 def test_gateway_tokens_keep_the_card_out_of_repr() -> None:
     who = bare_tenant()
-    ledger.remember_token(who, "tok_1", "Stripe", "main", CARD)
+    recording.remember_token(who, "tok_1", "Stripe", "main", CARD)
     token = who.ledger.token("tok_1")
     assert token is not None
     assert token.card_number == CARD
@@ -278,7 +278,9 @@ def test_a_finished_transaction_is_packed_as_it_is_recorded_and_an_open_one_kept
             gateway_reference=f"rec-{name}",
             reject_reason=RejectReason.CARD_DECLINED if code == "Rejected" else None,
         )
-        recorded[name] = ledger.record(who, result, account=None, card_number=CARD, my_ref=None, authorization_days=7)
+        recorded[name] = recording.record(
+            who, result, account=None, card_number=CARD, my_ref=None, authorization_days=7
+        )
     stored = who.ledger._transactions
     assert [type(stored[f"rec-{name}"]) for name in results] == [bytes, bytes, ledger.Transaction, ledger.Transaction]
     assert stored["rec-authorization"] is recorded["authorization"], "may still change: the ledger's own object"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from emulator.errors import ApiError
-from emulator.payments import ledger, vault
+from emulator.payments import recording, vault
 from emulator.scenarios.ruleset import RuleSet
 from tests.conftest import bare_tenant
 from tests.test_ledger import add
@@ -47,7 +47,7 @@ def test_ledger_full_of_open_authorizations_is_a_507() -> None:
 def test_ledger_keeps_at_most_so_many_gateway_tokens() -> None:
     who = bare_tenant(tokens=2)
     for n in range(3):
-        ledger.remember_token(who, f"tok{n}", "Stripe", "main", None)
+        recording.remember_token(who, f"tok{n}", "Stripe", "main", None)
     assert who.ledger.token_count == 2
     assert who.ledger.token("tok0") is None
 

@@ -153,3 +153,17 @@ def test_a_ledger_filling_up_brings_no_young_collection_nearer() -> None:
         gc.enable()
     assert len(who.ledger) == 3_000
     assert grown < 3 * ledger.RECENT, "what stays tracked: the newest transactions, kept as objects"
+
+
+def test_a_new_plain_transaction_packs_from_its_fields_as_from_the_object() -> None:
+    for operation, code, reason, my_ref in [
+        (Operation.CHARGE, ResultCode.SUCCESS, None, "order-1"),
+        (Operation.CHARGE, ResultCode.REJECTED, RejectReason.CARD_DECLINED, None),
+        (Operation.TOKENIZE, ResultCode.SUCCESS, None, "order \ud800 ✓"),
+    ]:
+        tx = Transaction(
+            "ref-new", operation, "Stripe", "main", Decimal("10.5"), "USD", code, reason, WHEN, my_ref, "4111", "A1"
+        )
+        tx.weight = tx.weight_of()
+        fields = (tx.reference, operation, "Stripe", "main", tx.amount, "USD", code, reason, WHEN, my_ref, "4111", "A1")
+        assert packing.pack_new(*fields, tx.weight) == packing.pack(tx)

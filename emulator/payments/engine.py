@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from emulator import errors
 from emulator.gateways import payloads, simulator
 from emulator.gateways.simulator import AttemptInput, AttemptResult, GatewayAccount
-from emulator.payments import ledger, rules, vault
+from emulator.payments import ledger, recording, rules, vault
 from emulator.payments.failover import fallback_accounts, falls_over, primary_account
 from emulator.payments.model import AttemptRecord, Card, DropConnection, Money, OperationResult, PaymentRequest
 from emulator.vocabulary import (
@@ -178,7 +178,7 @@ async def _pay(
         last = await _attempt(runtime, tenant, account, item, attempt_number=number)
         token = last.result.gateway_token
         if token:
-            ledger.remember_token(tenant, token, account.gateway.name, account.name, paying.number)
+            recording.remember_token(tenant, token, account.gateway.name, account.name, paying.number)
         entry = attempt_record(tenant, account, number, last.result, last.at)
         attempts.append(entry)
         call_attempts.append(entry)
@@ -204,7 +204,7 @@ async def _attempt(
     result = await simulator.attempt(runtime.scenarios, tenant, account, item)
     if result.fault == Fault.RESET:
         raise DropConnection(Fault.RESET)
-    result.at = ledger.record(
+    result.at = recording.record_attempt(
         tenant,
         result.result,
         account=account.name,
@@ -215,7 +215,7 @@ async def _attempt(
         attempt_number=attempt_number,
         settles_to=result.settles_to,
         settle_after_seconds=result.settle_after_seconds,
-    ).created_at
+    )
     return result
 
 

@@ -20,19 +20,17 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Iterator, Mapping
-from datetime import datetime, timedelta
-from typing import Protocol
+from datetime import datetime
 
 from emulator import errors
 from emulator.payments import budget as weights
 from emulator.payments import packing
 from emulator.payments.budget import Budget
 from emulator.payments.clock import Clock
-from emulator.payments.model import OperationResult
 from emulator.payments.transaction import GatewayToken, OperationEntry, Transaction, token_weight
-from emulator.vocabulary import ORIGINALS, Operation, ResultCode
+from emulator.vocabulary import ORIGINALS, Operation
 
-__all__ = ["GatewayToken", "Holder", "Ledger", "OperationEntry", "Transaction", "record", "remember_token"]
+__all__ = ["GatewayToken", "Ledger", "OperationEntry", "Transaction"]
 
 MAX_TRANSACTIONS = 20_000  # per tenant by default (config: limits.transactionsPerTenant)
 MAX_GATEWAY_TOKENS = 10_000  # per tenant by default (config: limits.tokensPerTenant)
@@ -136,9 +134,19 @@ class Ledger(Mapping[str, Transaction]):
         if self.changed is not None:
             self.changed[reference] = None
 
-    def _charge(self, weight: int) -> None:
-        self.bytes += weight
-        self.budget.charge(weight)
+    def add_packed(self, reference: str, packed: bytes, heft: int) -> None:
+        """Keep a new finished transaction packed already (:func:`packing.pack_new`), of
+        weight ``heft`` (already admitted)."""
+        transactions = self._transactions
+        replaced = transactions.get(reference)
+        transactions[reference] = packed
+        self._charge(heft - (_weight(replaced) if replaced is not None else 0))
+        if self.changed is not None:
+            self.changed[reference] = None
+
+    def _charge(self, heft: int) -> None:
+        self.bytes += heft
+        self.budget.charge(heft)
 
     def grow(self, tx: Transaction, weight: int) -> None:
         """``tx`` now holds ``weight`` more bytes (an entry in its history)."""
@@ -310,90 +318,5 @@ class Ledger(Mapping[str, Transaction]):
             self.changed.update(dict.fromkeys(reference for reference, _ in found))
 
 
-# -- recording ---------------------------------------------------------------------------
-class Holder(Protocol):
-    """What :func:`record` and :func:`remember_token` need of a tenant: its ledger and clock."""
-
-    ledger: Ledger
-    clock: Clock
-
-    def now(self) -> datetime: ...
-
-
-def record(
-    tenant: Holder,
-    result: OperationResult,
-    *,
-    account: str | None,
-    card_number: str | None,
-    my_ref: str | None,
-    authorization_days: int,
-    parent: Transaction | None = None,
-    attempt_number: int = 1,
-    settles_to: str | None = None,
-    settle_after_seconds: float | None = None,
-) -> Transaction:
-    """Record one attempt's OperationResult as a transaction (and, for an operation on an
-    earlier one, apply it there when it succeeded); the transaction is returned (a
-    finished one as it was recorded: the ledger keeps it packed, see :meth:`Ledger.add`)."""
-    now = tenant.now()
-    operation = result.operation
-    code = result.code
-    if result.gateway_reference is None or result.gateway_name is None:
-        raise ValueError("only an attempt that reached a gateway is a transaction")
-    money = result.money
-    tx = Transaction(  # positional: in the field order
-        result.gateway_reference,
-        operation,
-        result.gateway_name,
-        account,
-        money.amount,
-        money.currency,
-        code,
-        result.reject_reason,
-        now,
-        my_ref,
-        card_number,
-        result.authorization_code,
-        parent.reference if parent else None,
-        attempt_number,
-        attempt_number,  # attempts
-        clock=tenant.clock,
-    )
-    if operation == Operation.PRE_AUTH:
-        tx.expires_at = now + timedelta(days=authorization_days)
-    if code == ResultCode.ACCEPTED and settles_to:
-        tx.settles_to = settles_to
-        tx.settle_at = now + timedelta(seconds=settle_after_seconds or 0)
-    ledger = tenant.ledger
-    tx.weight = weight = tx.weight_of()
-    if parent is not None:
-        weight += weights.OPERATION  # the entry in the parent's history
-    ledger.admit(now, weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
-    ledger.add(tx)
-    if parent is not None:
-        parent = ledger.find(parent.reference) or parent  # the ledger's own (add() may have packed it)
-        parent.operations = (*parent.operations, OperationEntry(operation, tx.reference, tx.amount, code, now))
-        ledger.grow(parent, weights.OPERATION)
-        if result.successful:
-            _apply(parent, tx)
-    return tx
-
-
 def _weight(stored: Transaction | bytes) -> int:
     return packing.weight(stored) if type(stored) is bytes else stored.weight  # type: ignore[union-attr]
-
-
-def _apply(parent: Transaction, tx: Transaction) -> None:
-    if tx.operation == Operation.CAPTURE:
-        parent.captured_by = tx.reference
-        parent.captured_amount = tx.amount
-    elif tx.operation == Operation.VOID:
-        parent.voided_by = tx.reference
-    elif tx.operation == Operation.REFUND:
-        parent.refunded_amount += tx.amount
-
-
-def remember_token(tenant: Holder, token: str, gateway: str, account: str | None, card_number: str | None) -> None:
-    """Keep a token a gateway minted (a later payment's ``userToken``)."""
-    tenant.ledger.remember_token(GatewayToken(token, gateway, account, card_number, tenant.now()))

@@ -26,7 +26,7 @@ bytes of the process   ``memoryBytes``        the same, of every tenant (the lar
 
 A limit that cannot make room answers **507 Insufficient Storage** with payemu's JSON
 error body (:func:`emulator.errors.limit_reached`). Where something is added to a store
-(the tenant registry, ``vault.store``, ``ledger.record`` and ``remember_token``, stored
+(the tenant registry, ``vault.store``, ``recording.record`` and ``remember_token``, stored
 accounts and certificates) the hooks of this module (``admit_*``) decide, through the
 stores' own methods (``Vault.bytes``, ``Ledger.evict_oldest_finished``, ...). Stores that
 only ever forget their oldest entries bound themselves with the limit the tenant gives

@@ -138,11 +138,39 @@ def pack(tx: Transaction) -> bytes:
         | (ORIGINAL if tx.operation in ORIGINALS else 0)
         | (SETTLES if tx.settles_to else 0)
     )
-    my_ref = tx.my_ref
+    return _packed(flags, tx.weight, tx.my_ref, body)
+
+
+def pack_new(
+    reference: str,
+    operation: Operation,
+    gateway: str,
+    account: str | None,
+    amount: Decimal,
+    currency: str,
+    code: ResultCode,
+    reason: RejectReason | str | None,
+    created_at: datetime,
+    my_ref: str | None,
+    card: str | None,
+    approval: str | None,
+    weight: int,
+) -> bytes:
+    """What :func:`pack` makes of a new transaction that leaves every other field at its
+    default and is finished (not an authorization, not pending), made from its fields
+    without a :class:`Transaction` (:func:`emulator.payments.recording.record_attempt`)."""
+    body = (
+        reference, operation._value_, gateway, account, str(amount), currency, code._value_,
+        None if reason is None else str(reason), _moment(created_at), card, approval, None,
+    )  # fmt: skip
+    return _packed(ORIGINAL if operation in ORIGINALS else 0, weight, my_ref, body)
+
+
+def _packed(flags: int, weight: int, my_ref: str | None, body: tuple[Any, ...]) -> bytes:
     if my_ref is None:
-        return _HEAD.pack(flags, tx.weight, _NO_MY_REF) + marshal.dumps(body)
+        return _HEAD.pack(flags, weight, _NO_MY_REF) + marshal.dumps(body)
     text = _utf8(my_ref)
-    return b"".join((_HEAD.pack(flags, tx.weight, len(text)), text, marshal.dumps(body)))
+    return b"".join((_HEAD.pack(flags, weight, len(text)), text, marshal.dumps(body)))
 
 
 def weight(blob: bytes) -> int:

@@ -85,15 +85,9 @@ class Transaction:
     def weight_of(self) -> int:
         """What the transaction holds, in bytes: a fixed overhead and its strings (constant
         time: ``sys.getsizeof`` of a ``str``), its history entries."""
-        my_ref, card, approval = self.my_ref, self.card_number, self.authorization_code
-        return (  # budget.text() of each, spelled out (a charge weighs its transaction)
-            weights.TRANSACTION
-            + (getsizeof(my_ref) if my_ref is not None else 0)
-            + (getsizeof(card) if card is not None else 0)
-            + getsizeof(self.reference)
-            + (getsizeof(approval) if approval is not None else 0)
-            + weights.OPERATION * len(self.operations)
-        )
+        return weight_of_texts(
+            self.reference, self.card_number, self.authorization_code, self.my_ref
+        ) + weights.OPERATION * len(self.operations)
 
     def __setstate__(self, state: Any) -> None:
         """Unpickling (``--state`` files, copies): the slots as pickled, or the ``__dict__``
@@ -169,6 +163,18 @@ class Transaction:
             "operations": [entry.to_json() for entry in self.operations],
             "attempts": self.attempts,
         }
+
+
+def weight_of_texts(reference: str, card: str | None, approval: str | None, my_ref: str | None) -> int:
+    """The bytes of a transaction without history: a fixed overhead and its strings
+    (``budget.text()`` of each, spelled out: a charge weighs its transaction)."""
+    return (
+        weights.TRANSACTION
+        + getsizeof(reference)
+        + (getsizeof(card) if card is not None else 0)
+        + (getsizeof(approval) if approval is not None else 0)
+        + (getsizeof(my_ref) if my_ref is not None else 0)
+    )
 
 
 # each field's default, as a factory (read by Transaction.__setstate__)
