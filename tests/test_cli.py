@@ -144,3 +144,17 @@ def test_serving_loads_no_module_it_does_not_use() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_payemu_does_not_ask_for_a_file_watcher_or_a_websocket_library() -> None:
+    """uvicorn imports watchfiles whenever it is installed (a tenth of payemu's start-up
+    once), and its ``[standard]`` extra installs it: payemu names uvicorn's parser and loop
+    itself instead. A dependency that brings them back fails here."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    wanted = {Requirement(line).name: Requirement(line) for line in requires("payemu") or []}
+    assert wanted["uvicorn"].extras == set()
+    assert {"httptools", "uvloop"} <= wanted.keys()
+    assert not {"watchfiles", "websockets", "python-dotenv"} & wanted.keys()
