@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from emulator.http import direct
 from emulator.http.direct import Whole
 from emulator.http.protocol import WHOLE
 from emulator.payments.masking import mask_text
@@ -49,6 +50,7 @@ class AccessLog:
     def __init__(self, app: ASGIApp, out: TextIO | None = None) -> None:
         self.app = app
         self.out = out
+        self._inner = direct.of(app)  # the app's own direct way, when it has one
 
     def __getattr__(self, name: str) -> Any:  # app.state and the like stay reachable
         return getattr(self.app, name)
@@ -69,15 +71,15 @@ class AccessLog:
 
     def direct(self, scope: Scope) -> Any | None:
         """What the app answers straight from the protocol (:mod:`emulator.http.direct`): logged too."""
-        inner = getattr(self.app, "direct", None)
-        return inner(scope) if inner is not None else None
+        return self._inner.direct(scope) if self._inner is not None else None
 
     async def answer_direct(
         self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole, body: bytes | None
     ) -> None:
         logged = _Logged(scope, send, whole)
         try:
-            await self.app.answer_direct(found, scope, receive, logged.send, logged.whole, body)  # type: ignore[attr-defined]
+            assert self._inner is not None and logged.whole is not None
+            await self._inner.answer_direct(found, scope, receive, logged.send, logged.whole, body)
         finally:
             self._write(logged)
 

@@ -23,6 +23,7 @@ from emulator.payments.budget import Budget
 from emulator.payments.ewallet import sessions
 from emulator.payments.model import Money, OperationResult
 from emulator.payments.tenants import Tenant
+from emulator.payments.transaction import weight_of_texts
 from emulator.scenarios.loader import MAX_YAML_CHARS, ScenarioError, parse_rules
 from emulator.vocabulary import Operation, RejectReason, ResultCode
 from tests.conftest import SANDBOX, bare_tenant, setup_ewallet_tenant, tenant_of
@@ -408,3 +409,13 @@ def test_the_budgets_are_set_in_the_config_file(tmp_path: Path) -> None:
     config.write_text("limits:\n  memoryBytes: 0\n")
     with pytest.raises(ConfigError):
         load_config_file(str(config), Settings())
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [("ref-1", None, None, None), ("ref-2", "4111111111111111", "A1B2C3", "order-7"), ("é" * 40, "", None, "ü")],
+)
+def test_a_transactions_texts_weigh_what_budget_text_says(texts: tuple[Any, ...]) -> None:
+    """transaction.weight_of_texts spells budget.text() out (a charge weighs its
+    transaction): it must say what budget.text() says of each string."""
+    assert weight_of_texts(*texts) == weights.TRANSACTION + sum(weights.text(text) for text in texts)

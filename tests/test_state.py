@@ -18,8 +18,11 @@ from starlette.testclient import TestClient
 
 from emulator import state
 from emulator.config import Settings
+from emulator.payments import recording
+from emulator.payments.model import Money, OperationResult
 from emulator.state.database import read
 from emulator.state.errors import StateError
+from emulator.vocabulary import Operation, ResultCode
 from tests.conftest import SANDBOX
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,3 +191,23 @@ def test_the_exit_anyway_timer_waits_for_the_last_save(make_app: Callable[..., S
         threading.Timer(0.2, persistence.done.set).start()
         assert state.wait_for_final_write(timeout=5) == 0  # waited for it
     assert state.wait_for_final_write(timeout=0.05) == 0  # nothing left to wait for
+
+
+def test_a_restored_tenant_reads_what_it_records_on_its_own_clock(saved: tuple[Path, dict[str, Any]]) -> None:
+    """The file's clock replaces the one a tenant is made with: its ledger, which reads its
+    packed transactions on a clock, takes the restored one, also while it holds none (the
+    tenant made at run time)."""
+    tenants = {tenant.user_name: tenant for tenant in read(saved[0], Settings())}
+    made = tenants["ci-job-7"]
+    assert len(made.ledger) == 0
+    result = OperationResult(
+        Operation.CHARGE,
+        ResultCode.SUCCESS,
+        Money.of(5, "USD"),
+        "ok",
+        gateway_name="NULLSuccess",
+        gateway_reference="r1",
+    )
+    recording.record_attempt(made, result, account=None, card_number=None, my_ref=None, authorization_days=7)
+    assert made.ledger["r1"].clock is made.clock
+    assert all(tenant.ledger.clock is tenant.clock for tenant in tenants.values())

@@ -55,6 +55,11 @@ class Direct(Protocol):
         ...
 
 
+def of(app: Any) -> Direct | None:
+    """``app`` when it answers some requests directly (it has :meth:`Direct.direct`), else None."""
+    return app if callable(getattr(app, "direct", None)) else None
+
+
 _FORWARDED = frozenset({b"x-forwarded-for", b"x-forwarded-proto"})
 
 

@@ -50,7 +50,7 @@ from urllib.parse import unquote
 from emulator.http import connections, direct, errors
 from emulator.http.cork import Corked
 from emulator.http.cycle import Cycle
-from emulator.http.direct import Direct, forwarded
+from emulator.http.direct import forwarded
 from emulator.http.wire import dumps
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def http_protocol(settings: Settings, app: Any = None) -> type[asyncio.Protocol]
     request_timeout = settings.request_timeout_seconds
     write_timeout = settings.write_timeout_seconds
     cap = connections.ConnectionCap(settings.max_connections or connections.default_cap())
-    answers: Direct | None = app if callable(getattr(app, "direct", None)) else None
+    answers = direct.of(app)
 
     class GuardedHttpToolsProtocol(HttpToolsProtocol):
         """Counts the bytes of each request head and times it (see the module doc)."""

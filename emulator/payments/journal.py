@@ -151,28 +151,28 @@ class Journal:
         if weight is None:
             weight = weigh(_entry(number, values))
         weights.append(weight)
-        held = self.bytes + weight
+        self.bytes += weight
         freed = 0  # by the oldest entries past the bounds: the budget is charged the difference once
         size, max_bytes = self.size, self.max_bytes
-        while len(entries) > size or (held > max_bytes and len(entries) > 1):
-            entries.popleft()
-            oldest = weights.popleft()
-            held -= oldest
-            freed += oldest
-            self.dropped += 1
-        self.bytes = held
+        while len(entries) > size or (self.bytes > max_bytes and len(entries) > 1):
+            freed += self._pop_oldest()
         budget = self.budget
         budget.charge(weight - freed)
         if not budget.fits(0) and not budget.make_room(0):
             self.shed(budget.need(0))  # its own entries then, this one included
         return number
 
-    def _drop_oldest(self) -> int:
+    def _pop_oldest(self) -> int:
+        """Forget the oldest entry; its weight (the caller releases it from the budget)."""
         self._entries.popleft()
         weight = self._weights.popleft()
         self.bytes -= weight
-        self.budget.release(weight)
         self.dropped += 1
+        return weight
+
+    def _drop_oldest(self) -> int:
+        weight = self._pop_oldest()
+        self.budget.release(weight)
         return weight
 
     def shed(self, nbytes: int) -> int:

@@ -51,13 +51,19 @@ class Ledger(Mapping[str, Transaction]):
     finished is a 507) and ``token_limit`` gateway tokens (the oldest is forgotten)."""
 
     def __init__(
-        self, limit: int = MAX_TRANSACTIONS, token_limit: int = MAX_GATEWAY_TOKENS, budget: Budget | None = None
+        self,
+        limit: int = MAX_TRANSACTIONS,
+        token_limit: int = MAX_GATEWAY_TOKENS,
+        budget: Budget | None = None,
+        clock: Clock | None = None,
     ) -> None:
         # by age (bytes: packed); an OrderedDict keeps dropping the oldest O(1) (a dict leaves holes)
         self._transactions: OrderedDict[str, Transaction | bytes] = OrderedDict()
         self._recent: deque[str] = deque()  # references of the objects among them, oldest first
         self.holds = self._transactions.__contains__  # ``reference in ledger`` without a Python call
-        self.clock: Clock | None = None  # the tenant's (a packed transaction's, when unpacked)
+        # the tenant's (a packed transaction's, when unpacked); a ledger made without one
+        # takes that of the first transaction added with a clock
+        self.clock = clock
         self._tokens: dict[str, GatewayToken] = {}
         self.limit = limit
         self.token_limit = token_limit
@@ -123,23 +129,21 @@ class Ledger(Mapping[str, Transaction]):
             tx.weight = tx.weight_of()
         if tx.clock is not None:
             self.clock = tx.clock
-        transactions, reference = self._transactions, tx.reference
-        replaced = transactions.get(reference)
         if tx.busy is None and not packing.may_be_open(tx):
-            transactions[reference] = packing.pack(tx)
+            self._put(tx.reference, packing.pack(tx), tx.weight)
         else:
-            transactions[reference] = tx
-            self._kept(reference)
-        self._charge(tx.weight - (_weight(replaced) if replaced is not None else 0))
-        if self.changed is not None:
-            self.changed[reference] = None
+            self._put(tx.reference, tx, tx.weight)
+            self._kept(tx.reference)
 
     def add_packed(self, reference: str, packed: bytes, heft: int) -> None:
         """Keep a new finished transaction packed already (:func:`packing.pack_new`), of
         weight ``heft`` (already admitted)."""
+        self._put(reference, packed, heft)
+
+    def _put(self, reference: str, stored: Transaction | bytes, heft: int) -> None:
         transactions = self._transactions
         replaced = transactions.get(reference)
-        transactions[reference] = packed
+        transactions[reference] = stored
         self._charge(heft - (_weight(replaced) if replaced is not None else 0))
         if self.changed is not None:
             self.changed[reference] = None

@@ -137,7 +137,6 @@ def record_attempt(
     weight = weight_of_texts(reference, card_number, approval, my_ref)
     ledger = tenant.ledger
     ledger.admit(now, weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
-    ledger.clock = tenant.clock
     money = result.money
     packed = packing.pack_new(
         reference,

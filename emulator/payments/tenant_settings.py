@@ -78,9 +78,7 @@ def failover(runtime: Server, tenant: Owner | None) -> str:
 
 
 def success_status(runtime: Server, tenant: Owner | None) -> str:
-    # value(runtime, tenant, "successStatus"), read directly: every payment answer asks
-    found = tenant.overrides.success_status if tenant is not None else None
-    return str(found if found is not None else runtime.settings.success_status)
+    return str(value(runtime, tenant, "successStatus"))
 
 
 def http_status(runtime: Server, tenant: Owner | None, operation: str, status: int) -> int:

@@ -158,7 +158,7 @@ class Tenant:
         self.certificates = Certificates(self._spec.certificates, bounds.named)
         self.accounts = Accounts(bounds.named)
         self.vault = Vault(bounds.tokens, bounds.token_bytes, budget)
-        self.ledger = Ledger(bounds.transactions, bounds.tokens, budget)
+        self.ledger = Ledger(bounds.transactions, bounds.tokens, budget, self.clock)
         self.rules = RuleSet(sequence_limit=bounds.sequences, budget=budget)
         self.sessions = Sessions(bounds.sessions, budget)
         self.overrides = TenantSettings()  # its own strictness, success status, failover mode

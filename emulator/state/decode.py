@@ -90,6 +90,7 @@ def tenant(key: str, data: dict[str, Any], settings: Settings) -> Tenant:
     clock = data["clock"]
     owner.clock = Clock(_maybe_moment(clock["start"]))
     owner.clock.advance(timedelta(seconds=clock["offsetSeconds"]))
+    owner.ledger.clock = owner.clock  # what the packed transactions it will hold are read on
     chosen = data["settings"]
     owner.overrides = TenantSettings(chosen["strict"], chosen["successStatus"], chosen["failover"])
     for account in data["accounts"]:

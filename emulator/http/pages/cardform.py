@@ -21,7 +21,8 @@ from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from emulator.http.direct import Direct, Whole
+from emulator.http import direct
+from emulator.http.direct import Whole
 
 DEFAULT_PORT = 4200
 HERE = Path(__file__).resolve().parent
@@ -92,19 +93,21 @@ class PortSplit:
         self.form = SingleSlash(form)
         self.port = port
         self.state = getattr(main, "state", None)
-        self._main_direct: Direct | None = main if callable(getattr(main, "direct", None)) else None  # type: ignore[assignment]
+        self._main_direct = direct.of(main)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        server = scope.get("server")
-        if scope["type"] == "http" and server is not None and server[1] == self.port:
+        if scope["type"] == "http" and self._on_form_port(scope):
             await self.form(scope, receive, send)
             return
         await self.main(scope, receive, send)
 
+    def _on_form_port(self, scope: Scope) -> bool:
+        server = scope.get("server")
+        return server is not None and server[1] == self.port
+
     def direct(self, scope: Scope) -> Any | None:
         """What the main app answers directly (:mod:`emulator.http.direct`); nothing on the form's port."""
-        server = scope.get("server")
-        if (server is not None and server[1] == self.port) or self._main_direct is None:
+        if self._main_direct is None or self._on_form_port(scope):
             return None
         return self._main_direct.direct(scope)
 
