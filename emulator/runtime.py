@@ -90,4 +90,9 @@ class Runtime:
                     )
             else:
                 raise errors.unauthenticated("The API key is not valid.")
+        if tenant.unsaved is not None:
+            raise errors.unavailable(
+                "payemu could not save this API key's state to its --state file (see payemu's log), so it"
+                " acknowledges nothing more for it until restarted."
+            )
         return tenant

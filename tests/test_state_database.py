@@ -180,7 +180,8 @@ def test_a_new_file_gets_larger_pages_and_an_old_one_keeps_its_own(tmp_path: Pat
     new, old = tmp_path / "new.sqlite", tmp_path / "old.sqlite"
     with sqlite3.connect(old) as db:
         db.execute("PRAGMA page_size=4096")
-        db.execute("CREATE TABLE kept (x)")
+        for table in schema.TABLES:
+            db.execute(table)
     db.close()
     for path in (new, old):
         writer = Writer(path)

@@ -17,9 +17,9 @@ document expects it:
 * every other status must be declared by the operation's document, with the runtime's
   own answers aside (the README's Errors section lists them): 401 (the key check), 400
   (the binder's model validation, which ASP.NET answers for every operation), 408, 413,
-  414, 415 and 431 (the HTTP server's), 507 (payemu's memory limits) and an internal
-  500. A not-found error where the operation declares no 404 is answered as the 400 the
-  binder gives — or, for a delete that declares only a bodiless 200 (the 1.0.7.15
+  414, 415 and 431 (the HTTP server's), 507 (payemu's memory limits), 503 (a save of
+  ``--state`` that did not land) and an internal 500. A not-found error where the
+  operation declares no 404 is answered as the 400 the binder gives — or, for a delete that declares only a bodiless 200 (the 1.0.7.15
   export's account delete), as that 200: there was nothing to delete. Any other
   undeclared status is a violation, as a schema violation is.
 
@@ -230,8 +230,8 @@ def shape(op: Operation, status: int, body: Any, error: bool) -> tuple[Any, int 
 Plan = tuple["Shaper | None", "int | None", bool, int]
 # Answers of the runtime itself, sent whether or not an operation declares them: the key
 # check's 401, the binder's 400, the HTTP server's 408/413/414/415/431, payemu's limits'
-# 507, an internal error's 500.
-RUNTIME_ERRORS = frozenset({400, 401, 408, 413, 414, 415, 431, 500, 507})
+# 507, an internal error's 500, the 503 of a key whose --state save did not land.
+RUNTIME_ERRORS = frozenset({400, 401, 408, 413, 414, 415, 431, 500, 503, 507})
 
 
 def _plan(op: Operation, status: int, error: bool) -> Plan:

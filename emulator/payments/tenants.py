@@ -125,6 +125,7 @@ class Tenant:
     """All state of one API key."""
 
     last_used: float  # hardening: monotonic time of the last request (for the registry's eviction)
+    unsaved: str | None = None  # --state: why a save of it did not land (its requests then get a 503)
 
     def __init__(self, spec: KeySpec, settings: Settings, seed: int | None) -> None:
         self.key = spec.key

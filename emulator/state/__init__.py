@@ -31,7 +31,7 @@ from emulator.state.errors import StateError
 if TYPE_CHECKING:  # the modules doing the work are imported only with --state
     from emulator.payments.tenants import Tenant
     from emulator.runtime import Runtime
-    from emulator.state.database import Writer
+    from emulator.state.database import Unsaved, Writer
     from emulator.state.saver import Saver
 
 __all__ = ["Persistence", "StateError", "exit_status", "open_state", "wait_for_final_write"]
@@ -98,12 +98,28 @@ class Persistence:
                 return
 
     async def _save(self) -> None:
+        from emulator.state.database import Unsaved
+
         try:
             await self.saver.save()
+        except Unsaved as exc:
+            self._stop_acknowledging(exc)
+            self.failed = True
         except Exception as exc:  # logged; the process then exits non-zero (exit_status)
             if not self.failed:
                 log.error("could not save the state to %s: %s", self.path, exc)
             self.failed = True
+
+    def _stop_acknowledging(self, exc: Unsaved) -> None:
+        """A save that did not land: its tenant (every tenant, when the file's schema
+        changed) answers 503 from now on, said once in the log."""
+        owners = [owner for owner in self.runtime.tenants if exc.key in (None, owner.key)]
+        fresh = [owner for owner in owners if owner.unsaved is None]
+        for owner in fresh:
+            owner.unsaved = str(exc)
+        if fresh:
+            which = "every API key" if exc.key is None else f"the API key of shard {fresh[0].shard}"
+            log.error("a save to %s did not land: %s; %s now gets 503 until restarted", self.path, exc, which)
 
     async def stop(self) -> None:
         """The last save, then the file is closed (its write-ahead log folded in)."""

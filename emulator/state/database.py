@@ -24,7 +24,7 @@ from typing import Any
 from emulator import __version__
 from emulator.config import Settings
 from emulator.payments.tenants import Tenant
-from emulator.state import schema
+from emulator.state import schema, shape
 from emulator.state.decode import Builder, Invalid
 from emulator.state.errors import StateError
 
@@ -117,8 +117,9 @@ def read(path: Path, settings: Settings) -> list[Tenant]:
         if handle.read(len(schema.SQLITE_MAGIC)) != schema.SQLITE_MAGIC:
             raise StateError(f"{path}: not a payemu state file")
     try:
-        with contextlib.closing(sqlite3.connect(path, timeout=1)) as db:
-            _check_format(db, path)
+        with contextlib.closing(shape.open_read_only(path)) as db:
+            if not _check_format(db, path):
+                return []
             builder = Builder(settings)
             builder.add_tenants(db.execute("SELECT key, doc FROM tenants ORDER BY rowid"))
             for key, kind, ident, doc in db.execute("SELECT tenant, kind, id, doc FROM records ORDER BY rowid"):
@@ -132,27 +133,32 @@ def read(path: Path, settings: Settings) -> list[Tenant]:
         raise StateError(f"{path}: not a payemu state file ({str(exc).splitlines()[0]})") from None
 
 
-def _check_format(db: sqlite3.Connection, path: Path) -> None:
-    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if "payemu_state" in tables and "payemu_meta" not in tables:
+def _check_format(db: sqlite3.Connection, path: Path) -> bool:
+    """Whether the file holds anything (False: an empty database, which payemu starts);
+    :class:`StateError` for a file that is not exactly a state file of this format."""
+    found = shape.objects(db)
+    if not found:
+        return False
+    if ("table", "payemu_state") in found and ("table", "payemu_meta") not in found:
         row = db.execute("SELECT format, version FROM payemu_state").fetchone()
         if row is not None and row[0] == schema.FORMAT and row[1] == schema.OLD_VERSION:
             raise StateError(
                 f"{path}: a state file of payemu's old pickle format, which is no longer read; {migrate_hint(path)}"
             )
         raise StateError(f"{path}: not a payemu state file")
-    if not {"payemu_meta", "tenants", "records", "journal"} <= tables:
-        if not tables:
-            return  # an empty database: payemu starts it
+    meta = ("table", "payemu_meta")
+    if found.get(meta) != shape.expected()[meta]:  # read only once it is payemu's table
         raise StateError(f"{path}: not a payemu state file")
-    meta = dict(db.execute("SELECT name, value FROM payemu_meta").fetchall())
-    if meta.get("format") != schema.FORMAT:
+    values = dict(db.execute("SELECT name, value FROM payemu_meta").fetchall())
+    if values.get("format") != schema.FORMAT:
         raise StateError(f"{path}: not a payemu state file")
-    if meta.get("version") != str(schema.VERSION):
+    if values.get("version") != str(schema.VERSION):
         raise StateError(
-            f"{path}: state format version {str(meta.get('version'))[:20]} is not the version {schema.VERSION}"
+            f"{path}: state format version {str(values.get('version'))[:20]} is not the version {schema.VERSION}"
             " this payemu reads; move the file away to start empty"
         )
+    shape.check(db, path)
+    return True
 
 
 class Writer:
@@ -163,6 +169,7 @@ class Writer:
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="payemu-state")
         self._db: sqlite3.Connection | None = None
         self.nap = NAP  # 0 once no request is left to make way for (the last save at a stop)
+        self._schema_version = -1  # SQLite's count of schema changes when the schema was last checked
 
     def submit(self, statements: list[Statement]) -> concurrent.futures.Future[None]:
         return self._thread.submit(self.apply, statements)
@@ -176,22 +183,38 @@ class Writer:
         """Run ``statements`` as one transaction and commit it to the disk, with a nap
         (:data:`NAP`) after every :data:`CHUNK` rows, counted across statements (see
         there: a save's journal entries come 8 to a statement, and hundreds of those
-        written back to back took the core for a scheduler tick, 4 ms)."""
+        written back to back took the core for a scheduler tick, 4 ms). :class:`Unsaved`
+        when the file's schema is no longer payemu's or a row written is not there."""
         db = self._db if self._db is not None else self._open()
+        self._check_schema(db)
         since_nap = 0
         with db:
             for sql, rows in statements:
+                landed = schema.READ_BACK.get(sql)
                 for start in range(0, len(rows), CHUNK):
                     chunk = rows[start : start + CHUNK]
                     db.executemany(sql, chunk)
+                    if landed is not None:
+                        _check_landed(db, landed, chunk[-1])
                     since_nap += len(chunk)
                     if since_nap >= CHUNK and self.nap:
                         time.sleep(self.nap)
                         since_nap = 0
 
+    def _check_schema(self, db: sqlite3.Connection) -> None:
+        """The schema as the writer left it (SQLite counts every change of it in
+        ``schema_version``: one read where a comparison of every object costs more)."""
+        version = db.execute("PRAGMA schema_version").fetchone()[0]
+        if version != self._schema_version:
+            found = shape.problem(db)
+            if found is not None:
+                raise Unsaved(None, f"{self.path} was changed by another program: {found}")
+            self._schema_version = version
+
     def _open(self) -> sqlite3.Connection:
         lower_priority(WRITER_NICE)
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level="DEFERRED")
+        shape.harden(db)
         db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new file's (one that exists keeps its own)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
@@ -215,6 +238,23 @@ class Writer:
             db.execute("PRAGMA journal_mode=DELETE")  # one file at rest: the -wal and -shm go
         finally:
             db.close()
+
+
+class Unsaved(Exception):
+    """A save that did not land: the rows of the tenant ``key`` (None: of every tenant)
+    are not what was written."""
+
+    def __init__(self, key: str | None, reason: str) -> None:
+        super().__init__(reason)
+        self.key = key
+
+
+def _check_landed(db: sqlite3.Connection, query: str, row: tuple[Any, ...]) -> None:
+    """The last row of a chunk, read back (a point lookup by its key): its document is
+    the one just written, else :class:`Unsaved` naming its tenant."""
+    found = db.execute(query, row[:-1]).fetchone()
+    if found is None or found[0] != row[-1]:
+        raise Unsaved(str(row[0]), "a row written was not in the file when read back")
 
 
 def lower_priority(steps: int) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import time
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
@@ -111,14 +112,16 @@ class Saver:
 
     async def collect(self) -> list[Statement]:
         out: list[Statement] = []
-        if self.wipe:
-            out += [(f"DELETE FROM {table}", [()]) for table in ("tenants", "records", "journal")]
-        self._start_step()
         live = {owner.key: owner for owner in self.registry}
+        # a tenant whose save did not land is left as the file has it (it answers 503)
+        stuck = [key for key, owner in live.items() if owner.unsaved is not None]
+        if self.wipe:
+            out += [(sql, [(json.dumps(stuck),)]) for sql in schema.DELETE_ALL_BUT]
+        self._start_step()
         for key in [key for key in self.tracks if key not in live]:
             del self.tracks[key]
             out += [(sql, [(key,)]) for sql in schema.DELETE_TENANT]
-        await self._scan_all(live.values(), out, emit=True)
+        await self._scan_all([owner for owner in live.values() if owner.unsaved is None], out, emit=True)
         self._step_done()
         return out
 

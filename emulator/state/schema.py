@@ -54,9 +54,19 @@ UPSERT_RECORD = (
     "INSERT INTO records (tenant, kind, id, doc) VALUES (?, ?, ?, ?)"
     " ON CONFLICT (tenant, kind, id) DO UPDATE SET doc = excluded.doc"
 )
+DELETE_ALL_BUT = tuple(  # every tenant's rows but those of the keys in a JSON array
+    f"DELETE FROM {table} WHERE {column} NOT IN (SELECT value FROM json_each(?))"
+    for table, column in (("tenants", "key"), ("records", "tenant"), ("journal", "tenant"))
+)
 DELETE_RECORD = "DELETE FROM records WHERE tenant = ? AND kind = ? AND id = ?"
 UPSERT_ENTRY = "INSERT OR REPLACE INTO journal VALUES (?, ?, ?)"
 DROP_ENTRIES_BEFORE = "DELETE FROM journal WHERE tenant = ? AND id < ?"
+# each upsert's row read back by its key (every value but the last, its document)
+READ_BACK = {
+    UPSERT_TENANT: "SELECT doc FROM tenants WHERE key = ?",
+    UPSERT_RECORD: "SELECT doc FROM records WHERE tenant = ? AND kind = ? AND id = ?",
+    UPSERT_ENTRY: "SELECT doc FROM journal WHERE tenant = ? AND id = ?",
+}
 
 
 def _text(limit: int = MAX_TEXT) -> dict[str, Any]:
