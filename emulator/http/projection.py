@@ -19,9 +19,10 @@ document expects it:
   (the binder's model validation, which ASP.NET answers for every operation), 408, 413,
   414, 415 and 431 (the HTTP server's), 507 (payemu's memory limits), 503 (a save of
   ``--state`` that did not land) and an internal 500. A not-found error where the
-  operation declares no 404 is answered as the 400 the binder gives — or, for a delete that declares only a bodiless 200 (the 1.0.7.15
-  export's account delete), as that 200: there was nothing to delete. Any other
-  undeclared status is a violation, as a schema violation is.
+  operation declares no 404 is answered as the 400 the binder gives — or, for a delete
+  that declares only a bodiless 200 (the 1.0.7.15 export's account delete), as that
+  200: there was nothing to delete. Any other undeclared status is a violation, as a
+  schema violation is.
 
 Each response schema is turned once into a function (no schema walk per request).
 """

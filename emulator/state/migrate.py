@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from emulator.config import Limits, Settings
-from emulator.state import database, encode, schema
+from emulator.state import database, encode, schema, shape
 from emulator.state.errors import StateError
 
 MAX_BLOB = 1 << 30  # one tenant's pickled stores
 MAX_TENANTS = 1_000_000
+OLD_OBJECTS = {("table", "payemu_state"), ("table", "tenants"), ("index", "sqlite_autoindex_tenants_1")}
 
 
 class Plain:
@@ -204,7 +205,13 @@ def _old_rows(old: Path) -> list[tuple[Any, ...]]:
         if handle.read(len(schema.SQLITE_MAGIC)) != schema.SQLITE_MAGIC:
             raise StateError(f"{old}: not a payemu state file")
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{old}?mode=ro", uri=True)) as db:
+        with contextlib.closing(shape.open_read_only(old)) as db:
+            objects = shape.objects(db)
+            if ("table", "payemu_state") not in objects:
+                raise StateError(f"{old}: not a state file of the old format (nothing to migrate)")
+            for kind, name in objects:
+                if (kind, name) not in OLD_OBJECTS:
+                    raise StateError(f"{old}: refused, the {kind} {name[:80]!r} is not part of payemu's old format")
             found = db.execute("SELECT format, version FROM payemu_state").fetchone()
             if found is None or found[0] != schema.FORMAT or found[1] != schema.OLD_VERSION:
                 raise StateError(f"{old}: not a state file of the old format (nothing to migrate)")
@@ -230,9 +237,8 @@ def migrate(old: Path, new: Path) -> int:
         try:
             stores = unpickle(blob)
             statements += convert(key, str(user_name), int(account_id), bool(sandbox), stores)
-        except (pickle.UnpicklingError, AttributeError, TypeError, ValueError, KeyError, EOFError) as exc:
-            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-            raise StateError(f"{old}: refused, the state of key {key[:40]!r} cannot be migrated ({reason})") from None
+        except Exception as exc:  # whatever the crafted data makes the allowed types raise
+            raise StateError(f"{old}: refused, the state of key {key[:40]!r} cannot be migrated ({_said(exc)})") from None
     database.check_writable(new)
     temporary = new.with_name(f".{new.name}.migrate.tmp")
     try:
@@ -241,10 +247,22 @@ def migrate(old: Path, new: Path) -> int:
         everything = Limits(**{spec.name: 1 << 40 for spec in dataclasses.fields(Limits)})
         database.read(temporary, Settings(limits=everything))  # the same checks as serve --state
         os.replace(temporary, new)
+    except StateError:
+        temporary.unlink(missing_ok=True)
+        raise
+    except Exception as exc:  # text SQLite cannot hold (a lone surrogate), a disk that is full
+        temporary.unlink(missing_ok=True)
+        raise StateError(f"{old}: refused, its state cannot be written to {new} ({_said(exc)})") from None
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
     return len(rows)
+
+
+def _said(exc: BaseException) -> str:
+    """An exception in one line: its message's first line, else its type's name."""
+    lines = str(exc).splitlines()
+    return lines[0][:200] if lines and lines[0].strip() else type(exc).__name__
 
 
 def run(args: argparse.Namespace) -> int:
