@@ -55,3 +55,50 @@ class StateServer:
 def leftovers(path: Path) -> list[str]:
     """Files beside the state file that are not it (temporary files, SQLite's logs)."""
     return sorted(p.name for p in path.parent.iterdir() if p.name != path.name and path.name in p.name)
+
+
+# A journal entry as payemu stores it (a charge answered 200, masked), 1.7 KB of JSON;
+# ENTRY % number is the entry of that id.
+ENTRY = (
+    '{"time":"2026-11-28T00:50:32.844Z","method":"POST","path":"/PaymentGateway/charge","query":"",'
+    '"operationId":"GatewayCharge","interfaceVersion":"1.0.11.6","status":200,"latencyMs":11.695,'
+    '"request":{"amount":12.5,"currency":"USD","card":{"cardHolderName":"Jane Smith",'
+    '"cardNumber":"411111******1111","expirationMonth":12,"expirationYear":2031},"paymentGatewayAccountName":"demo"},'
+    '"response":{"authorizationCode":"PHXJGS","currency":"USD","amount":12.5,"operationType":"Charge",'
+    '"operationResultCode":"Success","operationResultDescription":"Charge approved.","customGatewayResponse":'
+    '{"mock":true,"result":"0","message":"Approved by the mock gateway","reference":"NULL-REL8TRUBCWLDHBMMYKPE",'
+    '"operation":"Charge"},"gatewayName":"NULLSuccess","gatewayReference":"NULL-REL8TRUBCWLDHBMMYKPE",'
+    '"gatewayResultCode":"0","gatewayResultDescription":"Approved by the mock gateway","gatewayResultSubCode":null,'
+    '"gatewayResultSubDescription":null,"gatewayToken":null,"rejectReasonCode":null},"attempts":[{"attemptNumber":1,'
+    '"paymentGatewayAccountName":"demo","gatewayName":"NULLSuccess","isFallback":false,'
+    '"timestamp":"2026-11-28T00:50:32.837Z","result":{"authorizationCode":"PHXJGS","currency":"USD","amount":12.5,'
+    '"operationType":"Charge","operationResultCode":"Success","operationResultDescription":"Charge approved.",'
+    '"customGatewayResponse":{"mock":true,"result":"0","message":"Approved by the mock gateway",'
+    '"reference":"NULL-REL8TRUBCWLDHBMMYKPE","operation":"Charge"},"gatewayName":"NULLSuccess",'
+    '"gatewayReference":"NULL-REL8TRUBCWLDHBMMYKPE","gatewayResultCode":"0",'
+    '"gatewayResultDescription":"Approved by the mock gateway","gatewayResultSubCode":null,'
+    '"gatewayResultSubDescription":null,"gatewayToken":null,"rejectReasonCode":null}}],"id":%d}'
+)
+
+
+def journal_file(path: Path, tenants: int, entries: int) -> None:
+    """A state file of ``tenants`` keys (``key-0`` …) with ``entries`` journal entries each."""
+    import sqlite3
+
+    from emulator.config import KeySpec, Settings
+    from emulator.payments.tenants import Tenant
+    from emulator.state import encode, schema
+
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA page_size = 16384")  # as payemu makes it (a row fits its page)
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        for table in schema.TABLES:
+            db.execute(table)
+        db.executemany(schema.UPSERT_META, [("format", schema.FORMAT), ("version", str(schema.VERSION))])
+        for number in range(tenants):
+            key = f"key-{number}"
+            head = encode.text(encode.tenant(Tenant(KeySpec(key, key, 30000 + number, True), Settings(), None)))
+            db.execute(schema.UPSERT_TENANT, (key, head))
+            db.executemany(schema.UPSERT_ENTRY, ((key, at, ENTRY % at) for at in range(1, entries + 1)))
+    db.close()

@@ -17,7 +17,7 @@ import contextlib
 import json
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from itertools import count
 from typing import Any, Protocol
@@ -90,6 +90,16 @@ def _entry(number: int, values: tuple[Any, ...]) -> dict[str, Any]:
     }
     entry["id"] = number
     return entry
+
+
+def _shown(stored: tuple[Any, ...] | dict[str, Any]) -> dict[str, Any]:
+    """An entry as handed out: a recorded call rendered and masked, a restored one (its id
+    and JSON text, masked when it was saved) parsed, a shown one as it is."""
+    if type(stored) is not tuple:
+        return stored  # type: ignore[return-value]
+    if len(stored) == 2:
+        return _loads(stored[1])  # type: ignore[no-any-return]
+    return _render_and_mask(_entry(stored[0], stored[1:]))
 
 
 def _render_and_mask(entry: dict[str, Any]) -> dict[str, Any]:
@@ -185,10 +195,7 @@ class Journal:
 
     def _masked(self) -> list[dict[str, Any]]:
         """Every entry, masked; those read for the first time replace what was recorded."""
-        entries = [
-            _render_and_mask(_entry(stored[0], stored[1:])) if isinstance(stored, tuple) else stored
-            for stored in self._entries
-        ]
+        entries = [_shown(stored) for stored in self._entries]
         self._entries = deque(entries)
         return entries
 
@@ -215,22 +222,21 @@ class Journal:
         end = len(entries) if until is None else bisect_right(entries, until, lo=first, key=_id_of)
         # rendered for the caller and not kept: the journal keeps its compact records (a
         # rendered entry is a tree of a dozen objects the garbage collector walks)
-        return [
-            _render_and_mask(_entry(stored[0], stored[1:])) if isinstance(stored, tuple) else stored
-            for stored in (entries[index] for index in range(first, min(first + limit, end)))
-        ]
+        return [_shown(entries[index]) for index in range(first, min(first + limit, end))]
 
-    def load(self, entries: list[dict[str, Any]]) -> None:
-        """Hold ``entries`` (masked, with increasing ids; a state file's) as if recorded,
-        within the same bounds; later entries are numbered after them."""
-        for entry in entries:
+    def load(self, entries: Sequence[tuple[int, bytes] | dict[str, Any]]) -> None:
+        """Hold ``entries`` (a state file's: masked entries, or each one's id and JSON
+        text; ids increasing) as if recorded, within the same bounds; later entries are
+        numbered after them. Each is kept as its text, weighed by its length, until read."""
+        for given in entries:
+            entry = (int(given["id"]), orjson.dumps(given)) if isinstance(given, dict) else given
             self._entries.append(entry)
-            weight = weigh(entry)
+            weight = len(entry[1])
             self._weights.append(weight)
             self.bytes += weight
             self.budget.charge(weight)
         if entries:
-            self._ids = count(int(entries[-1]["id"]) + 1)
+            self._ids = count(_id_of(self._entries[-1]) + 1)
         while len(self._entries) > self.size or (self.bytes > self.max_bytes and len(self._entries) > 1):
             self._drop_oldest()
             self.dropped -= 1  # not dropped: never held in this run

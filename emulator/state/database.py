@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import logging
 import os
 import sqlite3
 import sys
@@ -23,6 +24,7 @@ from typing import Any
 
 from emulator import __version__
 from emulator.config import Settings
+from emulator.payments.budget import MIB
 from emulator.payments.tenants import Tenant
 from emulator.state import schema, shape
 from emulator.state.decode import Builder, Invalid
@@ -58,6 +60,7 @@ class Rows(Sequence[tuple[Any, ...]]):
         return tuple(values[at * width : at * width + width])
 
 
+log = logging.getLogger("payemu")
 Statement = tuple[str, Sequence[tuple[Any, ...]]]  # its SQL and its rows (a list of tuples, or Rows)
 BUSY_TIMEOUT = 1.0  # seconds a write waits for a lock another process holds on the file
 # How much lower than the server's the writer thread's CPU priority is (Linux's nice is
@@ -122,15 +125,45 @@ def read(path: Path, settings: Settings) -> list[Tenant]:
                 return []
             builder = Builder(settings)
             builder.add_tenants(db.execute("SELECT key, doc FROM tenants ORDER BY rowid"))
+            _add_journals(db, builder)  # first: what goes first for the budgets is there to go
             for key, kind, ident, doc in db.execute("SELECT tenant, kind, id, doc FROM records ORDER BY rowid"):
                 builder.add_record(key, kind, ident, doc)
-            for key, number, doc in db.execute("SELECT tenant, id, doc FROM journal ORDER BY tenant, id"):
-                builder.add_entry(key, number, doc)
-            return builder.tenants()
+            tenants = builder.tenants()
+            _say_dropped(path, builder)
+            return tenants
     except Invalid as exc:
         raise StateError(f"{path}: refused, {exc}") from None
     except sqlite3.Error as exc:
         raise StateError(f"{path}: not a payemu state file ({str(exc).splitlines()[0]})") from None
+
+
+def _add_journals(db: sqlite3.Connection, builder: Builder) -> None:
+    """Each tenant's newest journal entries, as many as its journal holds (the older ones
+    would be dropped first: they are counted, not read)."""
+    stray = db.execute("SELECT tenant FROM journal WHERE tenant NOT IN (SELECT key FROM tenants) LIMIT 1").fetchone()
+    if stray is not None:
+        raise Invalid(f"a journal entry of {str(stray[0])[:40]!r}, a key the file has no tenant for")
+    size = builder.settings.journal_size
+    for key in builder.keys():
+        (count,) = db.execute("SELECT count(*) FROM journal WHERE tenant = ?", (key,)).fetchone()
+        rows = db.execute("SELECT id, doc FROM journal WHERE tenant = ? ORDER BY id DESC LIMIT ?", (key, size))
+        builder.add_journal(key, rows, max(0, count - size))
+
+
+def _say_dropped(path: Path, builder: Builder) -> None:
+    entries, records = builder.held()
+    gone_entries = builder.read["journal"] + builder.unread - entries
+    gone_records = builder.read["record"] - records
+    if gone_entries or gone_records:
+        log.warning(
+            "%s: %d journal entries and %d records (%.1f MiB weighed, and %d entries unread) were over the"
+            " byte budgets or the journal's bounds and were dropped, oldest first",
+            path,
+            gone_entries,
+            gone_records,
+            builder.dropped_bytes / MIB,
+            builder.unread,
+        )
 
 
 def _check_format(db: sqlite3.Connection, path: Path) -> bool:

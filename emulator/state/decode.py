@@ -11,20 +11,27 @@ tenant of the file has been built.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+import orjson
+
 from emulator.config import KeySpec, Settings
+from emulator.errors import ApiError
 from emulator.payments.accounts import StoredAccount
+from emulator.payments.budget import Budget
 from emulator.payments.clock import Clock
 from emulator.payments.ewallet.sessions import Session, SessionResult
 from emulator.payments.ledger import GatewayToken, OperationEntry, Transaction
 from emulator.payments.tenant_settings import TenantSettings
 from emulator.payments.tenants import Tenant
+from emulator.payments.transaction import token_weight
 from emulator.payments.vault import StringToken
+from emulator.safeparse import has_long_number
 from emulator.scenarios.loader import ScenarioError, parse_rules
 from emulator.scenarios.model import RUNTIME_SOURCE
 from emulator.state import schema
@@ -42,7 +49,7 @@ def document(kind: str, raw: object, limit: int) -> dict[str, Any]:
     if len(raw) > limit:
         raise Invalid(f"a {kind} document of {len(raw)} characters is over the {limit} allowed")
     try:
-        data = json.loads(raw)
+        data = _parsed(raw)
     except (ValueError, RecursionError):
         raise Invalid(f"a {kind} document is not JSON") from None
     found = schema.problem(kind, data)
@@ -50,6 +57,16 @@ def document(kind: str, raw: object, limit: int) -> dict[str, Any]:
         raise Invalid(f"a {kind} document: {found}")
     assert isinstance(data, dict)
     return data
+
+
+def _parsed(raw: str) -> Any:
+    """JSON text as its value: by orjson (a third of the standard library's time, which
+    counts at start-up with a full file), else by the standard library, which keeps
+    long integers exact and reads what orjson refuses (the schema then judges it)."""
+    if not has_long_number(raw.encode()):  # an integer orjson would read as a float
+        with contextlib.suppress(orjson.JSONDecodeError):
+            return orjson.loads(raw)
+    return json.loads(raw)
 
 
 def moment(text: str) -> datetime:
@@ -187,14 +204,21 @@ def _own_id(kind: str, data: dict[str, Any]) -> str:
 
 
 class Builder:
-    """Tenants built from a file's rows; :meth:`tenants` once every row went in."""
+    """Tenants built from a file's rows; :meth:`tenants` once every row went in.
+
+    Their budgets draw on a process budget of ``limits.memoryBytes`` while they are built,
+    so what does not fit goes as it would while serving (journal entries first, then
+    finished transactions, the largest tenant's first) and loading never holds more."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        limits = settings.limits
+        self.budget = Budget(limits.memory_bytes, "payemu (every API key)", "memoryBytes")
         self._tenants: dict[str, Tenant] = {}
         self._counts: dict[tuple[str, str], int] = {}
-        self._last_entry: dict[str, int] = {}
-        self._entries: dict[str, list[dict[str, Any]]] = {}
+        self.read: dict[str, int] = {"journal": 0, "record": 0}  # rows read of each, and those not read:
+        self.unread = 0  # journal entries past a journal's bounds, left in the file unparsed
+        self.dropped_bytes = 0  # weighed and then dropped for the budgets
 
     def add_tenants(self, rows: Iterable[tuple[object, object]]) -> None:
         bounds = self.settings.limits
@@ -203,13 +227,54 @@ class Builder:
                 raise Invalid("a tenant's key is not 1 to 256 characters of text")
             if len(self._tenants) >= bounds.tenants + len(self.settings.keys):
                 raise Invalid(f"more tenants than the {bounds.tenants} allowed (limits.tenants)")
-            self._tenants[key] = tenant(key, document("tenant", raw, schema.MAX_TENANT_DOCUMENT), self.settings)
+            owner = tenant(key, document("tenant", raw, schema.MAX_TENANT_DOCUMENT), self.settings)
+            owner.budget.attach(self.budget)
+            self._tenants[key] = owner
+
+    def keys(self) -> list[str]:
+        return list(self._tenants)
 
     def _owner(self, key: object, what: str) -> Tenant:
         owner = self._tenants.get(key) if isinstance(key, str) else None
         if owner is None:
             raise Invalid(f"a {what} of {str(key)[:40]!r}, a key the file has no tenant for")
         return owner
+
+    def _room(self, owner: Tenant, before: int) -> None:
+        """Make the budgets hold again after ``owner`` took more (the process's held
+        ``before`` bytes then): what goes is counted as dropped."""
+        budget = owner.budget
+        if not budget.fits(0):
+            budget.make_room(0)
+        self.dropped_bytes += max(0, before - self.budget.used)
+
+    def add_journal(self, key: str, rows: Iterable[tuple[object, object]], unread: int) -> None:
+        """A tenant's journal from its newest entries (``rows`` newest first, as many as
+        the journal holds), kept while they fit its bounds; ``unread``: older entries the
+        file holds beyond them."""
+        owner = self._owner(key, "journal entry")
+        journal, limits = owner.journal, self.settings.limits
+        room = min(limits.journal_bytes, limits.tenant_bytes)
+        kept: list[tuple[int, bytes]] = []
+        held = 0
+        newer: int | None = None
+        for number, raw in rows:
+            self.read["journal"] += 1
+            data = document("journal", raw, schema.MAX_RECORD_DOCUMENT)
+            if data["id"] != number or (newer is not None and data["id"] >= newer):
+                raise Invalid("journal entries whose ids are not increasing, or not their rows'")
+            newer = data["id"]
+            text = str(raw).encode()  # held as its text (what the journal weighs) until read
+            if kept and held + len(text) > room:  # it and everything older would go first
+                self.dropped_bytes += len(text)
+                unread += 1
+                break
+            kept.append((number, text))
+            held += len(text)
+        self.unread += unread
+        before = self.budget.used + held
+        journal.load(kept[::-1])
+        self._room(owner, before)
 
     def add_record(self, key: object, kind: object, ident: object, raw: object) -> None:
         owner = self._owner(key, "record")
@@ -229,28 +294,35 @@ class Builder:
         }[kind]
         if counted > limit:
             raise Invalid(f"more {kind} records for one key than the {limit} allowed (limits)")
+        self.read["record"] += 1
+        used = self.budget.used
         if kind == schema.TRANSACTION:
             owner.ledger.add(transaction(owner, data))
         elif kind == schema.GATEWAY_TOKEN:
-            owner.ledger.remember_token(gateway_token(data))
+            token = gateway_token(data)
+            owner.ledger.remember_token(token)  # makes room for itself, as when serving
+            used += token_weight(token)
         elif kind == schema.STRING_TOKEN:
             owner.vault.add(string_token(data))
         else:
-            owner.sessions.add(session(data))
+            held = session(data)
+            try:
+                owner.sessions.add(held)  # makes room for itself, as when serving
+            except ApiError:  # larger than the key's whole budget: left out
+                return
+            used += held.weight
+        self._room(owner, max(used, self.budget.used))
 
-    def add_entry(self, key: object, number: object, raw: object) -> None:
-        owner = self._owner(key, "journal entry")
-        data = document("journal", raw, schema.MAX_RECORD_DOCUMENT)
-        if data["id"] != number or data["id"] <= self._last_entry.get(owner.key, 0):
-            raise Invalid("journal entries whose ids are not increasing, or not their rows'")
-        self._last_entry[owner.key] = data["id"]
-        self._entries.setdefault(owner.key, []).append(data)
+    def held(self) -> tuple[int, int]:
+        """Journal entries and records held now."""
+        entries = records = 0
+        for owner in self._tenants.values():
+            entries += len(owner.journal)
+            records += len(owner.ledger) + owner.ledger.token_count + len(owner.vault) + len(owner.sessions)
+        return entries, records
 
     def tenants(self) -> list[Tenant]:
-        """Every tenant, its journal in place; references between records checked."""
-        for key, entries in self._entries.items():
-            owner = self._tenants[key]
-            owner.journal.load(entries[-self.settings.journal_size :])
+        """Every tenant; references between records checked."""
         for owner in self._tenants.values():
             for tx in owner.ledger.values():
                 for name in (tx.captured_by, tx.voided_by):

@@ -255,6 +255,9 @@ class Saver:
         if emit and oldest > track.journal_oldest:
             out.append((schema.DROP_ENTRIES_BEFORE, [(key, oldest)]))
         track.journal_oldest = oldest
+        if not emit:  # the entries just read from the file: nothing to render
+            track.journal_newest = journal.newest_id()
+            return
         # the entries held now, and no later ones: under a load that records entries faster
         # than steps render them, a save that chased the newest never ended (the next save
         # takes what came meanwhile)
