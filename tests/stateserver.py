@@ -23,7 +23,7 @@ def payemu(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
 class StateServer:
     """A payemu server on a free port keeping its state in ``path``."""
 
-    def __init__(self, path: Path, *extra: str) -> None:
+    def __init__(self, path: Path, *extra: str, up_within: float = 30) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
@@ -35,7 +35,7 @@ class StateServer:
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         try:
-            wait_until_up(self.base, self.proc)
+            wait_until_up(self.base, self.proc, timeout=up_within)
         except BaseException:
             self.kill()
             raise
@@ -81,8 +81,9 @@ ENTRY = (
 )
 
 
-def journal_file(path: Path, tenants: int, entries: int) -> None:
-    """A state file of ``tenants`` keys (``key-0`` …) with ``entries`` journal entries each."""
+def journal_file(path: Path, tenants: int, entries: int, pad: int = 0) -> None:
+    """A state file of ``tenants`` keys (``key-0`` …) with ``entries`` journal entries each,
+    each ``pad`` characters longer than :data:`ENTRY` (a member the format lets through)."""
     import sqlite3
 
     from emulator.config import KeySpec, Settings
@@ -100,5 +101,6 @@ def journal_file(path: Path, tenants: int, entries: int) -> None:
             key = f"key-{number}"
             head = encode.text(encode.tenant(Tenant(KeySpec(key, key, 30000 + number, True), Settings(), None)))
             db.execute(schema.UPSERT_TENANT, (key, head))
-            db.executemany(schema.UPSERT_ENTRY, ((key, at, ENTRY % at) for at in range(1, entries + 1)))
+            padded = ENTRY.replace('"id":', f'"note":"{"x" * pad}","id":') if pad else ENTRY
+            db.executemany(schema.UPSERT_ENTRY, ((key, at, padded % at) for at in range(1, entries + 1)))
     db.close()
