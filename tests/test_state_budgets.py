@@ -51,11 +51,15 @@ def test_a_150000_entry_journal_starts_within_the_budgets(full_file: Path) -> No
         server.kill()
     assert peak < PEAK_MIB, f"peak {peak:.0f} MiB"
     assert status == 0, printed
-    said = [line for line in printed.splitlines() if "were over the byte budgets" in line]
+    said = [line for line in printed.splitlines() if "over the journal's bounds or the byte budgets" in line]
     assert len(said) == 1, printed
-    assert f"{full_file}: " in said[0] and " 0 records " in said[0]
+    assert f"{full_file}: " in said[0] and " journal entries and 0 records " in said[0]
     held = newest.json()["requests"]
     assert held and held[-1]["id"] == ENTRIES  # the newest entries stay; the oldest went
+    with sqlite3.connect(full_file) as db:  # and the file holds what the server held
+        (rows,) = db.execute("SELECT count(*) FROM journal").fetchone()
+    db.close()
+    assert rows < TENANTS * ENTRIES
 
 
 def test_what_is_over_the_process_budget_goes_journal_first_oldest_first(
@@ -80,8 +84,8 @@ def test_what_is_over_the_process_budget_goes_journal_first_oldest_first(
     kept = [entry["id"] for entry in owner.journal]
     assert 0 < len(kept) < entries
     assert kept == list(range(entries - len(kept) + 1, entries + 1))  # the newest, in order
-    (said,) = [r.getMessage() for r in caplog.records if "over the byte budgets" in r.getMessage()]
-    assert said.startswith(f"{path}: {entries - len(kept)} journal entries and 0 records (")
+    (said,) = [r.getMessage() for r in caplog.records if "or the byte budgets" in r.getMessage()]
+    assert said.startswith(f"{path}: {entries - len(kept)} journal entries and 0 records were over")
 
 
 def test_a_journal_longer_than_its_bounds_is_read_from_its_newest(tmp_path: Path) -> None:
@@ -93,3 +97,29 @@ def test_a_journal_longer_than_its_bounds_is_read_from_its_newest(tmp_path: Path
     (owner,) = read(path, Settings(journal_size=100))
     assert [entry["id"] for entry in owner.journal] == list(range(4901, 5001))
     assert owner.budget.used <= 100 * (len(ENTRY) + 10)
+
+
+def test_past_the_journal_the_oldest_finished_transactions_go_and_leave_the_file_too(
+    make_app: Callable[..., Starlette], tmp_path: Path
+) -> None:
+    path = tmp_path / "state.sqlite"
+    card = {"cardHolderName": "J S", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2031}
+    with TestClient(make_app(state_path=str(path)), headers=SANDBOX) as client:
+        client.put("/PaymentGatewayAccounts/demo", json={"paymentGatewayName": "NULLSuccess", "credentials": []})
+        references = []
+        for _ in range(40):
+            body = {"amount": 5.0, "currency": "USD", "card": card, "paymentGatewayAccountName": "demo"}
+            references.append(client.post("/PaymentGateway/charge", json=body).json()["gatewayReference"])
+    (owner,) = [tenant for tenant in read(path, Settings()) if tenant.key == "sandbox-api-key"]
+    room = owner.budget.used - owner.journal.bytes - owner.ledger.bytes // 2
+    limits = Limits(memory_bytes=room)
+    app = make_app(state_path=str(path), limits=limits)
+    with TestClient(app, headers=SANDBOX):
+        held = [tx.reference for tx in app.state.runtime.tenants.get("sandbox-api-key").ledger.transactions()]
+        assert 0 < len(held) < len(references)
+        assert held == references[-len(held) :]  # the newest stay
+    with sqlite3.connect(path) as db:
+        kept = [ident for (ident,) in db.execute("SELECT id FROM records WHERE kind = 'transaction' ORDER BY rowid")]
+    db.close()
+    assert kept == held
+    assert sum(tenant.budget.used for tenant in read(path, Settings(limits=limits))) <= room

@@ -53,22 +53,23 @@ def open_state(runtime: Runtime) -> Persistence | None:
     database.check_writable(path)
     for orphan in database.remove_orphans(path):
         log.info("removed %s, a temporary file left by an earlier run", orphan)
-    loaded = database.read(path, runtime.settings)
+    loaded, dropped = database.load(path, runtime.settings)
     for owner in loaded:
         runtime.tenants.adopt(owner)
-    return Persistence(path, runtime, loaded)
+    return Persistence(path, runtime, loaded, dropped)
 
 
 class Persistence:
     """Keeps one state file up to date while the server runs."""
 
-    def __init__(self, path: Path, runtime: Runtime, loaded: list[Tenant]) -> None:
+    def __init__(self, path: Path, runtime: Runtime, loaded: list[Tenant], dropped: bool = False) -> None:
         from emulator.state.database import Writer
         from emulator.state.saver import Saver
 
         self.path = path
         self.runtime = runtime
         self.loaded = loaded
+        self.dropped = dropped  # the loader left out rows of the file (over the bounds): they go at start
         self.writer: Writer = Writer(path)
         self.saver: Saver = Saver(runtime.tenants, self.writer)
         self.failed = False
@@ -82,6 +83,12 @@ class Persistence:
         with _active_lock:
             _active.add(self)
         await self.saver.seed(self.loaded)
+        if self.dropped:
+            try:
+                await asyncio.wrap_future(self.writer.submit(self.saver.leftovers(self.loaded)))
+            except Exception as exc:
+                log.error("could not drop from %s what loading left out: %s", self.path, exc)
+                self.failed = True
         self.loaded = []
         await self._save()  # the tenants the config file made and the file did not hold
         self._task = asyncio.create_task(self._keep_saving(), name="payemu-state")

@@ -114,23 +114,26 @@ def remove_orphans(path: Path) -> list[Path]:
 
 def read(path: Path, settings: Settings) -> list[Tenant]:
     """Every tenant of the state file at ``path`` (none for an absent or empty file)."""
+    return load(path, settings)[0]
+
+
+def load(path: Path, settings: Settings) -> tuple[list[Tenant], bool]:
+    """:func:`read`, and whether the bounds dropped some of what the file holds."""
     if not path.exists() or path.stat().st_size == 0:
-        return []
+        return [], False
     with path.open("rb") as handle:
         if handle.read(len(schema.SQLITE_MAGIC)) != schema.SQLITE_MAGIC:
             raise StateError(f"{path}: not a payemu state file")
     try:
         with contextlib.closing(shape.open_read_only(path)) as db:
             if not _check_format(db, path):
-                return []
+                return [], False
             builder = Builder(settings)
             builder.add_tenants(db.execute("SELECT key, doc FROM tenants ORDER BY rowid"))
             _add_journals(db, builder)  # first: what goes first for the budgets is there to go
             for key, kind, ident, doc in db.execute("SELECT tenant, kind, id, doc FROM records ORDER BY rowid"):
                 builder.add_record(key, kind, ident, doc)
-            tenants = builder.tenants()
-            _say_dropped(path, builder)
-            return tenants
+            return builder.tenants(), _say_dropped(path, builder)
     except Invalid as exc:
         raise StateError(f"{path}: refused, {exc}") from None
     except sqlite3.Error as exc:
@@ -150,20 +153,23 @@ def _add_journals(db: sqlite3.Connection, builder: Builder) -> None:
         builder.add_journal(key, rows, max(0, count - size))
 
 
-def _say_dropped(path: Path, builder: Builder) -> None:
+def _say_dropped(path: Path, builder: Builder) -> bool:
+    """One log line for what the bounds dropped while loading; whether anything was."""
     entries, records = builder.held()
     gone_entries = builder.read["journal"] + builder.unread - entries
     gone_records = builder.read["record"] - records
-    if gone_entries or gone_records:
-        log.warning(
-            "%s: %d journal entries and %d records (%.1f MiB weighed, and %d entries unread) were over the"
-            " byte budgets or the journal's bounds and were dropped, oldest first",
-            path,
-            gone_entries,
-            gone_records,
-            builder.dropped_bytes / MIB,
-            builder.unread,
-        )
+    if not gone_entries and not gone_records:
+        return False
+    log.warning(
+        "%s: %d journal entries and %d records were over the journal's bounds or the byte budgets (limits) and"
+        " were dropped, oldest first (%.1f MiB read, %d entries not read); the file drops them too",
+        path,
+        gone_entries,
+        gone_records,
+        builder.dropped_bytes / MIB,
+        builder.unread,
+    )
+    return True
 
 
 def _check_format(db: sqlite3.Connection, path: Path) -> bool:

@@ -96,6 +96,18 @@ class Saver:
         await self._scan_all(loaded, [], emit=False)
         self._step_done()
 
+    def leftovers(self, loaded: Iterable[Tenant]) -> list[Statement]:
+        """Deletes of the rows the file holds for the ``loaded`` tenants (just seeded)
+        beyond what they hold: what loading dropped for the bounds."""
+        out: list[Statement] = []
+        for owner in loaded:
+            track = self.tracks[owner.key]
+            for kind, prints in track.prints.items():
+                out.append((schema.DELETE_RECORDS_BUT, [(owner.key, kind, json.dumps(list(prints)))]))
+            oldest = owner.journal.oldest_id() or 1 << 62  # an empty journal: every entry goes
+            out.append((schema.DROP_ENTRIES_BEFORE, [(owner.key, oldest)]))
+        return out
+
     async def save(self) -> int:
         """One save: collect the changes, commit them; returns the statements' row count."""
         statements = await self.collect()

@@ -58,6 +58,9 @@ DELETE_ALL_BUT = tuple(  # every tenant's rows but those of the keys in a JSON a
     f"DELETE FROM {table} WHERE {column} NOT IN (SELECT value FROM json_each(?))"
     for table, column in (("tenants", "key"), ("records", "tenant"), ("journal", "tenant"))
 )
+DELETE_RECORDS_BUT = (  # a tenant's records of one kind but those named in a JSON array
+    "DELETE FROM records WHERE tenant = ? AND kind = ? AND id NOT IN (SELECT value FROM json_each(?))"
+)
 DELETE_RECORD = "DELETE FROM records WHERE tenant = ? AND kind = ? AND id = ?"
 UPSERT_ENTRY = "INSERT OR REPLACE INTO journal VALUES (?, ?, ?)"
 DROP_ENTRIES_BEFORE = "DELETE FROM journal WHERE tenant = ? AND id < ?"
