@@ -17,7 +17,6 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.config import Limits, Settings
-from emulator.payments.budget import MIB
 from emulator.state.database import read
 from tests.conftest import SANDBOX
 from tests.stateserver import ENTRY, StateServer, journal_file

@@ -147,10 +147,10 @@ def _add_journals(db: sqlite3.Connection, builder: Builder) -> None:
     if stray is not None:
         raise Invalid(f"a journal entry of {str(stray[0])[:40]!r}, a key the file has no tenant for")
     size = builder.settings.journal_size
-    for key in builder.keys():
+    for key in builder.tenant_keys():
         (count,) = db.execute("SELECT count(*) FROM journal WHERE tenant = ?", (key,)).fetchone()
         rows = db.execute("SELECT id, doc FROM journal WHERE tenant = ? ORDER BY id DESC LIMIT ?", (key, size))
-        builder.add_journal(key, rows, max(0, count - size))
+        builder.add_journal(key, rows, count)
 
 
 def _say_dropped(path: Path, builder: Builder) -> bool:

@@ -216,7 +216,7 @@ class Builder:
         self.budget = Budget(limits.memory_bytes, "payemu (every API key)", "memoryBytes")
         self._tenants: dict[str, Tenant] = {}
         self._counts: dict[tuple[str, str], int] = {}
-        self.read: dict[str, int] = {"journal": 0, "record": 0}  # rows read of each, and those not read:
+        self.read: dict[str, int] = {"journal": 0, "record": 0}  # rows parsed of each
         self.unread = 0  # journal entries past a journal's bounds, left in the file unparsed
         self.dropped_bytes = 0  # weighed and then dropped for the budgets
 
@@ -231,7 +231,7 @@ class Builder:
             owner.budget.attach(self.budget)
             self._tenants[key] = owner
 
-    def keys(self) -> list[str]:
+    def tenant_keys(self) -> list[str]:
         return list(self._tenants)
 
     def _owner(self, key: object, what: str) -> Tenant:
@@ -248,30 +248,31 @@ class Builder:
             budget.make_room(0)
         self.dropped_bytes += max(0, before - self.budget.used)
 
-    def add_journal(self, key: str, rows: Iterable[tuple[object, object]], unread: int) -> None:
+    def add_journal(self, key: str, rows: Iterable[tuple[object, object]], total: int) -> None:
         """A tenant's journal from its newest entries (``rows`` newest first, as many as
-        the journal holds), kept while they fit its bounds; ``unread``: older entries the
-        file holds beyond them."""
+        the journal holds), kept while they fit its bounds; ``total``: the entries the file
+        holds for it (those not read are counted as dropped)."""
         owner = self._owner(key, "journal entry")
         journal, limits = owner.journal, self.settings.limits
         room = min(limits.journal_bytes, limits.tenant_bytes)
         kept: list[tuple[int, bytes]] = []
         held = 0
         newer: int | None = None
+        read = 0
         for number, raw in rows:
-            self.read["journal"] += 1
+            read += 1
             data = document("journal", raw, schema.MAX_RECORD_DOCUMENT)
             if data["id"] != number or (newer is not None and data["id"] >= newer):
                 raise Invalid("journal entries whose ids are not increasing, or not their rows'")
-            newer = data["id"]
+            newer = int(data["id"])
             text = str(raw).encode()  # held as its text (what the journal weighs) until read
             if kept and held + len(text) > room:  # it and everything older would go first
                 self.dropped_bytes += len(text)
-                unread += 1
                 break
-            kept.append((number, text))
+            kept.append((newer, text))
             held += len(text)
-        self.unread += unread
+        self.read["journal"] += read
+        self.unread += max(0, total - read)
         before = self.budget.used + held
         journal.load(kept[::-1])
         self._room(owner, before)

@@ -238,7 +238,9 @@ def migrate(old: Path, new: Path) -> int:
             stores = unpickle(blob)
             statements += convert(key, str(user_name), int(account_id), bool(sandbox), stores)
         except Exception as exc:  # whatever the crafted data makes the allowed types raise
-            raise StateError(f"{old}: refused, the state of key {key[:40]!r} cannot be migrated ({_said(exc)})") from None
+            raise StateError(
+                f"{old}: refused, the state of key {key[:40]!r} cannot be migrated ({_said(exc)})"
+            ) from None
     database.check_writable(new)
     temporary = new.with_name(f".{new.name}.migrate.tmp")
     try:
