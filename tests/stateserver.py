@@ -104,3 +104,41 @@ def journal_file(path: Path, tenants: int, entries: int, pad: int = 0) -> None:
             padded = ENTRY.replace('"id":', f'"note":"{"x" * pad}","id":') if pad else ENTRY
             db.executemany(schema.UPSERT_ENTRY, ((key, at, padded % at) for at in range(1, entries + 1)))
     db.close()
+
+
+def peak_mib(pid: int) -> float:
+    """A process's peak resident memory so far (VmHWM of /proc), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc (Linux only)")
+
+
+def measure_start(tenants: int = 150, entries: int = 1000, pad: int = 300) -> None:
+    """Build a state file over the default byte budgets, start ``payemu serve --state``
+    on it and print how long it took to answer and its peak memory."""
+    import signal
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory() as where:
+        path = Path(where) / "full.sqlite"
+        journal_file(path, tenants, entries, pad)
+        size = path.stat().st_size / 1e6
+        started = time.monotonic()
+        server = StateServer(path, "--no-card-form", up_within=600)
+        up = time.monotonic() - started
+        try:
+            peak = peak_mib(server.proc.pid)
+            fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        finally:
+            server.stop(signal.SIGTERM)
+        print(
+            f"{tenants * entries} journal entries, {size:.0f} MB: answering after {up:.1f} s"
+            f" ({cpu:.1f} s of CPU), peak {peak:.0f} MiB"
+        )
+
+
+if __name__ == "__main__":
+    measure_start()

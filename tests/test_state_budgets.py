@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from emulator.config import Limits, Settings
 from emulator.state.database import read
 from tests.conftest import SANDBOX
-from tests.stateserver import ENTRY, StateServer, journal_file
+from tests.stateserver import ENTRY, StateServer, journal_file, peak_mib
 
 PEAK_MIB = 384  # docs/state.md and docs/reference/limits.md: the bound of a process at the default limits
 TENANTS, ENTRIES, PAD = 150, 1000, 300  # 150,000 entries of 2 KB: more than memoryBytes (256 MiB) holds
@@ -32,18 +32,10 @@ def full_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _peak_mib(pid: int) -> float:
-    """The process's peak resident memory (VmHWM) so far, in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmHWM in /proc")
-
-
 def test_a_150000_entry_journal_starts_within_the_budgets(full_file: Path) -> None:
     server = StateServer(full_file, "--no-card-form", up_within=180)
     try:
-        peak = _peak_mib(server.proc.pid)
+        peak = peak_mib(server.proc.pid)
         newest = httpx.get(server.base + "/_emulator/requests", headers={"X-Api-Key": f"key-{TENANTS - 1}"}, timeout=30)
         status, printed = server.stop(signal.SIGTERM)
     finally:
