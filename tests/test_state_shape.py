@@ -94,9 +94,8 @@ def test_a_missing_table_is_refused(valid: Path) -> None:
 
 def test_a_damaged_page_is_refused(valid: Path) -> None:
     data = bytearray(valid.read_bytes())
-    size = int.from_bytes(data[16:18], "big")
-    last = len(data) - size  # the last page: cut its cells' pointers short
-    data[last + 8 : last + 40] = b"\xff" * 32
+    size = int.from_bytes(data[16:18], "big") or 65536
+    data[size : size + 8] = b"\xff" * 8  # the header of page 2, a table's b-tree page
     valid.write_bytes(bytes(data))
     with pytest.raises(StateError, match=r"demo\.sqlite: (refused, SQLite finds it damaged|not a payemu state file)"):
         read(valid, Settings())
