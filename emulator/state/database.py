@@ -79,6 +79,9 @@ NAP = 0.0005
 PAGE_SIZE = 16384
 
 
+TENANT_DOC, RECORD_DOC = schema.doc_within(schema.MAX_TENANT_DOCUMENT), schema.doc_within(schema.MAX_RECORD_DOCUMENT)
+
+
 def migrate_hint(path: Path | str) -> str:
     return f"convert it once with: payemu state migrate {path} NEW.sqlite (then serve with --state NEW.sqlite)"
 
@@ -129,9 +132,11 @@ def load(path: Path, settings: Settings) -> tuple[list[Tenant], bool]:
             if not _check_format(db, path):
                 return [], False
             builder = Builder(settings)
-            builder.add_tenants(db.execute("SELECT key, doc FROM tenants ORDER BY rowid"))
+            builder.add_tenants(db.execute(f"SELECT key, {TENANT_DOC} FROM tenants ORDER BY rowid"))
             _add_journals(db, builder)  # first: what goes first for the budgets is there to go
-            for key, kind, ident, doc in db.execute("SELECT tenant, kind, id, doc FROM records ORDER BY rowid"):
+            for key, kind, ident, doc in db.execute(
+                f"SELECT tenant, kind, id, {RECORD_DOC} FROM records ORDER BY rowid"
+            ):
                 builder.add_record(key, kind, ident, doc)
             return builder.tenants(), _say_dropped(path, builder)
     except Invalid as exc:
@@ -149,7 +154,9 @@ def _add_journals(db: sqlite3.Connection, builder: Builder) -> None:
     size = builder.settings.journal_size
     for key in builder.tenant_keys():
         (count,) = db.execute("SELECT count(*) FROM journal WHERE tenant = ?", (key,)).fetchone()
-        rows = db.execute("SELECT id, doc FROM journal WHERE tenant = ? ORDER BY id DESC LIMIT ?", (key, size))
+        rows = db.execute(
+            f"SELECT id, {RECORD_DOC} FROM journal WHERE tenant = ? ORDER BY id DESC LIMIT ?", (key, size)
+        )
         builder.add_journal(key, rows, count)
 
 

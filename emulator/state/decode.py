@@ -43,7 +43,10 @@ class Invalid(ValueError):
 
 
 def document(kind: str, raw: object, limit: int) -> dict[str, Any]:
-    """``raw`` (a row's text) parsed and checked as a ``kind`` document."""
+    """``raw`` (a row's text, or the length of one SQLite found over ``limit``:
+    :func:`emulator.state.schema.doc_within`) parsed and checked as a ``kind`` document."""
+    if isinstance(raw, int) and raw > limit:
+        raise Invalid(f"a {kind} document of {raw} characters is over the {limit} allowed")
     if not isinstance(raw, str):
         raise Invalid(f"a {kind} document is {type(raw).__name__}, not JSON text")
     if len(raw) > limit:

@@ -33,6 +33,13 @@ MAX_KEY = 256
 MAX_TEXT = 4096  # names, references, currencies, gateway names
 MAX_PAYLOAD = 16384  # a string token's payload (emulator.payments.vault.MAX_PAYLOAD)
 
+
+def doc_within(limit: int) -> str:
+    """The ``doc`` column as read: its text, or only its length when that is over
+    ``limit`` (so a row too long to take is never fetched into memory)."""
+    return f"CASE WHEN length(doc) > {int(limit)} THEN length(doc) ELSE doc END"
+
+
 TABLES = (
     "CREATE TABLE IF NOT EXISTS payemu_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
     # rowid tables: a row keeps its rowid when its document is replaced, and new rows come
