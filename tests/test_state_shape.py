@@ -24,7 +24,7 @@ from emulator.state.database import read
 from emulator.state.errors import StateError
 from tests.conftest import SANDBOX
 from tests.serving import free_port
-from tests.stateserver import payemu
+from tests.stateserver import journal_file, payemu
 
 CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2031}
 ACCOUNT = {"paymentGatewayName": "NULLSuccess", "credentials": []}
@@ -99,6 +99,20 @@ def test_a_damaged_page_is_refused(valid: Path) -> None:
     valid.write_bytes(bytes(data))
     with pytest.raises(StateError, match=r"demo\.sqlite: (refused, SQLite finds it damaged|not a payemu state file)"):
         read(valid, Settings())
+
+
+def test_a_damaged_table_page_is_found_by_sqlites_check(tmp_path: Path) -> None:
+    """Pages no query at start reads (a journal's leaf) are checked too."""
+    path = tmp_path / "state.sqlite"
+    journal_file(path, 3, 50)
+    data = bytearray(path.read_bytes())
+    size = int.from_bytes(data[16:18], "big")
+    leaf = max(at for at in range(size, len(data), size) if data[at] == 0x0A)  # an index b-tree leaf
+    cells = int.from_bytes(data[leaf + 3 : leaf + 5], "big")
+    data[leaf + 8 : leaf + 8 + 2 * cells] = b"\x3f\xff" * cells  # every cell pointer out of the page
+    path.write_bytes(bytes(data))
+    with pytest.raises(StateError, match=r"state\.sqlite: refused, SQLite finds it damaged \((?!\*)"):
+        read(path, Settings())
 
 
 def test_the_file_is_read_with_what_sqlite_offers_for_untrusted_files(valid: Path) -> None:

@@ -111,5 +111,6 @@ def check(db: sqlite3.Connection, path: Path) -> None:
         raise StateError(f"{path}: refused, {found}")
     verdict = db.execute(f"PRAGMA quick_check({CHECK_FINDINGS})").fetchone()
     if verdict is None or verdict[0] != "ok":
-        detail = str(verdict[0] if verdict else "no answer").splitlines()[0][:160]
+        lines = str(verdict[0] if verdict else "no answer").splitlines()
+        detail = next((line for line in lines if not line.startswith("***")), lines[0])[:160]  # past its heading
         raise StateError(f"{path}: refused, SQLite finds it damaged ({detail})")
