@@ -11,7 +11,9 @@ Fixtures:
   ``reset``, ``add_certificate``. The tenant is removed when the test ends (unless
   ``--payemu-keep-tenants``).
 
-Importing this module has no side effects: nothing starts until a test asks for a fixture.
+Every tenant of a session shares one connection pool (one SSL context, kept-alive
+connections), so the fixture costs a test about a millisecond. Importing this module has no
+side effects: nothing starts until a test asks for a fixture.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 
     from emulator.config import Settings
     from emulator.server import BackgroundServer
+    from emulator.sharedpool import SharedPool
 
 URL_ENV = "PAYEMU_URL"
 SEED_ENV = "PAYEMU_SEED"
@@ -56,6 +59,16 @@ class PayemuServer:
         self.app = app
         self.startup_seconds = 0.0
         self._server: BackgroundServer | None = None
+        self._pool: SharedPool | None = None
+
+    @property
+    def pool(self) -> SharedPool:
+        """The connection pool every tenant's client of this server shares (made on first use)."""
+        if self._pool is None:
+            from emulator.sharedpool import SharedPool
+
+            self._pool = SharedPool()
+        return self._pool
 
     @classmethod
     def start(cls, settings: Settings | None = None) -> PayemuServer:
@@ -88,6 +101,9 @@ class PayemuServer:
         return cls(url, bool(response.json().get("seeded")))
 
     def stop(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -95,37 +111,38 @@ class PayemuServer:
     def tenant(self, sandbox: bool = True, user_name: str | None = None, label: str | None = None) -> Payemu:
         """A fresh tenant. On a seeded payemu, ``label`` (e.g. the test's node id) fixes its
         key, so the test gets the same ids and codes whatever runs before or beside it."""
-        import httpx
-
         body: dict[str, Any] = {"sandbox": sandbox}
         if user_name:
             body["userName"] = user_name
         if label is not None and self.seeded:
             body["apiKey"] = "pytest-" + hashlib.sha256(label.encode()).hexdigest()[:32]
-        with httpx.Client(base_url=self.base_url, timeout=30) as client:
+        client = self.pool.control(self.base_url)
+        response = client.post("/_emulator/tenants", json=body)
+        if response.status_code == 409 and "apiKey" in body:
+            # the key is in use (another session on this server): take a random one
+            del body["apiKey"]
             response = client.post("/_emulator/tenants", json=body)
-            if response.status_code == 409 and "apiKey" in body:
-                # the key is in use (another session on this server): take a random one
-                del body["apiKey"]
-                response = client.post("/_emulator/tenants", json=body)
         if response.status_code != 201:
             raise ControlError("POST", "/_emulator/tenants", response.status_code, response.text)
-        return Payemu(self.base_url, response.json())
+        return Payemu(self.base_url, response.json(), self.pool)
+
 
 
 # -- one tenant --------------------------------------------------------------------------
 class Payemu:
     """One isolated tenant of a payemu, and the control calls a test needs."""
 
-    def __init__(self, base_url: str, tenant: dict[str, Any]) -> None:
-        import httpx
+    def __init__(self, base_url: str, tenant: dict[str, Any], pool: SharedPool | None = None) -> None:
+        if pool is None:
+            from emulator.sharedpool import SharedPool
 
+            pool = SharedPool()
         self.base_url = base_url
         self.api_key: str = tenant["apiKey"]
         self.account_id: int = tenant["accountId"]
         self.user_name: str = tenant["userName"]
         self.is_sandbox: bool = tenant["isSandbox"]
-        self.client: httpx.Client = httpx.Client(base_url=base_url, headers={"X-Api-Key": self.api_key}, timeout=30)
+        self.client: httpx.Client = pool.client(base_url, {"X-Api-Key": self.api_key})
 
     def __repr__(self) -> str:
         return f"<payemu tenant {self.api_key} at {self.base_url}>"
