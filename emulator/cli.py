@@ -23,6 +23,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 MAX_PORT = 65535
 CARD_FORM_PORT_ENV = "PAYEMU_CARD_FORM_PORT"  # the default of --card-form-port when set
+READY_FILE_ENV = "PAYEMU_READY_FILE"  # the default of --ready-file when set (the Docker image's health check)
 
 
 SERVE_DESCRIPTION = """\
@@ -67,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--ready-file",
         metavar="PATH",
-        help='once requests are answered, write {"url", "port", "cardFormUrl"} here as JSON (for test harnesses)',
+        help='once requests are answered, write {"url", "port", "cardFormUrl"} here as JSON, removed on exit '
+        f"(for test harnesses; default ${READY_FILE_ENV})",
     )
     serve.add_argument(
         "--config",
@@ -337,6 +339,10 @@ def serve(
 
         split = cardform.PortSplit(served, cardform.app(), form_sock.getsockname()[1])
         serve_forever(split, settings, sock, [form_sock], on_started)
+    if ready_file:
+        from emulator import ready
+
+        ready.remove(ready_file)
     print("payemu stopped", flush=True)
     from emulator.state import exit_status
 
@@ -406,7 +412,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             from emulator.proxy.commands import replay_wrapper  # --replay (emulator.proxy)
 
-            return serve(settings_from(args), replay_wrapper(args), args.ready_file)
+            ready_file = args.ready_file or os.environ.get(READY_FILE_ENV) or None
+            return serve(settings_from(args), replay_wrapper(args), ready_file)
         if args.command in ("proxy", "verify"):  # emulator.proxy
             from emulator.proxy import commands as proxying
 

@@ -1,7 +1,8 @@
 """The ready file of ``payemu serve --ready-file PATH``: once the server answers requests,
 ``{"url": ..., "port": ..., "cardFormUrl": ...}`` is written to PATH as JSON, whole or not
 at all (a temporary file beside it, then renamed), so a harness that polls for the file
-reads the port payemu chose (``--port 0``) and never a half-written file."""
+reads the port payemu chose (``--port 0``) and never a half-written file. It is removed when
+payemu stops."""
 
 from __future__ import annotations
 
@@ -31,3 +32,8 @@ def write(path: str | os.PathLike[str], data: dict[str, object]) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def remove(path: str | os.PathLike[str]) -> None:
+    """Remove the ready file, if it is there, when the server has stopped."""
+    Path(path).unlink(missing_ok=True)

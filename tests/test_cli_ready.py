@@ -18,19 +18,19 @@ import httpx
 import pytest
 
 from emulator import ready
-from emulator.cli import CARD_FORM_PORT_ENV, build_parser, settings_from
+from emulator.cli import CARD_FORM_PORT_ENV, READY_FILE_ENV, build_parser, settings_from
 from emulator.config import ConfigError
 from tests.serving import ROOT
 
 
-def start(ready_file: Path, *options: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def start(ready_file: Path, *options: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "emulator", "serve", "--port", "0", "--ready-file", str(ready_file), *options],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
 
 
@@ -79,6 +79,7 @@ def test_port_zero_binds_a_free_port_named_in_the_ready_file_and_banner(
     output = stop(process)
     assert f"listening on   http://127.0.0.1:{port}\n" in output
     assert "Traceback" not in output
+    assert not path.exists()  # a stopped payemu is not ready
 
 
 def test_card_form_port_zero_serves_the_form_on_a_free_port(
@@ -97,8 +98,15 @@ def test_card_form_port_zero_serves_the_form_on_a_free_port(
 
 
 def test_no_card_form_leaves_its_url_null(tmp_path: Path) -> None:
-    path = tmp_path / "ready.json"
-    process = start(path, "--no-card-form", "--log-level", "warning")
+    path = tmp_path / "ready.json"  # here from the environment, as in the Docker image
+    process = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "serve", "--port", "0", "--no-card-form", "--log-level", "warning"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", READY_FILE_ENV: str(path)},
+    )
     try:
         info = wait_for(path, process)
         assert info["cardFormUrl"] is None
