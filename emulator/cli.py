@@ -63,7 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default=None, help=f"address to listen on (default {DEFAULT_HOST})")
     serve.add_argument(
-        "--port", type=int, default=None, help=f"TCP port; 0: any free one, shown in the banner (default {DEFAULT_PORT})"
+        "--port",
+        type=int,
+        default=None,
+        help=f"TCP port; 0: any free one, shown in the banner (default {DEFAULT_PORT})",
     )
     serve.add_argument(
         "--ready-file",
@@ -304,9 +307,7 @@ def _origin(text: str) -> str:
     return origin
 
 
-def serve(
-    settings: Settings, replay: tuple[str | None, bool] = (None, False), ready_file: str | None = None
-) -> int:
+def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False), ready_file: str | None = None) -> int:
     from emulator.http.app import create_app
     from emulator.http.versions import DocumentError
     from emulator.server import bind_socket, serve_forever
@@ -349,9 +350,7 @@ def serve(
     return exit_status(app)  # 1 when a save of --state failed
 
 
-def _ready_writer(
-    settings: Settings, form_sock: socket.socket | None, path: str | None
-) -> Callable[[], None] | None:
+def _ready_writer(settings: Settings, form_sock: socket.socket | None, path: str | None) -> Callable[[], None] | None:
     """What writes ``--ready-file`` once the server listens (None without the option)."""
     if path is None:
         return None

@@ -2,7 +2,7 @@
 
 Config file (all keys optional)::
 
-    keys:                         # replaces the two built-in keys when given
+    keys:                         # replaces the two built-in keys (the banner names them)
       - key: sandbox-api-key
         userName: sandbox-merchant
         accountId: 10001

@@ -127,7 +127,6 @@ class PayemuServer:
         return Payemu(self.base_url, response.json(), self.pool)
 
 
-
 # -- one tenant --------------------------------------------------------------------------
 class Payemu:
     """One isolated tenant of a payemu, and the control calls a test needs."""

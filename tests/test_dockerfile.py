@@ -79,7 +79,9 @@ def test_command_matches_the_cli_defaults() -> None:
 
 def env() -> dict[str, str]:
     """The image's environment (ENV KEY=VALUE pairs)."""
-    return dict(pair.split("=", 1) for keyword, rest in instructions() if keyword == "ENV" for pair in shlex.split(rest))
+    return dict(
+        pair.split("=", 1) for keyword, rest in instructions() if keyword == "ENV" for pair in shlex.split(rest)
+    )
 
 
 def run_health_check(ready_file: Path) -> subprocess.CompletedProcess[str]:
