@@ -128,8 +128,8 @@ def serve_forever(
 ) -> None:
     """Serve ``app`` on ``sock`` (bound by :func:`bind_socket`) or on
     ``settings.host:settings.port`` until a signal ends it; also on the ``extra`` sockets
-    (the eWallet card form's listener); ``on_started`` is called once it listens. What start-up built (schemas, compiled validators,
-    catalog, scenarios) is moved out of the garbage collector's view first
+    (the eWallet card form's listener); ``on_started`` is called once it listens. What
+    start-up built (schemas, compiled validators, catalog, scenarios) is moved out of the garbage collector's view first
     (:func:`gc.freeze`), so its full collections only walk what requests created; and the
     collector runs less often (:data:`GC_THRESHOLDS`)."""
     gc.collect()
