@@ -396,6 +396,13 @@ def scenarios_command(args: argparse.Namespace) -> int:
         return 1 if problems else 0
     if args.action == "table":
         if args.write_docs:
+            if not scenarios.report.PAGE.is_file():
+                print(
+                    f"payemu: --write-docs writes {scenarios.report.PAGE.relative_to(scenarios.report.REPOSITORY)} "
+                    "of a payemu checkout; this payemu is installed without one (run it from a clone)",
+                    file=sys.stderr,
+                )
+                return 2
             changed = scenarios.write_readme()
             print(f"{scenarios.report.PAGE}: test-card table {'updated' if changed else 'already up to date'}")
         else:
