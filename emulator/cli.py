@@ -397,9 +397,10 @@ def scenarios_command(args: argparse.Namespace) -> int:
     if args.action == "table":
         if args.write_docs:
             if not scenarios.report.PAGE.is_file():
+                page = "/".join(scenarios.report.PAGE.parts[-2:])
                 print(
-                    f"payemu: --write-docs writes {scenarios.report.PAGE.relative_to(scenarios.report.REPOSITORY)} "
-                    "of a payemu checkout; this payemu is installed without one (run it from a clone)",
+                    f"payemu: --write-docs writes {page} of a payemu checkout; "
+                    "this payemu is installed without one (run it from a clone)",
                     file=sys.stderr,
                 )
                 return 2
