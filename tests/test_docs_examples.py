@@ -82,7 +82,8 @@ def test_example(example: Example, payemu: str, tmp_path: Path) -> None:
         text=True,
         timeout=60,
         cwd=tmp_path,
-        env={**os.environ, "HOME": str(tmp_path)},
+        # this environment's `payemu` and `python3` first, as in an activated virtual environment
+        env={**os.environ, "HOME": str(tmp_path), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
         check=False,
     )
     assert done.returncode == 0, f"{example.id} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
