@@ -21,7 +21,7 @@ def _commands() -> list[str]:
 def test_readme_opens_with_two_commands() -> None:
     start, test = _commands()[:2]
     assert start.endswith("pip install -e . && payemu serve")
-    assert test.endswith("pip install -e '.[test]' && pytest")
+    assert test.endswith("pip install -e '.[test]' && pytest -n auto")
 
 
 def test_ci_runs_the_readme_test_command_exactly() -> None:
