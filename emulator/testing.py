@@ -116,15 +116,14 @@ class PayemuServer:
             body["userName"] = user_name
         if label is not None and self.seeded:
             body["apiKey"] = "pytest-" + hashlib.sha256(label.encode()).hexdigest()[:32]
-        client = self.pool.control(self.base_url)
-        response = client.post("/_emulator/tenants", json=body)
-        if response.status_code == 409 and "apiKey" in body:
+        status, text = self.pool.call(self.base_url, "POST", "/_emulator/tenants", body)
+        if status == 409 and "apiKey" in body:
             # the key is in use (another session on this server): take a random one
             del body["apiKey"]
-            response = client.post("/_emulator/tenants", json=body)
-        if response.status_code != 201:
-            raise ControlError("POST", "/_emulator/tenants", response.status_code, response.text)
-        return Payemu(self.base_url, response.json(), self.pool)
+            status, text = self.pool.call(self.base_url, "POST", "/_emulator/tenants", body)
+        if status != 201:
+            raise ControlError("POST", "/_emulator/tenants", status, text)
+        return Payemu(self.base_url, json.loads(text), self.pool)
 
 
 # -- one tenant --------------------------------------------------------------------------
@@ -141,7 +140,15 @@ class Payemu:
         self.account_id: int = tenant["accountId"]
         self.user_name: str = tenant["userName"]
         self.is_sandbox: bool = tenant["isSandbox"]
-        self.client: httpx.Client = pool.client(base_url, {"X-Api-Key": self.api_key})
+        self._pool = pool
+        self._client: httpx.Client | None = None
+
+    @property
+    def client(self) -> httpx.Client:
+        """An ``httpx.Client`` for this tenant: its base URL and ``X-Api-Key`` (made on first use)."""
+        if self._client is None:
+            self._client = self._pool.client(self.base_url, {"X-Api-Key": self.api_key})
+        return self._client
 
     def __repr__(self) -> str:
         return f"<payemu tenant {self.api_key} at {self.base_url}>"
@@ -214,9 +221,10 @@ class Payemu:
         """Close the client; ``remove`` also deletes the tenant from the server."""
         try:
             if remove:
-                self.client.delete("/_emulator/tenants/current")
+                self._pool.call(self.base_url, "DELETE", "/_emulator/tenants/current", key=self.api_key)
         finally:
-            self.client.close()
+            if self._client is not None:
+                self._client.close()
 
 
 # -- pytest wiring ---------------------------------------------------------------------
