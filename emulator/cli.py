@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from emulator import INTERFACE_VERSION, __version__
 from emulator.banner import banner
 from emulator.config import ConfigError, Settings, load_config_file, parse_clock_start
 from emulator.didyoumean import Parser, parse
+from emulator.ports import CARD_FORM_PORT_ENV, MAX_PORT, card_form_listener, card_form_port, ready_writer
 from emulator.scenarios import ScenarioError
 
 if TYPE_CHECKING:
@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-MAX_PORT = 65535
-CARD_FORM_PORT_ENV = "PAYEMU_CARD_FORM_PORT"  # the default of --card-form-port when set
 READY_FILE_ENV = "PAYEMU_READY_FILE"  # the default of --ready-file when set (the Docker image's health check)
 
 
@@ -226,7 +224,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         settings.port = args.port
     if getattr(args, "state", None):
         settings.state_path = args.state
-    _card_form_port(args, settings)
+    card_form_port(args, settings)
     if getattr(args, "seed", None) is not None:
         settings.seed = args.seed
     if getattr(args, "clock_start", None):
@@ -259,26 +257,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
     settings.log_level = getattr(args, "log_level", "info")
     settings.access_log = bool(getattr(args, "access_log", False))
     return settings
-
-
-def _card_form_port(args: argparse.Namespace, settings: Settings) -> None:
-    """--card-form-port (0: any free port), --no-card-form, or $PAYEMU_CARD_FORM_PORT
-    (a port, or ``off``)."""
-    form_port = getattr(args, "card_form_port", None)
-    text = os.environ.get(CARD_FORM_PORT_ENV, "").strip()
-    if form_port is None and text:
-        if text.lower() == "off":
-            settings.card_form_port = None
-        elif not text.isdigit() or int(text) > MAX_PORT:
-            raise ConfigError(f"{CARD_FORM_PORT_ENV}={text}: a port from 0 (any free port) to {MAX_PORT}, or off")
-        else:
-            settings.card_form_port = int(text)
-    if form_port is not None:
-        if not 0 <= form_port <= MAX_PORT:
-            raise ConfigError(f"--card-form-port {form_port}: a port is a number from 0 (any free port) to {MAX_PORT}")
-        settings.card_form_port = form_port
-    if getattr(args, "no_card_form", False):
-        settings.card_form_port = None
 
 
 def _connection_limits(args: argparse.Namespace, settings: Settings) -> None:
@@ -327,7 +305,7 @@ def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False), r
         raise ConfigError(f"cannot listen on {settings.host}:{settings.port}: {reason.lower()}") from None
     settings.port = sock.getsockname()[1]  # the port chosen for --port 0
     form_sock, form_line = card_form_listener(settings)
-    on_started = _ready_writer(settings, form_sock, ready_file)
+    on_started = ready_writer(settings, form_sock, ready_file)
     print(banner(settings, app.state.runtime, form_line) + replay_note(served), flush=True)
     if settings.access_log:  # off: not even a wrapper (the fast path stays as measured)
         from emulator import accesslog
@@ -348,40 +326,6 @@ def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False), r
     from emulator.state import exit_status
 
     return exit_status(app)  # 1 when a save of --state failed
-
-
-def _ready_writer(settings: Settings, form_sock: socket.socket | None, path: str | None) -> Callable[[], None] | None:
-    """What writes ``--ready-file`` once the server listens (None without the option)."""
-    if path is None:
-        return None
-    from emulator import ready
-
-    form_port = form_sock.getsockname()[1] if form_sock is not None else None
-    data = ready.contents(settings.host, settings.port, form_port)
-    return lambda: ready.write(path, data)
-
-
-def card_form_listener(settings: Settings) -> tuple[socket.socket | None, str | None]:
-    """The eWallet card form's socket on localhost (bound, or None) and the banner's line
-    about it. A port in use is no reason to fail: the banner says so and what to do."""
-    from emulator.server import bind_socket
-
-    port = settings.card_form_port
-    if port is None:
-        return None, "off (--no-card-form); the real eWallet library needs it on localhost:4200"
-    if port and port == settings.port:
-        return None, f"off: port {port} is payemu's own port; choose another --card-form-port"
-    try:
-        sock = bind_socket(settings.host, port)
-    except OSError as exc:
-        reason = (exc.strerror or str(exc)).lower()
-        return None, (
-            f"NOT served: cannot listen on localhost:{port} ({reason}). The real eWallet library opens its "
-            f"card form at http://localhost:4200//pay/ only: stop what holds port {port} and restart payemu, "
-            "or run payemu with --no-card-form and use the hosted page (/_emulator/pay/<token>) or "
-            "payemu's payments-library.js instead"
-        )
-    return sock, f"http://localhost:{sock.getsockname()[1]}//pay/#/cardEntry (the eWallet library's form)"
 
 
 def scenarios_command(args: argparse.Namespace) -> int:

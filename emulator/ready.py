@@ -14,7 +14,9 @@ from pathlib import Path
 
 def contents(host: str, port: int, card_form_port: int | None) -> dict[str, object]:
     """What the ready file says: payemu's base URL and port, and the card form's URL (null
-    when it is not served)."""
+    when it is not served). A server on every address (``0.0.0.0``, ``::``) is reached
+    through loopback."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
     shown = f"[{host}]" if ":" in host else host
     form = f"http://localhost:{card_form_port}//pay/" if card_form_port else None
     return {"url": f"http://{shown}:{port}", "port": port, "cardFormUrl": form}

@@ -143,6 +143,12 @@ def test_the_ready_file_is_replaced_whole(tmp_path: Path) -> None:
     ready.write(path, data)
     assert json.loads(path.read_text()) == {"url": "http://[::1]:8123", "port": 8123, "cardFormUrl": None}
     assert [p.name for p in tmp_path.iterdir()] == ["ready.json"]
+    assert ready.contents("0.0.0.0", 80, 81) == {
+        "url": "http://127.0.0.1:80",
+        "port": 80,
+        "cardFormUrl": "http://localhost:81//pay/",
+    }
+    assert ready.contents("::", 80, None)["url"] == "http://[::1]:80"
 
 
 def test_an_unwritable_ready_file_leaves_nothing_behind(tmp_path: Path) -> None:
