@@ -3,7 +3,6 @@ the in-process server, reusing a running one, and staying out of the way."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 import subprocess
 import sys
@@ -183,14 +182,6 @@ def test_a_suite_that_does_not_use_it_is_untouched(tmp_path: Path) -> None:
     assert "1 passed" in result.stdout
     assert "payemu:" not in result.stdout
     assert time.perf_counter() - began < 30
-
-
-def test_the_docs_in_process_example_runs() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "docs" / "ci.md").read_text()
-    code = readme.split("<!-- in-process example -->\n```python\n", 1)[1].split("\n```\n", 1)[0]
-    namespace: dict[str, object] = {}
-    exec(compile(code, "docs/ci.md (in-process example)", "exec"), namespace)
-    asyncio.run(namespace["main"]())  # type: ignore[operator]
 
 
 def test_tenants_share_one_pool_that_outlives_them(payemu_server: PayemuServer) -> None:
