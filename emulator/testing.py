@@ -11,9 +11,7 @@ Fixtures:
   ``reset``, ``add_certificate``. The tenant is removed when the test ends (unless
   ``--payemu-keep-tenants``).
 
-Every tenant of a session shares one connection pool (one SSL context, kept-alive
-connections), so the fixture costs a test about a millisecond. Importing this module has no
-side effects: nothing starts until a test asks for a fixture.
+Importing this module has no side effects: nothing starts until a test asks for a fixture.
 """
 
 from __future__ import annotations
