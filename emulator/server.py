@@ -66,10 +66,9 @@ class Server(uvicorn.Server):
     like a crash). In a background thread no signal handler is installed at all. After a
     signal, connections still open past the graceful-shutdown timeout are cut: uvicorn
     cancels their requests, and should the process still be up shortly after (a client that
-    never closes), it ends anyway with exit status 0 and a log line. ``on_started`` is
-    called once it listens (``payemu serve --ready-file``)."""
+    never closes), it ends anyway with exit status 0 and a log line."""
 
-    on_started: Callable[[], None] | None = None
+    on_started: Callable[[], None] | None = None  # called once it listens (payemu serve --ready-file)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
@@ -128,10 +127,10 @@ def serve_forever(
 ) -> None:
     """Serve ``app`` on ``sock`` (bound by :func:`bind_socket`) or on
     ``settings.host:settings.port`` until a signal ends it; also on the ``extra`` sockets
-    (the eWallet card form's listener); ``on_started`` is called once it listens. What
-    start-up built (schemas, compiled validators, catalog, scenarios) is moved out of the garbage collector's view first
-    (:func:`gc.freeze`), so its full collections only walk what requests created; and the
-    collector runs less often (:data:`GC_THRESHOLDS`)."""
+    (the eWallet card form's listener), calling ``on_started`` once it listens. What start-up
+    built (schemas, compiled validators, catalog, scenarios) is moved out of the garbage
+    collector's view first (:func:`gc.freeze`), so its full collections only walk what
+    requests created; and the collector runs less often (:data:`GC_THRESHOLDS`)."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
