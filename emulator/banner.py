@@ -7,7 +7,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from emulator import __version__
-from emulator.config import Settings, describe_limits
+from emulator.config import DEFAULT_KEYS, Settings, describe_limits
 
 if TYPE_CHECKING:
     from emulator.runtime import Runtime
@@ -23,6 +23,17 @@ def _any_key_note(settings: Settings) -> str:
     return " (+ any key: --any-key)"
 
 
+def _dropped_keys(settings: Settings) -> list[str]:
+    """The line naming the built-in keys a config file's ``keys:`` left out (a request with
+    one of them is a 401), or none when every built-in key still works."""
+    kept = {spec.key for spec in settings.keys}
+    dropped = ", ".join(spec.key for spec in DEFAULT_KEYS if spec.key not in kept)
+    if not dropped:
+        return []
+    fate = "fresh sandbox tenants (--any-key)" if settings.any_key else "answered 401"
+    return [f"  not served     {dropped}: the config file's keys: replace them ({fate}); list them there to keep them"]
+
+
 def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -> str:
     """What a newcomer needs on start: where it listens, the keys, the files it read."""
     base = f"http://{settings.host}:{settings.port}"
@@ -31,6 +42,7 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
         f"payemu {__version__} — payment orchestration emulator, interface {runtime.api.interface_version}",
         f"  listening on   {base}",
         f"  API keys       {keys}{_any_key_note(settings)}",
+        *_dropped_keys(settings),
         f"  schema         {runtime.api.source} (version {runtime.api.version})",
     ]
     counts = Counter(rule.source for rule in runtime.scenarios.file_rules)

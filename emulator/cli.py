@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import socket
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -14,6 +13,7 @@ from emulator import INTERFACE_VERSION, __version__
 from emulator.banner import banner
 from emulator.config import ConfigError, Settings, load_config_file, parse_clock_start
 from emulator.didyoumean import Parser, parse
+from emulator.ports import CARD_FORM_PORT_ENV, MAX_PORT, card_form_listener, card_form_port, ready_writer
 from emulator.scenarios import ScenarioError
 
 if TYPE_CHECKING:
@@ -21,8 +21,7 @@ if TYPE_CHECKING:
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-MAX_PORT = 65535
-CARD_FORM_PORT_ENV = "PAYEMU_CARD_FORM_PORT"  # the default of --card-form-port when set
+READY_FILE_ENV = "PAYEMU_READY_FILE"  # the default of --ready-file when set (the Docker image's health check)
 
 
 SERVE_DESCRIPTION = """\
@@ -61,7 +60,18 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument("--host", default=None, help=f"address to listen on (default {DEFAULT_HOST})")
-    serve.add_argument("--port", type=int, default=None, help=f"TCP port, 1 to 65535 (default {DEFAULT_PORT})")
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"TCP port; 0: any free one, shown in the banner (default {DEFAULT_PORT})",
+    )
+    serve.add_argument(
+        "--ready-file",
+        metavar="PATH",
+        help='once requests are answered, write {"url", "port", "cardFormUrl"} here as JSON, removed on exit '
+        f"(for test harnesses; default ${READY_FILE_ENV})",
+    )
     serve.add_argument(
         "--config",
         metavar="FILE",
@@ -130,10 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="PORT",
         help="also serve the eWallet card form the real JS library opens, on localhost:PORT "
-        f"(default ${CARD_FORM_PORT_ENV} or 4200, where the library looks for it; 0: off)",
+        f"(default ${CARD_FORM_PORT_ENV} or 4200, where the library looks for it; 0: any free port)",
     )
     serve.add_argument(
-        "--no-card-form", action="store_true", help="do not serve the eWallet card form (as --card-form-port 0)"
+        "--no-card-form",
+        action="store_true",
+        help=f"do not serve the eWallet card form (or {CARD_FORM_PORT_ENV}=off)",
     )
     # -- exposure (emulator.payments.admission; docs/http-limits-and-exposure.md) --
     serve.add_argument(
@@ -207,23 +219,12 @@ def settings_from(args: argparse.Namespace) -> Settings:
     if getattr(args, "host", None):
         settings.host = args.host
     if getattr(args, "port", None) is not None:
-        if not 1 <= args.port <= MAX_PORT:
-            raise ConfigError(f"--port {args.port}: a port is a number from 1 to {MAX_PORT}")
+        if not 0 <= args.port <= MAX_PORT:
+            raise ConfigError(f"--port {args.port}: a port is a number from 0 (any free port) to {MAX_PORT}")
         settings.port = args.port
     if getattr(args, "state", None):
         settings.state_path = args.state
-    form_port = getattr(args, "card_form_port", None)
-    if form_port is None and os.environ.get(CARD_FORM_PORT_ENV, "").strip():
-        text = os.environ[CARD_FORM_PORT_ENV].strip()
-        if not text.isdigit():
-            raise ConfigError(f"{CARD_FORM_PORT_ENV}={text}: a port is a number from 0 (off) to {MAX_PORT}")
-        form_port = int(text)
-    if form_port is not None:
-        if not 0 <= form_port <= MAX_PORT:
-            raise ConfigError(f"--card-form-port {form_port}: a port is a number from 0 (off) to {MAX_PORT}")
-        settings.card_form_port = form_port
-    if getattr(args, "no_card_form", False):
-        settings.card_form_port = 0
+    card_form_port(args, settings)
     if getattr(args, "seed", None) is not None:
         settings.seed = args.seed
     if getattr(args, "clock_start", None):
@@ -284,7 +285,7 @@ def _origin(text: str) -> str:
     return origin
 
 
-def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False)) -> int:
+def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False), ready_file: str | None = None) -> int:
     from emulator.http.app import create_app
     from emulator.http.versions import DocumentError
     from emulator.server import bind_socket, serve_forever
@@ -302,45 +303,29 @@ def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False)) -
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ConfigError(f"cannot listen on {settings.host}:{settings.port}: {reason.lower()}") from None
+    settings.port = sock.getsockname()[1]  # the port chosen for --port 0
     form_sock, form_line = card_form_listener(settings)
+    on_started = ready_writer(settings, form_sock, ready_file)
     print(banner(settings, app.state.runtime, form_line) + replay_note(served), flush=True)
     if settings.access_log:  # off: not even a wrapper (the fast path stays as measured)
         from emulator import accesslog
 
         served = accesslog.wrap(served)
     if form_sock is None:
-        serve_forever(served, settings, sock)
+        serve_forever(served, settings, sock, on_started=on_started)
     else:
         from emulator.http.pages import cardform
 
-        serve_forever(cardform.PortSplit(served, cardform.app(), settings.card_form_port), settings, sock, [form_sock])
+        split = cardform.PortSplit(served, cardform.app(), form_sock.getsockname()[1])
+        serve_forever(split, settings, sock, [form_sock], on_started)
+    if ready_file:
+        from emulator import ready
+
+        ready.remove(ready_file)
     print("payemu stopped", flush=True)
     from emulator.state import exit_status
 
     return exit_status(app)  # 1 when a save of --state failed
-
-
-def card_form_listener(settings: Settings) -> tuple[socket.socket | None, str | None]:
-    """The eWallet card form's socket on localhost (bound, or None) and the banner's line
-    about it. A port in use is no reason to fail: the banner says so and what to do."""
-    from emulator.server import bind_socket
-
-    port = settings.card_form_port
-    if not port:
-        return None, "off (--card-form-port 0); the real eWallet library needs it on localhost:4200"
-    if port == settings.port:
-        return None, f"off: port {port} is payemu's own port; choose another --card-form-port"
-    try:
-        sock = bind_socket(settings.host, port)
-    except OSError as exc:
-        reason = (exc.strerror or str(exc)).lower()
-        return None, (
-            f"NOT served: cannot listen on localhost:{port} ({reason}). The real eWallet library opens its "
-            f"card form at http://localhost:4200//pay/ only: stop what holds port {port} and restart payemu, "
-            "or run payemu with --no-card-form and use the hosted page (/_emulator/pay/<token>) or "
-            "payemu's payments-library.js instead"
-        )
-    return sock, f"http://localhost:{port}//pay/#/cardEntry (the eWallet library's form)"
 
 
 def scenarios_command(args: argparse.Namespace) -> int:
@@ -355,6 +340,14 @@ def scenarios_command(args: argparse.Namespace) -> int:
         return 1 if problems else 0
     if args.action == "table":
         if args.write_docs:
+            if not scenarios.report.PAGE.is_file():
+                page = "/".join(scenarios.report.PAGE.parts[-2:])
+                print(
+                    f"payemu: --write-docs writes {page} of a payemu checkout; "
+                    "this payemu is installed without one (run it from a clone)",
+                    file=sys.stderr,
+                )
+                return 2
             changed = scenarios.write_readme()
             print(f"{scenarios.report.PAGE}: test-card table {'updated' if changed else 'already up to date'}")
         else:
@@ -370,7 +363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             from emulator.proxy.commands import replay_wrapper  # --replay (emulator.proxy)
 
-            return serve(settings_from(args), replay_wrapper(args))
+            ready_file = args.ready_file or os.environ.get(READY_FILE_ENV) or None
+            return serve(settings_from(args), replay_wrapper(args), ready_file)
         if args.command in ("proxy", "verify"):  # emulator.proxy
             from emulator.proxy import commands as proxying
 

@@ -17,7 +17,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import uvicorn
@@ -68,6 +68,13 @@ class Server(uvicorn.Server):
     cancels their requests, and should the process still be up shortly after (a client that
     never closes), it ends anyway with exit status 0 and a log line."""
 
+    on_started: Callable[[], None] | None = None  # called once it listens (payemu serve --ready-file)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and self.on_started is not None:
+            self.on_started()
+
     def handle_exit(self, sig: int, frame: object) -> None:
         super().handle_exit(sig, frame)  # type: ignore[arg-type]
         _exit_anyway_after(self.config.timeout_graceful_shutdown)
@@ -112,18 +119,24 @@ def _exit_anyway_after(timeout: float | None) -> None:
 
 
 def serve_forever(
-    app: ASGIApp, settings: Settings, sock: socket.socket | None = None, extra: Sequence[socket.socket] = ()
+    app: ASGIApp,
+    settings: Settings,
+    sock: socket.socket | None = None,
+    extra: Sequence[socket.socket] = (),
+    on_started: Callable[[], None] | None = None,
 ) -> None:
     """Serve ``app`` on ``sock`` (bound by :func:`bind_socket`) or on
     ``settings.host:settings.port`` until a signal ends it; also on the ``extra`` sockets
-    (the eWallet card form's listener). What start-up built (schemas, compiled validators,
-    catalog, scenarios) is moved out of the garbage collector's view first
-    (:func:`gc.freeze`), so its full collections only walk what requests created; and the
-    collector runs less often (:data:`GC_THRESHOLDS`)."""
+    (the eWallet card form's listener), calling ``on_started`` once it listens. What start-up
+    built (schemas, compiled validators, catalog, scenarios) is moved out of the garbage
+    collector's view first (:func:`gc.freeze`), so its full collections only walk what
+    requests created; and the collector runs less often (:data:`GC_THRESHOLDS`)."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
-    Server(config_for(app, settings)).run(sockets=[sock, *extra] if sock is not None else None)
+    server = Server(config_for(app, settings))
+    server.on_started = on_started
+    server.run(sockets=[sock, *extra] if sock is not None else None)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

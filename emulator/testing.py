@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from emulator.config import Settings
     from emulator.server import BackgroundServer
+    from emulator.sharedpool import SharedPool
 
 URL_ENV = "PAYEMU_URL"
 SEED_ENV = "PAYEMU_SEED"
@@ -56,6 +57,16 @@ class PayemuServer:
         self.app = app
         self.startup_seconds = 0.0
         self._server: BackgroundServer | None = None
+        self._pool: SharedPool | None = None
+
+    @property
+    def pool(self) -> SharedPool:
+        """The connection pool every tenant's client of this server shares (made on first use)."""
+        if self._pool is None:
+            from emulator.sharedpool import SharedPool
+
+            self._pool = SharedPool()
+        return self._pool
 
     @classmethod
     def start(cls, settings: Settings | None = None) -> PayemuServer:
@@ -88,6 +99,9 @@ class PayemuServer:
         return cls(url, bool(response.json().get("seeded")))
 
     def stop(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -95,37 +109,44 @@ class PayemuServer:
     def tenant(self, sandbox: bool = True, user_name: str | None = None, label: str | None = None) -> Payemu:
         """A fresh tenant. On a seeded payemu, ``label`` (e.g. the test's node id) fixes its
         key, so the test gets the same ids and codes whatever runs before or beside it."""
-        import httpx
-
         body: dict[str, Any] = {"sandbox": sandbox}
         if user_name:
             body["userName"] = user_name
         if label is not None and self.seeded:
             body["apiKey"] = "pytest-" + hashlib.sha256(label.encode()).hexdigest()[:32]
-        with httpx.Client(base_url=self.base_url, timeout=30) as client:
-            response = client.post("/_emulator/tenants", json=body)
-            if response.status_code == 409 and "apiKey" in body:
-                # the key is in use (another session on this server): take a random one
-                del body["apiKey"]
-                response = client.post("/_emulator/tenants", json=body)
-        if response.status_code != 201:
-            raise ControlError("POST", "/_emulator/tenants", response.status_code, response.text)
-        return Payemu(self.base_url, response.json())
+        status, text = self.pool.call(self.base_url, "POST", "/_emulator/tenants", body)
+        if status == 409 and "apiKey" in body:
+            # the key is in use (another session on this server): take a random one
+            del body["apiKey"]
+            status, text = self.pool.call(self.base_url, "POST", "/_emulator/tenants", body)
+        if status != 201:
+            raise ControlError("POST", "/_emulator/tenants", status, text)
+        return Payemu(self.base_url, json.loads(text), self.pool)
 
 
 # -- one tenant --------------------------------------------------------------------------
 class Payemu:
     """One isolated tenant of a payemu, and the control calls a test needs."""
 
-    def __init__(self, base_url: str, tenant: dict[str, Any]) -> None:
-        import httpx
+    def __init__(self, base_url: str, tenant: dict[str, Any], pool: SharedPool | None = None) -> None:
+        if pool is None:
+            from emulator.sharedpool import SharedPool
 
+            pool = SharedPool()
         self.base_url = base_url
         self.api_key: str = tenant["apiKey"]
         self.account_id: int = tenant["accountId"]
         self.user_name: str = tenant["userName"]
         self.is_sandbox: bool = tenant["isSandbox"]
-        self.client: httpx.Client = httpx.Client(base_url=base_url, headers={"X-Api-Key": self.api_key}, timeout=30)
+        self._pool = pool
+        self._client: httpx.Client | None = None
+
+    @property
+    def client(self) -> httpx.Client:
+        """An ``httpx.Client`` for this tenant: its base URL and ``X-Api-Key`` (made on first use)."""
+        if self._client is None:
+            self._client = self._pool.client(self.base_url, {"X-Api-Key": self.api_key})
+        return self._client
 
     def __repr__(self) -> str:
         return f"<payemu tenant {self.api_key} at {self.base_url}>"
@@ -198,9 +219,10 @@ class Payemu:
         """Close the client; ``remove`` also deletes the tenant from the server."""
         try:
             if remove:
-                self.client.delete("/_emulator/tenants/current")
+                self._pool.call(self.base_url, "DELETE", "/_emulator/tenants/current", key=self.api_key)
         finally:
-            self.client.close()
+            if self._client is not None:
+                self._client.close()
 
 
 # -- pytest wiring ---------------------------------------------------------------------

@@ -29,7 +29,7 @@ LIVE = {"X-Api-Key": "live-api-key"}
 
 # Every `payemu serve` the tests start leaves port 4200 alone: the eWallet card form is
 # served there only for the real library's browser test (tests/test_ewallet_library.py).
-os.environ[CARD_FORM_PORT_ENV] = "0"
+os.environ[CARD_FORM_PORT_ENV] = "off"
 
 
 @pytest.fixture(scope="session")

@@ -1,18 +1,25 @@
-"""The shell examples of README.md and docs/: found, and their shown output matched.
+"""The code blocks of README.md and docs/: found, and how each runs.
 
 A ```sh block runs as one bash script; a line ``# ...`` after a command is output the
-commands must print, in order (``...`` stands for anything). A block preceded by
-``<!-- not-run: reason -->`` is listed but not run.
+commands must print, in order (``...`` stands for anything). A ```python block runs in a
+temporary project (under pytest when it holds tests, else as a script whose ``main`` is
+called); a ```yaml block is loaded as the config file or scenario file it shows. Any
+other language must carry ``<!-- not-run: reason -->`` just before it; blocks without a
+language, or ```text, show output and are not programs.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BLOCK = re.compile(r"^```sh\n(.*?)^```$", re.S | re.M)
+ANY_BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
+RUNNABLE = ("sh", "python", "yaml")  # what the tests run; other languages need a not-run marker
+OUTPUT = ("text",)  # shown output, not a program
 NOT_RUN = re.compile(r"<!-- not-run: (.+?) -->\s*$")
 ADDRESSES = ("127.0.0.1:8080", "localhost:8080")
 
@@ -23,6 +30,7 @@ class Example:
     line: int
     script: str
     not_run: str | None  # the reason, for a block marked not-run
+    language: str = "sh"
 
     @property
     def id(self) -> str:
@@ -43,18 +51,32 @@ def pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def examples() -> list[Example]:
+def examples(language: str = "sh") -> list[Example]:
+    """The blocks of ``language`` (``"*"``: every block with a language but ``text``)."""
     found = []
     for page in pages():
         text = page.read_text(encoding="utf-8")
-        for match in BLOCK.finditer(text):
+        for match in ANY_BLOCK.finditer(text):
+            kind = match.group(1)
+            if kind in OUTPUT or (language != "*" and kind != language):
+                continue
             before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
             reason = NOT_RUN.search(before)
             line = text.count("\n", 0, match.start()) + 1
-            found.append(
-                Example(str(page.relative_to(ROOT)), line, match.group(1), reason.group(1) if reason else None)
-            )
+            path = str(page.relative_to(ROOT))
+            found.append(Example(path, line, match.group(2), reason.group(1) if reason else None, kind))
     return found
+
+
+def heading_of(example: Example) -> str:
+    """The markdown heading the block stands under (``""`` before the first)."""
+    heading, fenced = "", False
+    for line in (ROOT / example.path).read_text(encoding="utf-8").splitlines()[: example.line - 1]:
+        if line.startswith("```"):
+            fenced = not fenced
+        elif line.startswith("#") and not fenced:
+            heading = line.lstrip("#").strip()
+    return heading
 
 
 def pattern(shown: str) -> re.Pattern[str]:
@@ -80,3 +102,25 @@ def localised(script: str, base: str) -> str:
     for address in ADDRESSES:
         script = script.replace(f"http://{address}", base)
     return script
+
+
+def run_python(example: Example, directory: Path, python: str) -> subprocess.CompletedProcess[str]:
+    """Run a Python block in ``directory`` (a fresh project) with the interpreter ``python``:
+    under pytest when it holds a test, else as a script whose ``main()`` (if any) is called
+    (and awaited when it is a coroutine function)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYEMU_", "PYTEST_")) and k != "PYTHONPATH"}
+    if re.search(r"^def test_", example.script, re.M):
+        (directory / "test_example.py").write_text(example.script)
+        command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"]
+    else:
+        (directory / "example.py").write_text(example.script)
+        command = [python, "-c", CALL_MAIN]
+    return subprocess.run(command, cwd=directory, env=env, capture_output=True, text=True, timeout=120)
+
+
+CALL_MAIN = """\
+import asyncio, inspect, example
+main = getattr(example, "main", None)
+if main is not None:
+    asyncio.run(main()) if inspect.iscoroutinefunction(main) else main()
+"""

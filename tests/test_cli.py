@@ -116,6 +116,48 @@ def test_the_banner_is_human_text() -> None:
     assert "  access log     on" in text
 
 
+@pytest.mark.parametrize(
+    ("keys", "any_key", "line"),
+    [
+        (
+            ["demo-key"],
+            False,
+            "  not served     sandbox-api-key, live-api-key: the config file's keys: replace them "
+            "(answered 401); list them there to keep them",
+        ),
+        (
+            ["demo-key", "sandbox-api-key"],
+            True,
+            "  not served     live-api-key: the config file's keys: replace them "
+            "(fresh sandbox tenants (--any-key)); list them there to keep them",
+        ),
+        (["sandbox-api-key", "live-api-key", "demo-key"], False, None),
+    ],
+    ids=["both-dropped", "one-dropped", "both-kept"],
+)
+def test_the_banner_names_the_built_in_keys_a_config_file_drops(
+    tmp_path: Path, keys: list[str], any_key: bool, line: str | None
+) -> None:
+    from starlette.testclient import TestClient
+
+    from emulator.cli import banner, build_parser, settings_from
+    from emulator.http.app import create_app
+
+    config = tmp_path / "payemu.yaml"
+    config.write_text("keys:\n" + "".join(f"  - key: {key}\n" for key in keys))
+    args = ["serve", "--config", str(config), *(["--any-key"] if any_key else [])]
+    settings = settings_from(build_parser().parse_args(args))
+    app = create_app(settings)
+    text = banner(settings, app.state.runtime)
+    shown = [row for row in text.splitlines() if row.startswith("  not served")]
+    assert shown == ([line] if line else [])
+    with TestClient(app) as client:  # what the line says is what a request finds
+        for key in ("sandbox-api-key", "live-api-key"):
+            status = client.get("/Utils/apiKey", headers={"X-Api-Key": key}).status_code
+            assert status == (200 if key in keys or any_key else 401)
+    assert not app.state.runtime.violations
+
+
 def test_clock_start_flag() -> None:
     from datetime import UTC, datetime
 

@@ -51,8 +51,8 @@ def test_every_option_and_argument_has_help_text() -> None:
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["--port", "99999"], "payemu: --port 99999: a port is a number from 1 to 65535"),
-        (["--port", "0"], "payemu: --port 0: a port is a number from 1 to 65535"),
+        (["--port", "99999"], "payemu: --port 99999: a port is a number from 0 (any free port) to 65535"),
+        (["--port", "-1"], "payemu: --port -1: a port is a number from 0 (any free port) to 65535"),
         (
             ["--openapi", "{tmp}/missing.json"],
             "payemu: --openapi: {tmp}/missing.json: cannot be read (No such file or directory)",

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
-from starlette.testclient import TestClient
 
 from emulator import cli
 
@@ -74,17 +77,60 @@ def test_command_matches_the_cli_defaults() -> None:
     assert any(keyword == "RUN" and "mkdir /scenarios" in rest for keyword, rest in instructions())
 
 
-def test_health_check_asks_the_health_route(make_app) -> None:  # type: ignore[no-untyped-def]
+def env() -> dict[str, str]:
+    """The image's environment (ENV KEY=VALUE pairs)."""
+    return dict(
+        pair.split("=", 1) for keyword, rest in instructions() if keyword == "ENV" for pair in shlex.split(rest)
+    )
+
+
+def run_health_check(ready_file: Path) -> subprocess.CompletedProcess[str]:
     check = one("HEALTHCHECK")
     options, _, command = check.partition("CMD ")
     assert "--interval=" in options
     assert "--timeout=" in options
     argv = exec_form(command)
     assert argv[:2] == ["python", "-c"]
-    url = f"http://127.0.0.1:{cli.DEFAULT_PORT}/_emulator/health"
-    assert url in argv[2]
-    with TestClient(make_app()) as client:
-        assert client.get("/_emulator/health").status_code == 200
+    return subprocess.run(
+        [sys.executable, *argv[1:]],
+        env={**os.environ, cli.READY_FILE_ENV: str(ready_file)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_payemu_in_the_image_writes_the_ready_file() -> None:
+    assert env()[cli.READY_FILE_ENV].startswith("/tmp/")
+
+
+def test_health_check_follows_the_port_payemu_serves(tmp_path: Path) -> None:
+    """The image's health check, run as Docker runs it, against `payemu serve` on another
+    port than the image's default: healthy once payemu is up there, unhealthy before."""
+    command = exec_form(one("CMD"))
+    args = [*command[1:], "--port", "0", "--log-level", "warning"]  # the image's command on another port
+    args[args.index("--host") + 1] = "127.0.0.1"
+    args[args.index("--scenarios") + 1] = str(tmp_path)
+    ready_file = tmp_path / "ready.json"
+    assert run_health_check(ready_file).returncode != 0  # not up: unhealthy
+    process = subprocess.Popen(
+        [sys.executable, "-m", "emulator", *args],
+        env={**os.environ, cli.READY_FILE_ENV: str(ready_file)},
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not ready_file.exists():
+            assert process.poll() is None and time.monotonic() < deadline, "payemu did not start"
+            time.sleep(0.02)
+        served = json.loads(ready_file.read_text())["port"]
+        assert served != cli.DEFAULT_PORT
+        checked = run_health_check(ready_file)
+        assert checked.returncode == 0, checked.stderr
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+    assert run_health_check(ready_file).returncode != 0  # stopped: unhealthy again
 
 
 @pytest.mark.parametrize("source", ["pyproject.toml", "README.md", "emulator", "schemas", "scenarios"])

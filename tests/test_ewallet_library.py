@@ -3,13 +3,14 @@ in a real browser, paying through payemu: the example of ``examples/ewallet-page
 
 ``npm ci`` installs the example's locked packages once into a folder under the system's
 temporary directory (kept between runs, keyed by the lock file); ``.ci/run`` installs
-Debian's ``npm`` when it is missing. payemu runs in-process with its card form on
-``localhost:4200``, where the library looks for it; the merchant's server is the example's
-own code on a free port of ``localhost`` (the library opens that form only from a localhost
-page). Port 4200 is fixed, so a file lock keeps two test processes (``pytest -n``) from
-using it at once. Marked ``chromium`` and ``npm``: without them they skip with a summary
-line (failing under ``PAYEMU_REQUIRE_TOOLS=1``, as in ``.ci/run``); without a free port
-4200 they fail and say what to do.
+Debian's ``npm`` when it is missing. payemu runs in-process with its card form on a free
+port; the library opens the form at ``localhost:4200`` only, so the browser's requests there
+are answered from that port (Playwright's routing: the page still sees the form's origin as
+``http://localhost:4200``, and nothing listens on 4200, which a payemu of the user's may
+hold). The merchant's server is the example's own code on a free port of ``localhost`` (the
+library opens that form only from a localhost page). Marked ``chromium`` and ``npm``:
+without them they skip with a summary line (failing under ``PAYEMU_REQUIRE_TOOLS=1``, as in
+``.ci/run``).
 """
 
 from __future__ import annotations
@@ -33,13 +34,13 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, FrameLocator, Page, expect
+from playwright.sync_api import Browser, FrameLocator, Page, Route, expect
 
 from emulator.config import Settings
 from emulator.http.app import create_app
 from emulator.http.pages import cardform
 from emulator.payments.ewallet.cardform import OTP_CODE
-from emulator.server import Server, bind_socket, config_for, loopback_socket
+from emulator.server import Server, config_for, loopback_socket
 from tests.test_ewallet_browser import (
     browser,  # noqa: F401  (the same Chromium fixture)
     screenshot_on_failure,
@@ -50,7 +51,6 @@ pytestmark = [pytest.mark.chromium, pytest.mark.npm]  # skipped without them (te
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "ewallet-page"
 FORM_PORT = cardform.DEFAULT_PORT
-LOCK = Path(tempfile.gettempdir()) / f"payemu-card-form-{FORM_PORT}.lock"
 CARD = "4111111111111111"
 DECLINED_CARD = "4000000000000002"
 TIMEOUT_MS = 20_000
@@ -112,35 +112,28 @@ def node_modules() -> Path:
 class Payemu:
     base: str
     app: Any
+    form_port: int  # where the card form the browser asks localhost:4200 for is served
 
 
 @pytest.fixture(scope="module")
 def payemu() -> Iterator[Payemu]:
-    """payemu on a free port, its card form on localhost:4200 (one test process at a time)."""
-    with file_lock(LOCK):
-        try:
-            form = bind_socket("127.0.0.1", FORM_PORT)
-        except OSError as exc:
-            pytest.fail(
-                f"port {FORM_PORT} is taken ({exc.strerror}): the real eWallet library opens its card form on "
-                f"localhost:{FORM_PORT} only. Stop what listens there (e.g. a `payemu serve`) and run again."
-            )
-        sock = loopback_socket()
-        port = sock.getsockname()[1]
-        settings = Settings(port=port, any_key=True)
-        app = create_app(settings)
-        served = cardform.PortSplit(app, cardform.app(), FORM_PORT)
-        server = Server(config_for(served, settings, log_level="warning"))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock, form]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 15
-        while not server.started:
-            assert thread.is_alive(), "payemu did not start"
-            assert time.monotonic() < deadline, "payemu did not start in time"
-            time.sleep(0.02)
-        yield Payemu(f"http://127.0.0.1:{port}", app)
-        server.should_exit = True
-        thread.join(timeout=10)
+    """payemu on a free port, its card form on another free port."""
+    sock, form = loopback_socket(), loopback_socket()
+    port, form_port = sock.getsockname()[1], form.getsockname()[1]
+    settings = Settings(port=port, any_key=True)
+    app = create_app(settings)
+    served = cardform.PortSplit(app, cardform.app(), form_port)
+    server = Server(config_for(served, settings, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock, form]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        assert thread.is_alive(), "payemu did not start"
+        assert time.monotonic() < deadline, "payemu did not start in time"
+        time.sleep(0.02)
+    yield Payemu(f"http://127.0.0.1:{port}", app, form_port)
+    server.should_exit = True
+    thread.join(timeout=10)
     violations = app.state.runtime.violations
     assert not violations, "responses broke the schema:\n" + "\n".join(violations)
 
@@ -166,9 +159,19 @@ def shop(payemu: Payemu, node_modules: Path, key: str) -> Iterator[Shop]:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:  # noqa: F811  (the imported fixture)
+def page(browser: Browser, payemu: Payemu) -> Iterator[Page]:  # noqa: F811  (the imported fixture)
     context = browser.new_context()
     context.set_default_timeout(TIMEOUT_MS)
+    library_form = f"http://localhost:{FORM_PORT}"
+    served_form = f"http://127.0.0.1:{payemu.form_port}"
+
+    def from_free_port(route: Route) -> None:
+        route.fulfill(response=route.fetch(url=served_form + route.request.url.removeprefix(library_form)))
+
+    context.route(f"{library_form}/**", from_free_port)
+    # a routed page has no address: Chromium's local-network checks would stop its calls to
+    # payemu on 127.0.0.1, so they are passed through the same way
+    context.route(f"{payemu.base}/**", lambda route: route.fulfill(response=route.fetch()))
     yield context.new_page()
     context.close()
 

@@ -337,7 +337,7 @@ def test_a_busy_card_form_port_is_reported_not_fatal() -> None:
 
 
 def test_the_card_form_can_be_turned_off() -> None:
-    sock, line = card_form_listener(Settings(card_form_port=0))
+    sock, line = card_form_listener(Settings(card_form_port=None))
     assert sock is None
     assert "off" in (line or "")
 

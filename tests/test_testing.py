@@ -3,7 +3,6 @@ the in-process server, reusing a running one, and staying out of the way."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 import subprocess
 import sys
@@ -185,9 +184,56 @@ def test_a_suite_that_does_not_use_it_is_untouched(tmp_path: Path) -> None:
     assert time.perf_counter() - began < 30
 
 
-def test_the_docs_in_process_example_runs() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "docs" / "ci.md").read_text()
-    code = readme.split("<!-- in-process example -->\n```python\n", 1)[1].split("\n```\n", 1)[0]
-    namespace: dict[str, object] = {}
-    exec(compile(code, "docs/ci.md (in-process example)", "exec"), namespace)
-    asyncio.run(namespace["main"]())  # type: ignore[operator]
+def test_tenants_share_one_pool_that_outlives_them(payemu_server: PayemuServer) -> None:
+    first = payemu_server.tenant()
+    first.client.get("/Utils/apiKey")
+    first.close()
+    second = payemu_server.tenant()  # the pool stays open when a tenant's client closes
+    try:
+        assert second.client.get("/Utils/apiKey").json()["userName"] == second.user_name
+        assert second._pool is first._pool is payemu_server.pool
+    finally:
+        second.close()
+
+
+def test_a_connection_the_server_closed_while_idle_is_opened_again() -> None:
+    """The kept-alive control connection survives a server that closes it between calls
+    (uvicorn does after its keep-alive timeout)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    from emulator.sharedpool import SharedPool
+
+    connections = []
+
+    class ClosesAfterEachAnswer(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            connections.append(self.client_address)
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = b'{"ok": true}'
+            self.send_response(201)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            self.close_connection = True  # without saying so: the client finds out on its next call
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ClosesAfterEachAnswer)
+    Thread(target=server.serve_forever, daemon=True).start()
+    pool = SharedPool()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        for _ in range(3):
+            assert pool.call(base, "POST", "/_emulator/tenants", {"sandbox": True}) == (201, '{"ok": true}')
+        assert len(connections) == 3
+    finally:
+        pool.close()
+        server.shutdown()
+        server.server_close()

@@ -22,6 +22,7 @@ TOOLS: dict[str, tuple[tuple[str, ...], str]] = {
     "haproxy": (("haproxy",), "apt-get install haproxy"),
     "docker_compose": (("docker-compose",), "apt-get install docker-compose"),
     "curl": (("curl",), "apt-get install curl"),
+    "node": (("node",), "apt-get install nodejs, 18 or later"),
 }
 
 

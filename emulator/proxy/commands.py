@@ -138,7 +138,7 @@ def proxy_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.timeout <= 0:
         raise ConfigError("--timeout must be a positive number of seconds")
     settings.any_key = True  # every key that goes through has a journal
-    settings.card_form_port = 0
+    settings.card_form_port = None
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
         local = create_app(settings)

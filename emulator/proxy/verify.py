@@ -162,7 +162,7 @@ def local_app() -> tuple[Any, str]:
     from emulator.http.app import create_app
 
     settings = Settings()
-    settings.card_form_port = 0
+    settings.card_form_port = None
     key = next(spec.key for spec in settings.keys if spec.is_sandbox)
     return create_app(settings), key
 

@@ -2,7 +2,7 @@
 machine: ``http://localhost:4200//pay/#/cardEntry`` (the library's ``Dev`` stage on a
 localhost page; note the double slash).
 
-``payemu serve --card-form-port 4200`` (the default; 0 turns it off) listens on that port
+``payemu serve --card-form-port 4200`` (the default; ``--no-card-form`` turns it off) listens on that port
 too, in the same process: :class:`PortSplit` hands the requests that arrive there to
 :func:`app` and everything else to payemu's own app. The form's page and script are static
 (``form/``); everything it shows comes from the library's ``CardEntry`` message, and the

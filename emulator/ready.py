@@ -1,0 +1,41 @@
+"""The ready file of ``payemu serve --ready-file PATH``: once the server answers requests,
+``{"url": ..., "port": ..., "cardFormUrl": ...}`` is written to PATH as JSON, whole or not
+at all (a temporary file beside it, then renamed), so a harness that polls for the file
+reads the port payemu chose (``--port 0``) and never a half-written file. It is removed when
+payemu stops."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+
+def contents(host: str, port: int, card_form_port: int | None) -> dict[str, object]:
+    """What the ready file says: payemu's base URL and port, and the card form's URL (null
+    when it is not served). A server on every address (``0.0.0.0``, ``::``) is reached
+    through loopback."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    shown = f"[{host}]" if ":" in host else host
+    form = f"http://localhost:{card_form_port}//pay/" if card_form_port else None
+    return {"url": f"http://{shown}:{port}", "port": port, "cardFormUrl": form}
+
+
+def write(path: str | os.PathLike[str], data: dict[str, object]) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    target = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    try:
+        with os.fdopen(handle, "w") as out:
+            json.dump(data, out)
+            out.write("\n")
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def remove(path: str | os.PathLike[str]) -> None:
+    """Remove the ready file, if it is there, when the server has stopped."""
+    Path(path).unlink(missing_ok=True)
