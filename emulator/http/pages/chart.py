@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from emulator.http.pages import format as pagefmt
-from emulator.vocabulary import RESULT_CODES
+from emulator.vocabulary import RESULT_CODES, ResultCode
+
+if TYPE_CHECKING:
+    from emulator.payments.transaction import Transaction
 
 WIDTH = 600
 HEIGHT = 120
@@ -58,6 +61,11 @@ GLYPHS = {
     "NotImplemented": "∅",
 }
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def answered(tx: Transaction) -> str:
+    """The result code the client was answered: an Accepted one stays so after it settles."""
+    return ResultCode.ACCEPTED.value if tx.settle_at is not None else tx.result_code.value
 
 
 def step_text(seconds: int) -> str:

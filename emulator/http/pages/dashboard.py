@@ -80,7 +80,7 @@ def view(
         "payments": _rows_of(paged(found, "payments"), now),
         "filters": chosen,
         "filter_options": options,
-        "chart": chart.outcomes((tx.created_at, tx.result_code.value) for tx in transactions),
+        "chart": chart.outcomes((tx.created_at, chart.answered(tx)) for tx in transactions),
         "result_codes": RESULT_CODES,
         "glyphs": chart.GLYPHS,
         "sessions": paged([session_row(s, now, base_url) for s in sessions.iter_sessions(tenant)], "sessions"),
