@@ -75,4 +75,5 @@ def test_the_api_page_fits_a_phone_and_breaks_no_word(server: Server, page: Page
         assert width <= inner, f"the page scrolls sideways with an operation open: {width} px wide"
         path = operation.locator(".opblock-summary-path")
         assert path.evaluate("(e) => e.getClientRects().length") >= 1
-        assert path.bounding_box()["height"] < 30, "the path /PaymentGateway/charge stays on one line"  # type: ignore[index]
+        box = path.bounding_box()
+        assert box is not None and box["height"] < 30, f"the path /PaymentGateway/charge stays on one line: {box}"
