@@ -1,8 +1,8 @@
 """What keeps the pages safe when payemu is reachable by others (docs/security.md).
 
-Every page sends a strict Content-Security-Policy and ``X-Frame-Options: DENY``, except the
-payment page, which the merchant's front end embeds: its ``frame-ancestors`` names the
-allowed origins. Where a result may go is decided by :mod:`emulator.http.origins`."""
+Every page sends a strict Content-Security-Policy. The payment page, which the merchant's
+front end embeds, names the allowed origins in ``frame-ancestors``, which browsers obey in
+place of ``X-Frame-Options: DENY``. Where a result may go: :mod:`emulator.http.origins`."""
 
 from __future__ import annotations
 
