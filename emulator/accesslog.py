@@ -1,14 +1,8 @@
 """``payemu serve --access-log``: one line per request on standard output.
 
-``127.0.0.1:53120 POST /PaymentGateway/charge 409 2.4 ms key=sand…ey``: the client, the
-method, the path (card numbers in it masked), the status, the time until the answer was
-written, and the API key masked (its first four and last two characters; shorter keys
-entirely). The query string is left out (it may carry an admin key or a dashboard key).
-
-Off by default, and then nothing of it runs: :func:`wrap` is applied only when asked, so
-the measured fast path is unchanged. It keeps that fast path when on too: payemu's
-whole-answer extension (:data:`emulator.http.protocol.WHOLE`) is wrapped, not removed.
-"""
+``127.0.0.1:53120 POST /PaymentGateway/charge 409 2.4 ms key=sand…ey``: the path's card
+numbers and the API key masked, the query left out (it may carry a key). Off by default,
+and then nothing of it runs."""
 
 from __future__ import annotations
 
@@ -45,7 +39,7 @@ def line(scope: Scope, status: int | None, seconds: float) -> str:
 
 
 class AccessLog:
-    """The ASGI app ``app``, writing one line to ``out`` for each HTTP request."""
+    """The ASGI app ``app``, writing one line to ``out`` per HTTP request."""
 
     def __init__(self, app: ASGIApp, out: TextIO | None = None) -> None:
         self.app = app
@@ -70,7 +64,7 @@ class AccessLog:
             self._write(logged)
 
     def direct(self, scope: Scope) -> Any | None:
-        """What the app answers straight from the protocol (:mod:`emulator.http.direct`): logged too."""
+        """What the app answers straight from the protocol: logged too."""
         return self._inner.direct(scope) if self._inner is not None else None
 
     async def answer_direct(
@@ -91,8 +85,6 @@ class AccessLog:
 
 
 class _Logged:
-    """One request's answer as the access log sees it: its status, its time."""
-
     def __init__(self, scope: Scope, send: Send, whole: Whole | None) -> None:
         self.scope = scope
         self.began = time.perf_counter()

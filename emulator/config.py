@@ -1,47 +1,6 @@
 """Settings: the command line and an optional YAML config file, checked on load.
 
-Config file (all keys optional)::
-
-    keys:                         # replaces the two built-in keys (the banner names them)
-      - key: sandbox-api-key
-        userName: sandbox-merchant
-        accountId: 10001
-        isSandbox: true
-        certificates: [myClientCert]
-        accounts:                 # preloaded gateway accounts (the API's account body + name)
-          - {name: demoStripe, paymentGatewayName: Stripe,
-             credentials: [{key: SecretKey, value: sk_test_x}]}
-        stringTokens:             # preloaded string tokens with fixed ids (32 letters/digits)
-          - {token: DemoToken0000000000000000000001, payload: "..."}
-        sessions:                 # ready-made eWallet sessions (the API's session body)
-          - {token: DemoSession000000000000000000001, request: {...}}
-    stateIntervalSeconds: 60      # ignored: --state writes every change within 1 s (kept so old files load)
-    anyKey: false                 # every new non-empty key becomes a fresh sandbox tenant
-    anyKeyNeedsAdmin: null        # ... only with X-Admin-Key (null: when listening beyond loopback)
-    seed: 42                      # deterministic ids, tokens, fake data and clocks
-    failover: all                 # all | recoverable-only
-    strict: false                 # unknown properties, numbers as strings, ... are 400s
-    successStatus: by-result      # by-result (200/202) | always-200 | always-202
-    journalSize: 1000             # requests kept per tenant, oldest dropped first
-    scenarios: [path/to/rules.yaml]
-    openapi: path/to/openapi.json
-    limits:                       # memory limits (Limits below; 507 when one cannot make room)
-      tenants: 1000               # created at run time; idle ones are evicted oldest first
-      tenantIdleSeconds: 300
-      tokensPerTenant: 10000
-      tokenBytesPerTenant: 16777216
-      transactionsPerTenant: 20000
-      journalBytesPerTenant: 8388608
-      sessionsPerTenant: 10000
-      namedItemsPerTenant: 1000   # stored gateway accounts and client certificates
-      sequencesPerTenant: 10000   # scenario sequence counters
-    requestTimeoutSeconds: 60     # the whole request (head and body) must arrive in time
-    shutdownTimeoutSeconds: 10    # SIGTERM: open connections get this long, then payemu exits
-    maxConnections: 896           # open at once (default: the file-descriptor limit less 1/8)
-    writeTimeoutSeconds: 30       # a client that reads none of its answers for this long is cut
-    adminKey: a-long-secret       # X-Admin-Key for tenant creation, reload and the pages
-    returnOrigins: [https://shop.example]   # origins a payment page's returnUrl may have
-"""
+Every key of the config file, its type and default: docs/reference/config.md."""
 
 from __future__ import annotations
 
@@ -79,8 +38,7 @@ MIB = 1024 * 1024
 
 @dataclass
 class Limits:
-    """How much payemu keeps per tenant (and how many tenants); what happens at each limit
-    is the store's own business (:mod:`emulator.payments.limits` has the table)."""
+    """How much payemu keeps per tenant, and how many tenants (:mod:`emulator.payments.limits`)."""
 
     tenants: int = 1000  # created at run time (POST /_emulator/tenants, --any-key)
     tenant_idle_seconds: float = 300.0
@@ -130,7 +88,7 @@ def limits_from_config(data: dict[str, Any], limits: Limits) -> Limits:
 
 
 def describe_limits(limits: Limits) -> list[tuple[str, object]]:
-    """(config key, value) of every limit, for the README and the banner."""
+    """(config key, value) of every limit, for the banner."""
     by_attribute = {attribute: key for key, attribute in LIMIT_KEYS.items()}
     return [(by_attribute[f.name], getattr(limits, f.name)) for f in fields(limits)]
 
@@ -194,7 +152,7 @@ class Settings:
     return_origins: tuple[str, ...] = ()  # extra origins a payment page's returnUrl may have
     state_path: str | None = None  # --state: the SQLite file of every tenant's state
     state_interval_seconds: float = 60.0  # ignored since --state writes each change within 1 s
-    card_form_port: int | None = 4200  # payemu serve: the eWallet card form's listener (0: any free port; None: off)
+    card_form_port: int = 4200  # payemu serve: the eWallet card form's listener (0: none)
     access_log: bool = False  # payemu serve --access-log: one line per request (emulator.accesslog)
     # per key: the accounts, string tokens and sessions the config file preloads
     preload: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -207,15 +165,14 @@ class Settings:
 
     @property
     def any_key_admin_required(self) -> bool:
-        """Whether ``--any-key`` turns a new key into a tenant only for a request carrying
-        the admin key: as set, or (unset) when payemu listens beyond loopback."""
+        """Whether a new ``--any-key`` key needs the admin key: as set, else when not on loopback."""
         if self.any_key_needs_admin is not None:
             return self.any_key_needs_admin
         return not is_loopback(self.host)
 
 
 def is_loopback(host: str) -> bool:
-    """``localhost`` or a loopback address (``127.0.0.0/8``, ``::1``, bracketed or not)."""
+    """``localhost`` or a loopback address, bracketed or not."""
     if host in ("localhost", "localhost.localdomain"):
         return True
     try:

@@ -1,8 +1,5 @@
-"""Reading payemu's YAML data files: the gateway catalog, the BIN and IP tables, config.
-
-One place for "read the file, check it against its JSON Schema, name the file and the
-field of every problem". YAML is parsed with libyaml's C loader when PyYAML has it.
-"""
+"""Reading payemu's YAML data files, checked against their JSON Schema, naming the file and
+the field of every problem."""
 
 from __future__ import annotations
 
@@ -21,7 +18,6 @@ REPOSITORY = DATA_DIR.parents[1]  # the source checkout (README generators only)
 
 
 def data_path(name: str) -> Path:
-    """A data file shipped with the package (everything lives in ``emulator/data``)."""
     return DATA_DIR / name
 
 
@@ -30,8 +26,7 @@ Labeller = Callable[[Any, list[Any]], str]
 
 
 def parse_yaml(text: str) -> Any:
-    """YAML text to Python values (raises yaml.YAMLError, or TooComplex before parsing
-    a document too large or too deep for the C loader)."""
+    """YAML text to Python values (:class:`TooComplex` before a document too large or too deep)."""
     check_yaml(text)
     return yaml.load(text, Loader=SafeLoader)
 
@@ -44,8 +39,7 @@ def load_checked(
     error: type[ValueError],
     label: Labeller | None = None,
 ) -> Any:
-    """The data of ``path`` once it passes ``schema``; otherwise ``error`` listing every
-    problem as ``path: [label: ]field: message``. ``what`` names the file in read errors."""
+    """The data of ``path`` once it passes ``schema``, else ``error`` listing every problem."""
     try:
         data = parse_yaml(Path(path).read_text(encoding="utf-8"))
     except TooComplex as exc:
@@ -77,8 +71,7 @@ def load_checked(
 
 
 def _lines(path: str | Path) -> Any:
-    """The file once more, read by the scenario files' line-keeping loader (only to name
-    the line of a problem; None when it cannot be read so)."""
+    """The file read by the line-keeping loader, only to name a problem's line."""
     from emulator.yamllines import LineLoader
 
     try:
@@ -92,7 +85,6 @@ def _lines(path: str | Path) -> Any:
 
 
 def _unexpected(found: Any) -> list[Any]:
-    """The first key an ``additionalProperties`` problem is about (its line is the one to name)."""
     if found.validator != "additionalProperties" or not isinstance(found.instance, dict):
         return []
     known = found.schema.get("properties", {})
@@ -112,6 +104,5 @@ def _yaml_where(exc: yaml.YAMLError) -> str:
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """The reason of a YAML error on one line."""
     problem = getattr(exc, "problem", None) or str(exc)
     return " ".join(str(problem).split())

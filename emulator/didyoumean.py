@@ -1,6 +1,5 @@
-""" "Did you mean" for the command line: a mistyped option or command gets the closest
-real one (difflib over the parser's own options; argparse's ``suggest_on_error`` is
-Python 3.14's only)."""
+""" "Did you mean" for the command line: the closest real option or command (difflib; argparse
+has its own only from Python 3.14)."""
 
 from __future__ import annotations
 
@@ -49,7 +48,6 @@ class Parser(argparse.ArgumentParser):
 
 
 def subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
-    """The innermost (sub)command parser ``args`` went through."""
     current = parser
     while True:
         chosen = None
@@ -63,8 +61,7 @@ def subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argp
 
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
-    """``parser.parse_args(argv)``, unknown options reported by the (sub)command that got
-    them, with its usage and the closest option."""
+    """``parser.parse_args(argv)``, unknown options reported by the subcommand that got them."""
     args, extra = parser.parse_known_args(argv)
     if extra:
         owner = subparser(parser, args)

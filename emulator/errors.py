@@ -1,14 +1,8 @@
-"""The one place error bodies are built, and the bottom floor of the package (it imports
-nothing of payemu), so the domain raises the same errors the edge answers.
+"""The one place error bodies are built; it imports nothing of payemu, so the domain raises
+the same errors the edge answers.
 
-Every error payemu answers (400, 401, 404, 405, 409, 410, 413, 415, 500, 503, 507) is a
-JSON array of ``{fieldName, errors}`` entries, one entry per field. The domain raises them
-by kind (:func:`invalid`, :func:`not_found`, :func:`conflict`, :func:`gone`,
-:func:`unavailable`, :func:`limit_reached`), never by number: each kind's status is
-decided here. Handlers and the request pipeline raise :class:`ApiError`; the pipeline
-turns it into a response with :func:`error_body`. :func:`field_path` names a place in a
-JSON document the one way every message does.
-"""
+Every error is a JSON array of ``{fieldName, errors}`` entries. The domain raises them by
+kind (:func:`invalid`, :func:`not_found`, ...), never by number: the status is decided here."""
 
 from __future__ import annotations
 
@@ -20,7 +14,7 @@ MAX_MESSAGE_CHARS = 500  # longer messages and field names are cut (they may quo
 
 
 class ApiError(Exception):
-    """An error answered to the client as a ValidationErrorMessage array."""
+    """An error answered as a ValidationErrorMessage array."""
 
     def __init__(
         self,
@@ -51,16 +45,14 @@ def merge(entries: Iterable[FieldErrors]) -> list[FieldErrors]:
 
 
 def clipped(text: str) -> str:
-    """``text`` cut to :data:`MAX_MESSAGE_CHARS` (a message quoting a 900 KB value
-    must not answer with 900 KB)."""
+    """``text`` cut to :data:`MAX_MESSAGE_CHARS`, so a huge value never makes a huge message."""
     if len(text) <= MAX_MESSAGE_CHARS:
         return text
     return f"{text[:MAX_MESSAGE_CHARS]}… (cut: {len(text)} characters)"
 
 
 def field_path(parts: Iterable[str | int], root: str | None = "body") -> str | None:
-    """The dotted name of a place in a JSON document (``card.cardNumber``,
-    ``fallbackUpgs[1].paymentGatewayCertName``); ``root`` for the document itself."""
+    """The dotted name of a place in a JSON document (``card.cardNumber``); ``root`` for the whole."""
     text = ""
     for part in parts:
         if isinstance(part, int):
@@ -75,7 +67,6 @@ def error_body(entries: Iterable[FieldErrors]) -> list[dict[str, Any]]:
 
 
 def invalid(field: str | None, *messages: str) -> ApiError:
-    """400: the request is malformed at ``field``."""
     return ApiError(400, [(field, list(messages))])
 
 
@@ -101,12 +92,12 @@ def method_not_allowed(method: str, allowed: Iterable[str]) -> ApiError:
 
 
 def conflict(field: str | None, message: str) -> ApiError:
-    """409: the request is well formed but the state of what it names refuses it."""
+    """409: well formed, but the state of what it names refuses it."""
     return ApiError(409, [(field, [message])])
 
 
 def gone(field: str | None, message: str) -> ApiError:
-    """410: what the request names existed and is no longer usable (an expired session)."""
+    """410: what the request names is no longer usable (an expired session)."""
     return ApiError(410, [(field, [message])])
 
 

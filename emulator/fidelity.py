@@ -1,12 +1,8 @@
 """The behaviours payemu decides where the interface document is silent.
 
-``emulator/data/fidelity.yaml`` lists each one: what payemu does, where the choice comes
-from (a public export, the public docs, or payemu's own), the alternatives, and the
-setting that selects another reading. From it come the docs' Fidelity page (docs/reference/fidelity.md) and
-the ``x-payemu-source`` extensions of the served schema (code generators ignore ``x-``
-keys). ``python -m emulator.fidelity --write-docs --write-schema`` rewrites both; a test
-fails when either differs from the data.
-"""
+``emulator/data/fidelity.yaml`` lists each with its source and alternatives; from it come
+docs/reference/fidelity.md and the schema's ``x-payemu-source`` extensions
+(``python -m emulator.fidelity --write-docs --write-schema``; a test checks both)."""
 
 from __future__ import annotations
 
@@ -53,8 +49,7 @@ _SCHEMA: dict[str, Any] = {
 }
 
 
-class FidelityError(ValueError):
-    """The fidelity data file cannot be used."""
+class FidelityError(ValueError): ...
 
 
 def choices(path: Path = DATA) -> list[dict[str, Any]]:
@@ -63,7 +58,6 @@ def choices(path: Path = DATA) -> list[dict[str, Any]]:
 
 
 def markdown(items: list[dict[str, Any]]) -> str:
-    """The docs page's table: one table row per choice."""
     lines = [
         "| behaviour | the interface document | payemu | source | alternatives |",
         "| --- | --- | --- | --- | --- |",
@@ -105,7 +99,7 @@ def extension(item: dict[str, Any]) -> dict[str, str]:
 
 
 def annotated(document: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
-    """``document`` with every old ``x-payemu-source`` removed and the current ones set."""
+    """``document`` with the current ``x-payemu-source`` extensions, old ones removed."""
     _strip(document)
     for item in items:
         for pointer in item.get("schema", []):

@@ -1,10 +1,7 @@
-"""Demo state a config file declares per key: gateway accounts, string tokens with fixed
-ids, client certificates and ready-made eWallet sessions.
+"""Demo state a config file declares per key: accounts, string tokens, certificates, sessions.
 
-Everything goes through the same schema checks and store methods as the API would use, so
-a preloaded account with a credential its gateway does not take is refused at start with
-the config path and the API's own message, exactly as ``PUT /PaymentGatewayAccounts`` would.
-"""
+Everything goes through the API's own checks, so a bad preload is refused at start with
+the config path and the message the API would give."""
 
 from __future__ import annotations
 
@@ -26,14 +23,10 @@ if TYPE_CHECKING:
 
 
 class Interface(Protocol):
-    """The published document in use, as far as preloading goes."""
-
     def by_id(self) -> Mapping[str, DocumentedOperation]: ...
 
 
 class Target(Protocol):
-    """What is preloaded, and what checks it (the runtime, which calls :func:`apply`)."""
-
     @property
     def settings(self) -> Settings: ...
 
@@ -52,13 +45,13 @@ SESSION_OPERATION = "StartSession"
 
 
 def apply(runtime: Target) -> None:
-    """Preload every configured key; raises :class:`ConfigError` naming the first problem."""
+    """Preload every configured key; :class:`ConfigError` names the first problem."""
     for tenant in runtime.tenants:
         apply_to(runtime, tenant)
 
 
 def apply_to(runtime: Target, tenant: Tenant) -> None:
-    """Preload one tenant (at start and again after ``POST /_emulator/reset``)."""
+    """Preload one tenant (at start and after ``POST /_emulator/reset``)."""
     preload = runtime.settings.preload.get(tenant.key)
     if not preload:
         return
@@ -111,7 +104,6 @@ def _session(tenant: Tenant, operation: DocumentedOperation | None, item: dict[s
 
 
 def _checked(operation: DocumentedOperation | None, body: dict[str, Any], where: str) -> dict[str, Any]:
-    """``body`` checked against the request schema of ``operation`` and normalized like a request."""
     if operation is None or operation.body is None:
         raise ConfigError(f"{where}: the interface document in use has no such operation")
     problems = operation.body.errors(body, root=None)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class Runtime:
-    """Shared by every request; reached by handlers as ``call.runtime``."""
+    """Shared by every request; handlers reach it as ``call.runtime``."""
 
     def __init__(self, settings: Settings, api: OpenApi) -> None:
         self.settings = settings
@@ -43,33 +43,29 @@ class Runtime:
 
     @cached_property
     def currencies(self) -> Mapping[str, str]:
-        """The Payments.CurrencyCode values of the schema in use, each to itself: one string
-        per code, which every transaction in that currency holds."""
+        """The schema's currency codes, each to itself: one string per code, shared by transactions."""
         schemas = self.api.document.get("components", {}).get("schemas", {})
         return {code: code for code in schemas.get("Payments.CurrencyCode", {}).get("enum", ())}
 
     @property
     def compiler(self) -> Compiler:
-        """The schema compiler of the published document (a behaviour module compiles the
-        few schemas of its own with it)."""
+        """The schema compiler of the published document."""
         return self.api.compiler
 
     def reset_tenant(self, tenant: Tenant) -> None:
-        """Empty ``tenant``; a configured key gets its config file's demo state again."""
+        """Empty ``tenant``; a configured key gets its demo state again."""
         tenant.reset()
         preload.apply_to(self, tenant)
         self.index_sessions(tenant)
 
     def index_sessions(self, tenant: Tenant | None = None) -> None:
-        """Put the sessions that did not come through the API (preloaded from the config, or
-        restored by ``--state``) into the payment pages' index."""
+        """Index the sessions that did not come through the API (preloaded or restored)."""
         for owner in [tenant] if tenant is not None else list(self.tenants):
             for token in owner.sessions:
                 self.session_index.add(token, owner, self.tenants)
 
     def authenticate(self, key: str | None, headers: Mapping[bytes, bytes] | None = None) -> Tenant:
-        """The tenant of ``key``, or a 401. With ``--any-key`` where a new key needs the
-        admin key, ``headers`` (the request's, lower-case names) must carry it."""
+        """The tenant of ``key``, or a 401 (``headers``: for the admin key a new key may need)."""
         if not key:
             raise errors.unauthenticated("The X-Api-Key header is missing.")
         tenant = self.tenants.get(key)

@@ -1,17 +1,8 @@
 """Guards that run before any YAML or JSON text reaches a C parser.
 
-libyaml's composer (PyYAML's ``CSafeLoader``) recurses in C without a limit, so a 25 KB
-document of ``[`` characters overflows the C stack and kills the process: Python's
-``RecursionError`` never fires. :func:`check_yaml` therefore walks the document's
-*events* first (libyaml's event parser is a state machine with its own heap stack, safe at
-any depth) and refuses it when it is too large, nested too deeply or expands through
-aliases into too many values, naming the line. Only then may a loader build it.
-
-:func:`check_json_depth` does the same for JSON (the stdlib's C scanner guards itself with
-the interpreter's recursion limit, but payemu states its own, smaller limit and checks it
-in one linear pass). :func:`short` quotes an offending value in an error message by a
-short prefix only, so a 900 KB field never comes back as a 900 KB error.
-"""
+libyaml's composer recurses in C without a limit, so deep nesting would overflow the C
+stack: :func:`check_yaml` walks the events first (a heap-stack state machine) and refuses
+documents too large, too deep or with too many values once aliases expand."""
 
 from __future__ import annotations
 
@@ -45,9 +36,7 @@ def check_yaml(
     max_chars: int = MAX_TEXT_CHARS,
     max_values: int = MAX_VALUES,
 ) -> None:
-    """Raise :class:`TooComplex` when ``text`` is too long, nested deeper than
-    ``max_depth`` or holds more than ``max_values`` values with aliases expanded; raise
-    ``yaml.YAMLError`` for a syntax error. Never builds the document."""
+    """Raise :class:`TooComplex` for ``text`` too long, too deep or too large once expanded."""
     if len(text) > max_chars:
         raise TooComplex(f"the document is longer than {max_chars} characters")
     depth = 0
@@ -97,9 +86,7 @@ def _line(event: yaml.Event) -> int | None:
 
 
 def check_json_depth(raw: bytes, max_depth: int = MAX_DEPTH) -> None:
-    """Raise :class:`TooComplex` when the JSON text ``raw`` nests arrays and objects more
-    than ``max_depth`` deep (brackets inside strings do not count). Bodies with fewer
-    brackets than the limit are passed without a scan."""
+    """Raise :class:`TooComplex` when ``raw`` nests deeper than ``max_depth``."""
     if raw.count(b"[") + raw.count(b"{") <= max_depth:
         return
     depth = 0
@@ -122,14 +109,12 @@ _LONG_RUN = b"0" * 19
 
 
 def has_long_number(raw: bytes) -> bool:
-    """True when the JSON text ``raw`` holds 19 digits in a row: orjson would read such an
-    integer as a float, where the standard library keeps it exact."""
+    """Whether ``raw`` holds 19 digits in a row, which orjson would read as a float."""
     return _LONG_RUN in raw.translate(_DIGITS_ONLY)
 
 
 def short(value: object, limit: int = QUOTE_CHARS) -> str:
-    """``value`` as text for an error message: at most ``limit`` characters, then an
-    ellipsis and the full length."""
+    """``value`` cut to ``limit`` characters for an error message, with its full length."""
     text = value if isinstance(value, str) else repr(value)
     if len(text) <= limit:
         return text

@@ -1,8 +1,5 @@
-"""The words of the payment interface, each spelled once.
-
-Every value is a :class:`enum.StrEnum`, so it compares equal to the string the JSON
-carries, hashes like it, and is written to JSON as that string.
-"""
+"""The words of the payment interface, each spelled once, as :class:`enum.StrEnum` values
+that compare, hash and serialize as the strings the JSON carries."""
 
 from __future__ import annotations
 
@@ -10,8 +7,6 @@ from enum import StrEnum
 
 
 class Operation(StrEnum):
-    """``operationType`` of an OperationResult: what was asked of the gateway."""
-
     CHARGE = "Charge"
     PRE_AUTH = "PreAuth"
     CAPTURE = "Capture"
@@ -22,8 +17,6 @@ class Operation(StrEnum):
 
 
 class ResultCode(StrEnum):
-    """``operationResultCode`` of an OperationResult."""
-
     SUCCESS = "Success"
     ACCEPTED = "Accepted"
     REJECTED = "Rejected"
@@ -33,8 +26,7 @@ class ResultCode(StrEnum):
 
 
 class RejectReason(StrEnum):
-    """``rejectReasonCode`` values payemu answers: gateway declines (a scenario may give
-    any of the first ten), the gateway's amount check, then the ledger's refusals."""
+    """``rejectReasonCode`` values: gateway declines, the amount check, the ledger's refusals."""
 
     CARD_DECLINED = "CardDeclined"
     INSUFFICIENT_FUNDS = "InsufficientFunds"
@@ -62,8 +54,7 @@ class RejectReason(StrEnum):
 
 
 class Fault(StrEnum):
-    """What a scenario does to the connection: nothing, close it before anything is
-    recorded (``reset``), or record and then close it (``lostResponse``)."""
+    """What a scenario does to the connection: nothing, ``reset`` or ``lostResponse``."""
 
     NONE = "none"
     RESET = "reset"

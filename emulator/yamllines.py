@@ -1,5 +1,4 @@
-"""YAML with line numbers for scenario files: mappings and lists that remember the line
-they start on, and the size of a document once its aliases are expanded."""
+"""YAML with line numbers for scenario files, and a document's size once aliases expand."""
 
 from __future__ import annotations
 
@@ -62,8 +61,7 @@ LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 
 
 def expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
-    """How many values ``node`` holds once every alias is expanded (a few anchors can
-    stand for billions of values); each node is counted once, through ``sizes``."""
+    """How many values ``node`` holds once every alias is expanded, each node counted once."""
     known = sizes.get(id(node))
     if known is not None:
         return known
@@ -78,9 +76,7 @@ def expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
 
 
 def expanded_chars(node: yaml.Node, sizes: dict[int, int]) -> int:
-    """How many characters the scalars of ``node`` hold once every alias is expanded (a
-    few anchors on one long string stand for gigabytes); each node is weighed once,
-    through ``sizes``."""
+    """How many characters ``node``'s scalars hold once aliases expand, each node weighed once."""
     known = sizes.get(id(node))
     if known is not None:
         return known
@@ -98,7 +94,6 @@ def expanded_chars(node: yaml.Node, sizes: dict[int, int]) -> int:
 
 
 def line_of(root: Any, path: Iterable[Any], fallback: int) -> int:
-    """The line of the deepest element of ``path`` that the YAML recorded."""
     line, node = fallback, root
     for part in path:
         lines = getattr(node, "lines", None)

@@ -1,5 +1,5 @@
 """Memory budgets in bytes (emulator.payments.budget): what each stored thing weighs, and
-what the stores do at a tenant's budget and at the process's. Hostile sizes from issue 24:
+what the stores do at a tenant's budget and at the process's. Hostile sizes:
 a 512 KB ``myRef``, card number or ``paymentNote``, 16 KB tokens across many keys, rules
 whose YAML aliases expand a long string."""
 

@@ -248,3 +248,21 @@ def test_the_demo_set_shows_no_secret_anywhere(client: TestClient) -> None:
             assert forbidden not in text
     assert "411111******1111" in pages[1]
     assert any("PUT /PaymentGatewayAccounts/adyen" in text for text in pages)  # its body is there, masked
+
+
+def test_the_chart_counts_a_202_as_accepted_after_it_settled(app: Starlette, client: TestClient) -> None:
+    tenant: Tenant = app.state.runtime.tenants.get("sandbox-api-key")
+    dashboard_demo.accounts(client)
+    body = {"amount": 9001.00, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "adyen"}
+    answer = client.post("/PaymentGateway/charge", json=body)  # the built-in pending amount: settles after 5 s
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["operationResultCode"] == "Accepted"
+    tenant.clock.advance(timedelta(seconds=10))
+    reference = answer.json()["gatewayReference"]
+    status = client.post("/PaymentGateway/status", json={"refTransId": reference, "paymentGatewayAccountName": "adyen"})
+    assert status.json()["operationResultCode"] == "Success", status.text  # settled since
+    page = client.get("/_emulator/", headers=HTML).text
+    legend = page[page.index('data-testid="legend"') :]
+    counts = dict(re.findall(r'<li data-code="(\w+)".*?<span class="count">(\d+)</span>', legend))
+    assert counts["Accepted"] == "1", counts
+    assert counts["Success"] == "0", counts

@@ -106,7 +106,7 @@ def test_seeded_tenants_sign_alike_and_random_ones_differ(make_app: Any) -> None
 
 
 def test_shard_id_is_the_sha1_prefix_of_the_key() -> None:
-    assert shard_of("abc") == "a9993e364706816a"  # SHA-1("abc") begins a9993e36 4706816a
+    assert shard_of("abc") == "a9993e364706816a"  # the first 16 hex digits of SHA-1("abc")
 
 
 def test_build_with_failover() -> None:

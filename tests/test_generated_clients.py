@@ -265,7 +265,7 @@ def _drive(driver: Driver, url: str) -> dict[str, Any]:
 
 
 def _error_paths(driver: Driver, payment: dict[str, Any], authorized: str) -> dict[str, Any]:
-    """The error paths of issue 26's table, each answered with a status the document
+    """The error paths a generated client meets, each answered with a status the document
     declares (the binder's 400 aside, which ASP.NET sends for every operation)."""
     seen: dict[str, Any] = {}
     gone = driver.call("PaymentGatewayAccountDelete", name="noSuchAccount")

@@ -1,4 +1,4 @@
-"""Issue 12: no input crashes payemu, nothing grows without bound, and an exposed
+"""No input crashes payemu, nothing grows without bound, and an exposed
 instance is safe. The crash and growth cases are data (tests/cases/hostile.yaml); each
 asserts the error answer and that the server still answers /_emulator/health."""
 

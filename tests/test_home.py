@@ -17,10 +17,20 @@ def test_a_browser_gets_the_start_page_with_its_links(anon: TestClient) -> None:
     assert answer.headers["content-type"].startswith("text/html")
     links = re.findall(r'href="([^"]+)"', answer.text)
     assert {"/_emulator/", "/docs", "/swagger/1.0/swagger.json", "/_emulator/openapi.json"} <= set(links)
-    assert "mkdocs serve" in answer.text
     assert "X-Api-Key: sandbox-api-key" in answer.text
-    # no external asset: every stylesheet and script is payemu's own
-    assert not re.search(r'(src|href)="https?://(?!127\.0\.0\.1:8000/)', answer.text)
+    # no external asset or link: every stylesheet and script is payemu's own
+    assert not re.search(r'(src|href)="https?://', answer.text)
+
+
+def test_the_start_page_says_which_page_is_served_here_and_where_the_docs_are(anon: TestClient) -> None:
+    text = anon.get("/", headers=HTML).text
+    served = text[text.index("<h2>Served by this payemu</h2>") : text.index("<h2>Full documentation</h2>")]
+    assert '<a href="/docs">API page</a>' in served
+    docs = re.sub(r"\s+", " ", text[text.index("<h2>Full documentation</h2>") :])
+    assert "not served by payemu and have no public site" in docs
+    assert "In a checkout of payemu's source, run <code>mkdocs serve</code>" in docs
+    links = re.findall(r'href="([^"]+)"', text)
+    assert not [link for link in links if ":8000" in link], "no link to a server that may not be running"
 
 
 def test_the_page_sends_the_pages_security_headers(anon: TestClient) -> None:

@@ -1,13 +1,8 @@
 """The admin key: what protects a shared or exposed payemu.
 
-With ``--admin-key`` (or ``adminKey`` in the config) set, creating tenants
-(``POST /_emulator/tenants``), reloading scenario files (``POST /_emulator/scenarios/reload``)
-and the dashboard need it in the ``X-Admin-Key`` header (the dashboard also takes
-``?admin=``). Payment pages need no key (their signed session token is the secret),
-but never list tenants. Without an admin key, those calls are open, as on a developer's
-machine; :func:`exposure_warning` makes the banner say so loudly when payemu listens on
-anything but loopback.
-"""
+With ``--admin-key`` set, creating tenants, reloading scenario files and the dashboard
+need it (``X-Admin-Key``); without one they are open, and the banner warns loudly when
+payemu listens beyond loopback."""
 
 from __future__ import annotations
 
@@ -20,12 +15,11 @@ HEADER = "X-Admin-Key"
 
 
 def allowed(settings: Settings, given: str | None) -> bool:
-    """True when no admin key is set or ``given`` is it (compared in constant time)."""
+    """True when no admin key is set or ``given`` is it (in constant time)."""
     return settings.admits_admin(given)
 
 
 def require(settings: Settings, headers: Mapping[str, str]) -> None:
-    """A 401 on ``X-Admin-Key`` unless the request carries the admin key (or none is set)."""
     given = headers.get(HEADER.lower())
     if not allowed(settings, given):
         reason = "The X-Admin-Key header is missing." if not given else "The X-Admin-Key is not valid."
@@ -33,7 +27,6 @@ def require(settings: Settings, headers: Mapping[str, str]) -> None:
 
 
 def exposure_warning(settings: Settings) -> str | None:
-    """The banner's warning when payemu is reachable from other machines without a key."""
     if settings.admin_key is not None or is_loopback(settings.host):
         return None
     line = "!" * 78

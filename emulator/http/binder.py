@@ -1,14 +1,8 @@
 """What the real service's JSON binder refuses that a JSON Schema accepts.
 
-The exports name .NET 8 types, so requests are bound by System.Text.Json with ASP.NET's
-web defaults. JSON Schema counts ``12.0`` as an integer; System.Text.Json does not read a
-number with a fraction (or an exponent) into an ``int`` and answers 400. payemu refuses
-the same, strict mode or not: it is the binder, not a leniency.
-
-The integer fields of a body schema are found once, when the schema is compiled, as paths
-of property names (``None`` for every item of an array); a request then costs one lookup
-per integer field that is present.
-"""
+System.Text.Json does not read ``12.0`` into an ``int`` and answers 400, strict mode or
+not. The integer fields of a body schema are found once, as a tree of paths, so a request
+costs one lookup per integer field present."""
 
 from __future__ import annotations
 
@@ -21,7 +15,6 @@ MAX_DEPTH = 12  # schemas nest models a few levels deep; a model that contains i
 
 
 def integer_paths(schema: Any, definitions: dict[str, Any]) -> tuple[Path, ...]:
-    """Every path under ``schema`` whose value must be an integer."""
     found: list[Path] = []
     _walk(schema, definitions, (), found, 0)
     return tuple(dict.fromkeys(found))
@@ -57,8 +50,7 @@ Tree = dict[str | None, Any]  # the paths by their first name: each name's subtr
 
 
 def tree(paths: tuple[Path, ...]) -> Tree:
-    """``paths`` as a tree (made once per schema): a check walks each object once, the
-    two integer fields of ``card`` with one lookup of ``card``."""
+    """``paths`` as a tree, so a check walks each object once."""
     root: Tree = {}
     for path in paths:
         node = root
@@ -73,8 +65,7 @@ def tree(paths: tuple[Path, ...]) -> Tree:
 
 
 def has_fraction(value: Any, paths: Tree) -> bool:
-    """Whether an integer field of ``value`` (at one of the ``paths``) holds a float: the
-    common answer (no) in a few dictionary lookups."""
+    """Whether an integer field of ``value`` holds a float."""
     if type(value) is not dict:
         return False
     for head, below in paths.items():
@@ -96,10 +87,7 @@ def has_fraction(value: Any, paths: Tree) -> bool:
 
 
 def fractions(value: Any, paths: tuple[Path, ...], found: Tree | None = None) -> list[FieldErrors]:
-    """A 400 entry for each integer field of ``value`` sent as a number with a fraction.
-    The common answer (none) costs a few dictionary lookups (``found``: the paths'
-    :func:`tree`, made once); the entries, with their field paths, are worked out only when
-    there is one."""
+    """A 400 entry for each integer field of ``value`` sent with a fraction."""
     whole = () in paths and type(value) is float  # the body itself an integer
     if not whole and not has_fraction(value, found if found is not None else tree(paths)):
         return []

@@ -1,20 +1,9 @@
 """Reading requests as leniently as the real service does, and saying so.
 
-The real service is an ASP.NET application: its JSON binding ignores members a model does
-not have and reads numbers sent as strings (``"amount": "10.00"``), and the interface
-document says old requests keep working (an older client may still send the session's
-``clientCertificate``, now ``paymentGatewayCertName``; the eWallet library's public example
-wraps the result token as ``{"token": ...}``). payemu accepts the same, and
-reports every leniency it used as a short ``kind=field`` warning (a card number in a
-field's name masked, as everywhere): in the
-``X-Payemu-Warnings`` response header, the journal entry and the dashboard. Strict mode
-(``--strict``, ``strict: true`` in the config file, or per API key through
-``POST /_emulator/settings``) answers each of them with a 400 naming the property.
-
-Property names and enum values are read case-insensitively by the schema normalizer
-(:mod:`emulator.http.validation`), which runs first: that is the documented binding of the
-service, not a leniency, and it is neither warned about nor refused.
-"""
+The real service (ASP.NET) ignores unknown members, reads numbers sent as strings and
+still takes old spellings; payemu does too and reports each leniency as a ``kind=field``
+warning (``X-Payemu-Warnings``, the journal, the dashboard). Strict mode answers each
+with a 400 instead. Case-insensitive names are the documented binding, not a leniency."""
 
 from __future__ import annotations
 
@@ -40,8 +29,7 @@ class _Reader:
         self.found: list[tuple[str, str, str]] = []  # (kind, field, message)
 
     def resolve(self, schema: Any, value: Any) -> Any:
-        """The schema that applies to ``value``: references followed; of anyOf/oneOf
-        branches, the first that is not the null branch and fits the value's kind."""
+        """The schema for ``value``: references followed, the first non-null branch that fits."""
         for _ in range(32):
             if not isinstance(schema, dict):
                 return schema
@@ -87,9 +75,7 @@ class _Reader:
         return value
 
     def _enum_number(self, enum: list[Any], value: int, path: list[Any]) -> Any:
-        """An enum sent as its number: System.Text.Json's string-enum converter reads
-        integers by default; the number is the value's place in the document's list
-        (.NET numbers an enum's members from 0 in declaration order)."""
+        """An enum sent as its number, its place in the document's list (as System.Text.Json reads it)."""
         names = [v for v in enum if v is not None]
         if not 0 <= value < len(names):
             return value  # no member has that number: the schema check names the field
@@ -122,8 +108,7 @@ class _Reader:
 
 
 def _wrapped_token(value: Any) -> bool:
-    """``{"token": "..."}`` where the body is a bare string (the eWallet library's public
-    example posts the result token so to validateResults)."""
+    """``{"token": "..."}`` where the body is a bare string (the eWallet library's example)."""
     return isinstance(value, dict) and list(value) == ["token"] and isinstance(value["token"], str)
 
 
@@ -158,9 +143,7 @@ def _number(text: str, integer: bool) -> int | float | None:
 
 
 def read(body: Compiled, value: Any, strict: bool, warnings: list[str]) -> Any:
-    """``value`` read leniently against the compiled body schema. Each leniency used is
-    appended to ``warnings`` (``kind=field``). Under ``strict`` nothing is relaxed, so the
-    schema check answers each of them with the 400 naming the property."""
+    """``value`` read leniently against the body schema, each leniency added to ``warnings``."""
     if strict:
         return value  # the schema check then answers each leniency with its 400, with every other problem
     reader = _Reader(body._compiler.definitions)  # the compiler's own table
@@ -176,9 +159,7 @@ def read(body: Compiled, value: Any, strict: bool, warnings: list[str]) -> Any:
 
 
 def forgiven(body: Any, problems: list[errors.FieldErrors]) -> list[errors.FieldErrors]:
-    """Schema problems left once a ``userToken`` stands in for the card: the card, or its
-    number, is then not required (the interface document: the token is used in place of
-    the card details)."""
+    """Schema problems left once a ``userToken`` stands in for the card (then not required)."""
     if not isinstance(body, dict) or not body.get("userToken"):
         return problems
     excused = {"card": "The Card field is required.", "card.cardNumber": "The CardNumber field is required."}

@@ -1,11 +1,7 @@
 """Load a published OpenAPI 3.0 document and compile, once, what each operation needs.
 
-The document is converted to plain JSON Schema (draft 7): OpenAPI's ``nullable`` becomes
-a ``null`` type, references point into a ``definitions`` table, siblings of ``$ref`` are
-dropped as OpenAPI 3.0 says. Each operation then gets compiled validators for its
-parameters, its request body and every documented response (see :mod:`emulator.http.validation`).
-Nothing here walks a schema per request.
-"""
+The document becomes draft-7 JSON Schema (``nullable`` as a ``null`` type, references in
+a ``definitions`` table); nothing here walks a schema per request."""
 
 from __future__ import annotations
 
@@ -32,7 +28,7 @@ OPENAPI_MAX_DEPTH = 256
 
 
 def default_schema_path() -> Path:
-    """The bundled 1.0.11.6 document (source tree first, then the installed copy)."""
+    """The bundled document (source tree first, then the installed copy)."""
     return DEFAULT_SCHEMA
 
 
@@ -49,7 +45,6 @@ def load_document(path: str | Path) -> dict[str, Any]:
 
 
 def to_json_schema(node: Any) -> Any:
-    """Convert one OpenAPI 3.0 schema object to draft-7 JSON Schema."""
     if isinstance(node, list):
         return [to_json_schema(item) for item in node]
     if not isinstance(node, dict):
@@ -91,8 +86,7 @@ def to_json_schema(node: Any) -> Any:
 
 
 def _nullable_reference(node: Any) -> Any:
-    """An optional property written as a bare ``$ref`` (how the published exports write
-    every nested model) takes null too, as the real service binds null to it."""
+    """An optional bare ``$ref`` takes null too, as the real service binds it."""
     converted = to_json_schema(node)
     if isinstance(node, dict) and "$ref" in node:
         return {"anyOf": [{"type": "null"}, converted]}

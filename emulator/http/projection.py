@@ -1,31 +1,9 @@
 """Answers shaped for the document that serves them.
 
-payemu's handlers always build the 1.0.11.6 answer. Before the pipeline checks and sends
-it, :func:`shape` fits it to the operation's document, as a client generated from that
-document expects it:
-
-* fields the document does not declare are left out (an older export has no
-  ``rejectReasonCode``); payemu's own document keeps them, so the schema check still
-  catches a handler that invents a field;
-* an optional field whose schema does not admit null (a bare ``$ref``, as the published
-  exports write nested models) is left out rather than sent as null;
-* an error body is a ``ValidationErrorMessage`` array under every document: the interface
-  document says the 400 response "was corrected to be an array … runtime behavior did
-  not change", so an export that declares one object (1.0.9.36) is not checked there;
-* a status the document declares without a body keeps the body the runtime always sent,
-  unchecked;
-* every other status must be declared by the operation's document, with the runtime's
-  own answers aside (the README's Errors section lists them): 401 (the key check), 400
-  (the binder's model validation, which ASP.NET answers for every operation), 408, 413,
-  414, 415 and 431 (the HTTP server's), 507 (payemu's memory limits), 503 (a save of
-  ``--state`` that did not land) and an internal 500. A not-found error where the
-  operation declares no 404 is answered as the 400 the binder gives — or, for a delete
-  that declares only a bodiless 200 (the 1.0.7.15 export's account delete), as that
-  200: there was nothing to delete. Any other undeclared status is a violation, as a
-  schema violation is.
-
-Each response schema is turned once into a function (no schema walk per request).
-"""
+Handlers always build the newest interface's answer; :func:`shape` fits it to the
+operation's document as a client generated from that document expects it (undeclared
+fields left out, errors always an array, undeclared statuses answered as the runtime
+does, see :func:`_plan`). Each response schema becomes a function once."""
 
 from __future__ import annotations
 
@@ -49,7 +27,6 @@ def _drop_body(value: Any) -> Any:
 
 
 def content_schema(response: Any) -> Any:
-    """The JSON schema of a response or request body object, None without content."""
     if not isinstance(response, dict):
         return None
     for media_type, media in (response.get("content") or {}).items():
@@ -59,8 +36,6 @@ def content_schema(response: Any) -> Any:
 
 
 class Projector:
-    """The shaping functions of one document."""
-
     def __init__(self, api: OpenApi) -> None:
         self.schemas: dict[str, Any] = api.document.get("components", {}).get("schemas", {}) or {}
         self.strict = not api.own  # leave out what the document does not declare
@@ -70,7 +45,7 @@ class Projector:
 
     # -- schema questions ----------------------------------------------------------------
     def resolve(self, schema: Any, depth: int = 0) -> Any:
-        """``schema`` with references followed (a component that is itself a reference too)."""
+        """``schema`` with references followed, also through chains."""
         while isinstance(schema, dict) and "$ref" in schema and depth < 20:
             ref = str(schema["$ref"])
             schema = self.schemas.get(ref[len(_COMPONENTS) :]) if ref.startswith(_COMPONENTS) else None
@@ -198,8 +173,7 @@ class Projector:
         return shape
 
     def declares_one_object(self, schema: Any) -> bool:
-        """An error body declared as one object (the 1.0.9.36 export's 400), where the
-        runtime sends an array."""
+        """An error body declared as one object (the 1.0.9.36 export's 400): the runtime sends an array."""
         return self._is_object(schema) and not self._is_array(schema)
 
 
@@ -214,8 +188,7 @@ def projector(api: OpenApi) -> Projector:
 
 
 def shape(op: Operation, status: int, body: Any, error: bool) -> tuple[Any, int | None, int]:
-    """``body`` shaped for the document of ``op``, the status whose declaration it is to
-    be checked against (None: send it unchecked), and the status to send."""
+    """``body`` for ``op``'s document, the status to check it against (None: unchecked), the status to send."""
     if op.api is None:
         return body, status, status
     plans = op.plans
@@ -231,14 +204,17 @@ def shape(op: Operation, status: int, body: Any, error: bool) -> tuple[Any, int 
 Plan = tuple["Shaper | None", "int | None", bool, int]
 # Answers of the runtime itself, sent whether or not an operation declares them: the key
 # check's 401, the binder's 400, the HTTP server's 408/413/414/415/431, payemu's limits'
-# 507, an internal error's 500, the 503 of a key whose --state save did not land.
-RUNTIME_ERRORS = frozenset({400, 401, 408, 413, 414, 415, 431, 500, 503, 507})
+# 507, an internal error's 500.
+RUNTIME_ERRORS = frozenset({400, 401, 408, 413, 414, 415, 431, 500, 507})
 
 
 def _plan(op: Operation, status: int, error: bool) -> Plan:
-    """How answers of ``status`` to ``op`` are shaped and checked (worked out once per
-    operation, status and error-ness): the shaping function, the status checked against,
-    whether a body makes it go out unchecked instead, and the status sent."""
+    """How answers of ``status`` to ``op`` are shaped, checked and sent, worked out once."""
+    # Fields the document does not declare are left out (payemu's own document keeps them,
+    # so the schema check still catches an invented field); an optional non-nullable field is
+    # left out rather than null. A status must be declared by the document, except the
+    # runtime's own: 401, the binder's 400, 408, 413, 414, 415, 431, 507 and 500. A not-found
+    # where no 404 is declared is the binder's 400, or a delete's bodiless 200 (1.0.7.15).
     api = op.api
     assert api is not None
     responses = op.raw.get("responses") or {}

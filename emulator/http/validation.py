@@ -1,20 +1,8 @@
 """Compiled JSON Schema validation with messages a person understands.
 
-Each schema is compiled once by :class:`SchemaCompiler` into a :class:`Compiled`:
-
-* ``is_valid`` – jsonschema-rs, the hot path (under a microsecond for a payment body);
-  a value it cannot take (a lone surrogate in a string, a key that is not text) is
-  judged by jsonschema instead. Patterns are read as JSON Schema's own dialect
-  (ECMA-262) does: ``$`` does not match before a final newline;
-* ``errors`` – only on failure: jsonschema walks the value and every error becomes a
-  ``(fieldName, [message])`` pair with a camelCase dotted path (``card.cardNumber``,
-  ``fallbackUpgs[0].paymentGatewayAccountName``);
-* ``normalize`` – enum values and property names are read case-insensitively and
-  rewritten in their canonical case, as the real service does.
-
-jsonschema itself is imported on its first use (it takes a tenth of a second to import,
-a fifth of payemu's start-up); a server that is sent only valid requests never loads it.
-"""
+``is_valid`` runs on jsonschema-rs (the hot path); jsonschema words the ``errors``, and is
+imported only then: it takes a tenth of a second to import. ``normalize`` rewrites enum
+values and property names to their canonical case, as the real service reads them."""
 
 from __future__ import annotations
 
@@ -50,8 +38,6 @@ def _identity(value: Any) -> Any:
 
 
 class Compiled:
-    """One compiled schema."""
-
     def __init__(self, compiler: SchemaCompiler, schema: Any) -> None:
         self._compiler = compiler
         self.schema = schema
@@ -65,8 +51,7 @@ class Compiled:
         self.canonical_when_valid = _closed(schema, compiler.definitions, set())
 
     def warm(self) -> None:
-        """Build the fast validator now (it is otherwise built on first use, which keeps
-        start-up well under half a second)."""
+        """Build the fast validator now rather than on first use."""
         if self._fast is None:
             self._fast = jsonschema_rs.Draft7Validator(self._document, validate_formats=True)
 
@@ -88,7 +73,7 @@ class Compiled:
         return self._slow
 
     def errors(self, value: Any, root: str | None = "body") -> list[FieldErrors]:
-        """Every problem with ``value``, one (field, messages) entry per problem."""
+        """Every problem with ``value``, one (field, messages) entry each."""
         found: list[FieldErrors] = []
         for error in self._strict().iter_errors(value):
             found.extend(_explain(error, root))
@@ -98,8 +83,7 @@ class Compiled:
 
 
 def _closed(schema: Any, definitions: dict[str, Any], seen: set[str]) -> bool:
-    """True when no value valid under ``schema`` has a property name or an enum value
-    that :meth:`SchemaCompiler.normalizer` would rewrite."""
+    """True when nothing valid under ``schema`` needs the normalizer."""
     if not isinstance(schema, dict):
         return True
     ref = schema.get("$ref")
@@ -122,7 +106,6 @@ def _closed(schema: Any, definitions: dict[str, Any], seen: set[str]) -> bool:
 
 
 def _target(schema: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with a chain of references followed (at most a few)."""
     for _ in range(8):
         ref = schema.get("$ref")
         if not isinstance(ref, str):
@@ -160,8 +143,7 @@ class SchemaCompiler:
 
     # -- case-insensitive reading -------------------------------------------------
     def normalizer(self, schema: Any) -> Normalizer | None:
-        """A function that rewrites enum values and property names to canonical case,
-        or None when nothing under ``schema`` needs it."""
+        """A function rewriting enum values and property names to canonical case, or None."""
         if not isinstance(schema, dict):
             return None
         if "$ref" in schema:

@@ -1,15 +1,8 @@
 """Which published version of the interface serves a request.
 
-The server serves one document (payemu's own 1.0.11.6, or the one of ``--openapi``); a
-tenant may be served another one, chosen through the control API
-(``PUT /_emulator/interface``), so that one server answers an old client's tests and a new
-client's tests side by side. A chosen document is used for the paths the server's
-document has; an operation the chosen document lacks is a 404.
-
-A document is checked before it is used: OpenAPI 3.0, with paths, with the payment
-operations payemu needs, and with every reference defined. What is wrong is said in one
-line (:class:`DocumentError`); the command line turns it into an exit status 2.
-"""
+A tenant may be served another document than the server's (``PUT /_emulator/interface``),
+so one server answers an old client's tests and a new client's side by side. A document
+is checked before use; what is wrong is one line (:class:`DocumentError`)."""
 
 from __future__ import annotations
 
@@ -46,12 +39,10 @@ REQUIRED_OPERATIONS = (
 _COMPONENTS = "#/components/schemas/"
 
 
-class DocumentError(ValueError):
-    """An OpenAPI document payemu cannot serve; the message is one line."""
+class DocumentError(ValueError): ...
 
 
 def problem(document: Any) -> str | None:
-    """What makes ``document`` unusable, or None."""
     if not isinstance(document, dict):
         return "not an OpenAPI document (the top level is not an object)"
     version = document.get("openapi")
@@ -94,8 +85,7 @@ def _references(node: Any) -> Iterator[str]:
 
 
 def from_document(document: Any, source: str) -> OpenApi:
-    """An :class:`OpenApi` for a checked document, its validators compiled (so a broken
-    pattern shows now, not on the first request)."""
+    """An :class:`OpenApi` for a checked document, its validators compiled now."""
     found = problem(document)
     if found:
         raise DocumentError(found)
@@ -108,10 +98,7 @@ def from_document(document: Any, source: str) -> OpenApi:
 
 
 def load_checked(path: str | Path) -> OpenApi:
-    """The document at ``path``; DocumentError naming the file and what is wrong. The file
-    is bounded in size (:data:`~emulator.safeparse.MAX_TEXT_CHARS` bytes) and its nesting
-    checked before any parser builds it (a file of 30,000 ``[`` is one line, not a
-    RecursionError)."""
+    """The document at ``path``, size and nesting checked before any parser builds it."""
     path = Path(path)
     try:
         if path.stat().st_size > MAX_TEXT_CHARS:
@@ -154,8 +141,7 @@ def _default_ids() -> dict[tuple[str, str], str]:
 
 
 def handlers_for(api: OpenApi, handlers: dict[str, Handler]) -> dict[str, Handler]:
-    """``handlers`` keyed by ``api``'s operation ids: an operation is handled by what
-    handles the same method and path in payemu's own document."""
+    """``handlers`` keyed by ``api``'s operation ids, by method and path in payemu's own document."""
     if api.is_default:
         return handlers
     table = dict(handlers)
@@ -168,11 +154,9 @@ def handlers_for(api: OpenApi, handlers: dict[str, Handler]) -> dict[str, Handle
 
 # -- per-tenant choice -------------------------------------------------------------------
 def choose(runtime: Runtime, tenant: Tenant, api: OpenApi | None) -> None:
-    """Serve ``tenant`` with ``api`` (None: the server's document again). The document it
-    had is let go at once: its endpoints are dropped and a collection runs, since a
-    document and its operations refer to each other and payemu's collector runs seldom
-    (gc thresholds in emulator.server) — without it each swap's document waited in memory
-    (RSS grew ~0.1 MB a swap until a full collection)."""
+    """Serve ``tenant`` with ``api`` (None: the server's document again)."""
+    # The old document and its operations refer to each other and the collector runs seldom
+    # (emulator.server), so a collection runs here: without it each swap kept ~0.1 MB.
     replaced = runtime.interfaces.get(tenant)
     if api is None or api is runtime.api:
         runtime.interfaces.pop(tenant, None)
@@ -190,8 +174,7 @@ def served_by(runtime: Runtime, tenant: Tenant | None) -> OpenApi:
 
 
 def endpoint_for(endpoint: Endpoint, request: Request) -> Responder:
-    """The endpoint that answers ``request``: ``endpoint`` itself unless the caller's
-    tenant is served another document."""
+    """The endpoint for ``request``: ``endpoint`` unless the tenant is served another document."""
     runtime = endpoint.runtime
     if not runtime.interfaces:
         return endpoint

@@ -1,10 +1,7 @@
 """JSON and HTTP on the wire: reading a request's body and parameters, writing JSON answers.
 
-The one place that turns bytes into values and back: NaN, infinities, lone surrogates,
-huge integers and invalid UTF-8 are refused here with a 400 naming the body; answers are
-compact UTF-8 JSON. orjson does the common case both ways; the standard library takes over
-wherever orjson would answer differently.
-"""
+NaN, infinities, lone surrogates, huge integers and invalid UTF-8 are refused here with a
+400; orjson does the common case, the standard library wherever orjson would answer differently."""
 
 from __future__ import annotations
 
@@ -46,8 +43,7 @@ _NOSNIFF_RAW = (b"x-content-type-options", b"nosniff")
 
 
 class JsonResponse(Response):
-    """A JSON answer: ``application/json`` and ``X-Content-Type-Options: nosniff`` (a
-    browser never reads a JSON answer as a script or a page, whatever it holds)."""
+    """A JSON answer, with ``nosniff`` so a browser never reads it as a script or a page."""
 
     media_type = JSON_MEDIA
 
@@ -83,8 +79,7 @@ def _finite_float(text: str) -> float:
 
 
 def _has_lone_surrogate(value: Any) -> bool:
-    """True when a string (or key) of ``value`` holds half of a UTF-16 surrogate pair, which
-    ``\\ud800`` escapes produce and which no UTF-8 text can carry."""
+    """True when a string or key of ``value`` holds half a UTF-16 surrogate pair."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -100,10 +95,9 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 
 def parse_json(raw: bytes) -> Any:
-    """The JSON value of a request body, or a 400 naming what is wrong with it. orjson reads
-    the bodies it can; whatever it refuses, and any body with an integer it would turn
-    into a float (19 digits and more), is read again by the standard library for the
-    exact answer (value or error message)."""
+    """The JSON value of a request body, or a 400 naming what is wrong."""
+    # Bodies orjson refuses, or with 19+ digit integers it would make floats, are read again
+    # by the standard library for the exact value or message.
     if not has_long_number(raw):
         try:
             check_json_depth(raw)
@@ -135,10 +129,7 @@ def parse_json(raw: bytes) -> Any:
 
 
 async def read_body(request: Request, limit: int, declared: str | None = None, given: bytes | None = None) -> bytes:
-    """The request's body, read from the ASGI ``receive`` (a 413 past ``limit`` bytes,
-    :class:`ClientDisconnect` when the client goes first). ``declared``: the
-    Content-Length header when the caller has it at hand; ``given``: the whole body when
-    the server has it already (:mod:`emulator.http.direct`), checked against ``limit``."""
+    """The request's body from ASGI ``receive``: a 413 past ``limit`` (``given``: already read)."""
     if given is not None:
         return within(given, limit)
     if declared is None:
@@ -171,7 +162,7 @@ async def read_body(request: Request, limit: int, declared: str | None = None, g
 
 
 def within(body: bytes, limit: int) -> bytes:
-    """``body``, a whole request body the server read already; a 413 past ``limit`` bytes."""
+    """``body``, already read by the server; a 413 past ``limit`` bytes."""
     if len(body) > limit:
         raise errors.too_large(limit)
     return body

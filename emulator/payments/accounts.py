@@ -1,11 +1,8 @@
 """Stored Payment Gateway Accounts: named sets of gateway credentials, per tenant.
 
-A request names a stored account in ``paymentGatewayAccountName``; the payment engine
-reads the account's gateway and :meth:`StoredAccount.credential_map`. Accounts are
-checked against the gateway catalog when stored: the gateway must exist and every
-credential key must be one the gateway lists. Missing required keys are accepted here,
-as the real service stores them; the payment then fails as the gateway would.
-"""
+Credential keys are checked against the gateway catalog when stored; missing required
+keys are accepted, as the real service stores them, and the payment then fails as the
+gateway would."""
 
 from __future__ import annotations
 
@@ -25,8 +22,7 @@ MAX_ACCOUNTS = 1000  # per tenant by default (config: limits.namedItemsPerTenant
 
 @dataclass(frozen=True)
 class StoredAccount:
-    """One stored account; ``credentials`` keep the order they were given in, keys in
-    the gateway's canonical spelling."""
+    """One stored account; credentials in the given order, keys in the gateway's spelling."""
 
     name: str
     gateway: str
@@ -38,8 +34,6 @@ class StoredAccount:
 
 
 class Accounts(Mapping[str, StoredAccount]):
-    """A tenant's stored accounts by name, at most ``limit`` of them (:meth:`admit`)."""
-
     def __init__(self, limit: int = MAX_ACCOUNTS) -> None:
         self._accounts: dict[str, StoredAccount] = {}
         self.limit = limit
@@ -54,26 +48,22 @@ class Accounts(Mapping[str, StoredAccount]):
         return len(self._accounts)
 
     def admit(self, name: str) -> None:
-        """Raise a 507 when a new account ``name`` would pass :attr:`limit` (replacing one
-        is always fine)."""
+        """A 507 when a new account ``name`` would pass :attr:`limit` (replacing one is fine)."""
         if name not in self._accounts and len(self._accounts) >= self.limit:
             raise errors.limit_reached(
                 "name", f"This API key holds its limit of {self.limit} stored gateway accounts; remove some first."
             )
 
     def put(self, account: StoredAccount) -> None:
-        """Store ``account``, replacing one of the same name."""
         self._accounts[account.name] = account
 
     def require(self, name: str, field: str = "name") -> StoredAccount:
-        """The account ``name`` or a 404 on ``field``."""
         account = self._accounts.get(name)
         if account is None:
             raise errors.not_found(field, f"No payment gateway account named {name}.")
         return account
 
     def listing(self) -> list[StoredAccount]:
-        """Every account, ordered by name."""
         return sorted(self._accounts.values(), key=lambda account: account.name)
 
     def delete(self, name: str) -> bool:
@@ -81,8 +71,7 @@ class Accounts(Mapping[str, StoredAccount]):
 
 
 def resolve_gateway(catalog: Catalog, name: str | None, field: str = "paymentGatewayName") -> GatewaySpec:
-    """The catalog entry named ``name`` (any case), or a 400 on ``field`` listing the
-    gateways there are."""
+    """The catalog entry named ``name`` (any case), or a 400 listing the gateways."""
     gateway = catalog.get(name)
     if gateway is None:
         raise errors.invalid(
@@ -94,7 +83,6 @@ def resolve_gateway(catalog: Catalog, name: str | None, field: str = "paymentGat
 
 @lru_cache(maxsize=256)
 def _accepted(names: tuple[str, ...]) -> dict[str, str]:
-    """A gateway's credential names by their lower-case spelling."""
     return {name.lower(): name for name in names}
 
 
@@ -107,8 +95,7 @@ def _listing(gateway: GatewaySpec) -> str:
 def check_credentials(
     gateway: GatewaySpec, entries: Sequence[Mapping[str, Any]], field: str = "credentials"
 ) -> list[tuple[str, str | None]]:
-    """The credential entries as ``(canonical key, value)`` pairs. Every problem (a key
-    missing, not listed by the gateway, or given twice) is a 400 on ``field[i].key``."""
+    """The credentials as ``(canonical key, value)`` pairs; each problem a 400 on ``field[i].key``."""
     if not entries:
         return []
     accepted = _accepted(gateway.accepted_credentials)
@@ -137,16 +124,13 @@ def check_credentials(
 
 
 class Holder(Protocol):
-    """What :func:`put` needs of a tenant: its accounts and its clock."""
-
     accounts: Accounts
 
     def now(self) -> datetime: ...
 
 
 def put(tenant: Holder, catalog: Catalog, name: str, body: dict[str, Any]) -> StoredAccount:
-    """Create or replace the account ``name`` from a ``PaymentGatewayAccountInputModel``.
-    A replacement starts a new ``creationTime`` (it is when the credentials were stored)."""
+    """Create or replace the account ``name``; a replacement gets a new ``creationTime``."""
     gateway = resolve_gateway(catalog, body.get("paymentGatewayName"))
     credentials = check_credentials(gateway, body.get("credentials") or [])
     tenant.accounts.admit(name)  # hardening: 507 at the limit

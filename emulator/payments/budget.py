@@ -1,17 +1,9 @@
-"""Memory budgets in bytes: what every stored thing weighs, and the budgets it is held
-against.
+"""Memory budgets in bytes: what every stored thing weighs, and the budgets it is held against.
 
-Each tenant has a :class:`Budget` (``limits.tenantBytes``) that draws on the process's
-(``limits.memoryBytes``): a store charges an item's weight when it keeps it and releases
-it when it lets it go, so ``Budget.used`` is always the sum of what is held. Weights are
-estimates of what an item holds in memory, made without walking it on the hot path: a
-fixed overhead per kind of item (measured once with :mod:`tracemalloc`, see
-``tests/test_budget.py``) plus :func:`sys.getsizeof` of its variable strings (constant
-time for a ``str``). An item that does not fit makes room the way its store's
-documentation says (journal entries go first, then finished transactions: the tenant's
-own at its budget, every tenant's at the process's) or the store answers 507
-(:meth:`Budget.refusal`).
-"""
+A store charges an item's weight to its tenant's :class:`Budget` (which draws on the
+process's) when it keeps it and releases it when it lets it go. Weights are estimated
+without walking the item: a fixed overhead per kind (``tests/test_budget.py``) plus the
+sizes of its strings."""
 
 from __future__ import annotations
 
@@ -43,23 +35,20 @@ BARREN_SECONDS = 1.0  # after a search that freed nothing, the next one waits th
 
 
 class Sheddable(Protocol):
-    """A store whose oldest items may be dropped for anyone's sake (the journal; the
-    ledger's finished transactions)."""
+    """A store whose oldest items may be dropped for anyone's sake."""
 
     def shed(self, nbytes: int) -> int:
-        """Drop the oldest items until ``nbytes`` are freed (or none is left); the bytes freed."""
+        """Drop the oldest items until ``nbytes`` are freed; the bytes freed."""
         ...
 
 
 def text(value: str | bytes | None) -> int:
-    """The bytes a string held by an item costs (0 for None), in constant time."""
+    """The bytes a string costs (0 for None), in constant time."""
     return 0 if value is None else sys.getsizeof(value)
 
 
 def weigh(value: Any, limit: int = UNLIMITED) -> int:
-    """The bytes a JSON-like value (dicts, lists, strings, numbers) holds, walked once;
-    stops counting past ``limit``. For what is stored off the charge path (a session's
-    request); the charge path uses the sizes it already knows."""
+    """The bytes a JSON-like value holds, walked once, up to ``limit``; off the charge path."""
     total = 0
     stack = [value]
     while stack and total <= limit:
@@ -74,8 +63,7 @@ def weigh(value: Any, limit: int = UNLIMITED) -> int:
 
 
 class Budget:
-    """Bytes held against ``limit``; a tenant's budget also draws on its ``parent`` (the
-    process's). ``used`` counts what the stores charged and not yet released."""
+    """Bytes held against ``limit``, also charged to the ``parent`` budget (the process's)."""
 
     def __init__(self, limit: int, name: str, key: str, parent: Budget | None = None) -> None:
         self.limit = limit
@@ -95,22 +83,19 @@ class Budget:
         return f"Budget({self.name}: {self.used}/{self.limit} bytes)"
 
     def chain(self) -> Iterable[Budget]:
-        """This budget, then each one it draws on."""
         return self._line
 
     def fits(self, weight: int) -> bool:
-        """Whether ``weight`` more bytes fit this budget and every one it draws on."""
         for budget in self._line:  # noqa: SIM110 (a loop: all() over a generator costs more)
             if budget.used + weight > budget.limit:
                 return False
         return True
 
     def need(self, weight: int) -> int:
-        """The bytes to free before ``weight`` more fit (0 when they fit)."""
+        """The bytes to free before ``weight`` more fit."""
         return max(0, max(budget.used + weight - budget.limit for budget in self.chain()))
 
     def charge(self, weight: int) -> None:
-        """``weight`` more bytes held (fewer when negative), here and up the chain."""
         for budget in self._line:
             budget.used += weight
 
@@ -120,14 +105,11 @@ class Budget:
 
     # -- making room --
     def sheddable(self, store: Sheddable, rank: int = 0) -> None:
-        """Register a store whose oldest items may go when any budget is full: rank 0
-        (journal entries) before rank 1 (finished transactions)."""
+        """Register a store to shed: rank 0 (journal entries) before rank 1 (finished transactions)."""
         self._sheddable.append((rank, store))
 
     def make_room(self, weight: int) -> bool:
-        """Drop journal entries, then finished transactions (this budget's own first;
-        at the process's budget every tenant's, the largest tenant first) until
-        ``weight`` more bytes fit; whether they do."""
+        """Shed until ``weight`` more bytes fit (the process's budget: the largest tenant first)."""
         if self.fits(weight):
             return True
         now = time.monotonic()
@@ -158,8 +140,7 @@ class Budget:
         return freed
 
     def _shed_children(self, nbytes: int, rank: int) -> int:
-        """Free ``nbytes`` from the tenants, the largest first: by the last search's order
-        while it serves (see :data:`SHED_AT_LEAST`), else by a new one."""
+        """Free ``nbytes`` from the tenants, the largest first (see :data:`SHED_AT_LEAST`)."""
         plan = self._plans.pop(rank, None)
         freed = 0 if plan is None else plan.take(self, nbytes, rank)
         if plan is None or freed < nbytes:  # no order kept, or it gave out: a new search
@@ -171,7 +152,6 @@ class Budget:
 
     # -- a tenant's budget in the process's --
     def attach(self, parent: Budget) -> None:
-        """Draw on ``parent`` from now on (what is held already is charged to it)."""
         self.detach()
         self.parent = parent
         parent._children.add(self)
@@ -179,7 +159,7 @@ class Budget:
         self._relink()
 
     def detach(self) -> None:
-        """Stop drawing on the parent (the tenant is gone): what it held is released there."""
+        """Stop drawing on the parent (the tenant is gone)."""
         if self.parent is not None:
             self.parent.release(self.used)
             self.parent._children.discard(self)
@@ -188,13 +168,11 @@ class Budget:
             self._relink()
 
     def _relink(self) -> None:
-        """The chain of this budget and of those that draw on it, after its parent changed."""
         self._line = (self, *self.parent._line) if self.parent is not None else (self,)
         for child in self._children:
             child._relink()
 
     def clear(self) -> None:
-        """Every store was emptied (a reset): nothing is held, no store registered."""
         if self.parent is not None:
             self.parent.release(self.used)
         self.used = 0
@@ -211,8 +189,7 @@ class Budget:
 
 
 class _Plan:
-    """The tenants in the order a search found them (the largest first), where the next
-    request takes up, and the bytes the order may still give before the next search."""
+    """The tenants as the last search ordered them, and what that order may still give."""
 
     __slots__ = ("at", "credit", "order")
 
@@ -236,5 +213,5 @@ class _Plan:
 
 
 def unlimited() -> Budget:
-    """A budget that never refuses (a store built on its own, in a test or a tool)."""
+    """A budget that never refuses (a store built alone, in a test or a tool)."""
     return Budget(UNLIMITED, "this store", "memoryBytes")

@@ -1,9 +1,7 @@
-"""Card facts from the BIN: brand, issuing country, card type, issuer; and the Luhn check.
+"""Card facts from the BIN (brand, country, type, issuer) and the Luhn check.
 
-The data is ``emulator/data/bins.yaml`` (brand IIN ranges and known BINs), checked when
-loaded: a malformed table is refused naming the entry and the field. Lookups take the
-longest matching prefix, for BIN rows and brand ranges alike.
-"""
+The data is ``emulator/data/bins.yaml``, checked when loaded; lookups take the longest
+matching prefix."""
 
 from __future__ import annotations
 
@@ -68,8 +66,7 @@ _SCHEMA: dict[str, Any] = {
 }
 
 
-class CardTableError(ValueError):
-    """The BIN table cannot be used; the message names the entry and the field."""
+class CardTableError(ValueError): ...
 
 
 @dataclass(frozen=True)
@@ -107,7 +104,6 @@ class IinInfo:
         return self.brand.country if self.brand else None
 
     def to_iin_data(self) -> dict[str, Any]:
-        """``IinData``."""
         row = self.row
         return {
             "bin": self.bin,
@@ -129,8 +125,6 @@ class _Span:
 
 
 class CardTable:
-    """The loaded BIN table."""
-
     def __init__(self, brands: list[Brand], spans: list[_Span], rows: list[BinRow]) -> None:
         self.brands = {brand.name: brand for brand in brands}
         self._spans = sorted(spans, key=lambda span: -span.digits)
@@ -139,7 +133,6 @@ class CardTable:
         self._key_digits = max([MAX_BIN, *(span.digits for span in spans)])
 
     def brand_by_range(self, number: str) -> Brand | None:
-        """The brand whose IIN range is the longest prefix of ``number``."""
         for span in self._spans:
             head = number[: span.digits]
             if len(head) == span.digits and span.low <= int(head) <= span.high:
@@ -147,7 +140,6 @@ class CardTable:
         return None
 
     def row_of(self, number: str) -> BinRow | None:
-        """The known BIN that is the longest prefix of ``number``."""
         for length in range(min(len(number), MAX_BIN), MIN_BIN - 1, -1):
             row = self.rows.get(number[:length])
             if row is not None:
@@ -155,9 +147,7 @@ class CardTable:
         return None
 
     def lookup(self, number: str, whole_card: bool = False) -> IinInfo:
-        """What is known about the BIN of ``number``. For a whole card number
-        (``whole_card``) the reported ``bin`` is the known BIN that matched, else the
-        first six digits; otherwise it is ``number`` as given."""
+        """What is known about the BIN of ``number`` (``whole_card``: ``bin`` is the matched BIN)."""
         row = self.row_of(number)
         brand = self.brands.get(row.brand) if row and row.brand else self.brand_by_range(number)
         if whole_card:
@@ -165,8 +155,7 @@ class CardTable:
         return IinInfo(number, brand, row)
 
     def brand_name(self, number: str) -> str | None:
-        """The brand of a whole card number (as :meth:`lookup` finds it), remembered per
-        prefix: a brand depends on no more digits than the longest BIN or IIN range."""
+        """The brand of a whole card number, remembered per prefix."""
         prefix = number[: self._key_digits]
         if prefix in self._brands_seen:
             return self._brands_seen[prefix]
@@ -177,7 +166,6 @@ class CardTable:
         return name
 
     def length_problem(self, number: str) -> str | None:
-        """A sentence when ``number`` has a length its brand never uses."""
         brand = self.lookup(number).brand
         if brand is None or len(number) in brand.lengths:
             return None
@@ -187,9 +175,8 @@ class CardTable:
 
 
 def luhn_valid(number: str) -> bool:
-    """True for a string of ASCII digits whose last digit is its Luhn check digit. Written
-    out rather than python-stdnum's: it runs on every charge (the gateways' card checks)
-    and every journal entry's masking, and this loop takes a third of stdnum's time."""
+    """True for ASCII digits whose last digit is their Luhn check digit."""
+    # Written out: it runs on every charge and every masking, in a third of stdnum's time.
     if not (number.isascii() and number.isdigit()):
         return False
     total = 0
@@ -204,8 +191,7 @@ def luhn_valid(number: str) -> bool:
 
 
 def brand_of(number: str | None) -> str | None:
-    """The card brand (a Payments.CardTypes value) of a whole card number from the BIN
-    table, None if unknown or not all ASCII digits (a mistyped number reaches the gateway)."""
+    """The Payments.CardTypes brand of a whole card number, None if unknown or not digits."""
     if not number or not (number.isascii() and number.isdigit()):
         return None
     return default_table().brand_name(number)
@@ -265,5 +251,4 @@ def _row(path: Path, table: CardTable, item: dict[str, Any]) -> BinRow:
 
 @cache
 def default_table() -> CardTable:
-    """The shipped table, loaded once."""
     return load_table()

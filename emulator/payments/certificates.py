@@ -1,11 +1,5 @@
-"""Client certificate names, per tenant.
-
-The real service takes client certificates through its web portal; a request then names
-one in ``certificateName`` (or ``paymentGatewayCertName`` / ``fallbackUpgs[i]...``).
-payemu keeps only the names (a tenant's :class:`Certificates`): the config file lists
-them per key (``certificates:``) and the control API registers more. A request naming an
-unregistered certificate is refused.
-"""
+"""Client certificate names, per tenant: the real service takes certificates through its
+portal, payemu keeps only the names, and a request naming an unregistered one is refused."""
 
 from __future__ import annotations
 
@@ -19,15 +13,12 @@ MAX_CERTIFICATES = 1000  # per tenant by default (config: limits.namedItemsPerTe
 
 
 class Certificates:
-    """The certificate names a tenant registered, at most :attr:`limit` of them."""
-
     def __init__(self, names: Iterable[str] = (), limit: int = MAX_CERTIFICATES) -> None:
         self._names: set[str] = set(names)
         self.limit = limit
 
     def register(self, name: str) -> bool:
-        """Register ``name``; False when it was already there. A name is 1 to 128 printable
-        characters (ValueError otherwise); a tenant holds at most :attr:`limit` (a 507 past it)."""
+        """Register ``name`` (1 to 128 printable characters); False when it was already there."""
         if name not in self._names and len(self._names) >= self.limit:
             raise errors.limit_reached(
                 "name", f"This API key holds its limit of {self.limit} client certificates; remove some first."
@@ -58,7 +49,6 @@ class Certificates:
         return len(self._names)
 
     def require(self, name: str | None, field: str) -> None:
-        """Refuse ``name`` with a 400 on ``field`` unless it is registered."""
         if not name:
             raise errors.invalid(field, "A client certificate name is required here.")
         if name not in self._names:
@@ -70,8 +60,6 @@ class Certificates:
 
 
 class Holder(Protocol):
-    """A tenant, as far as certificates go."""
-
     certificates: Certificates
 
 

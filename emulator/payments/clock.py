@@ -18,8 +18,7 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 
 
 class Clock:
-    """``now()`` is real time plus the advanced offset; with ``start`` it is frozen there
-    and moves only when advanced, so seeded runs are byte-identical."""
+    """Real time plus an advanced offset; with ``start``, frozen there until advanced (seeded runs repeat)."""
 
     def __init__(self, start: datetime | None = None) -> None:
         self._start = start

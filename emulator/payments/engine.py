@@ -1,21 +1,8 @@
-"""The payment engine: one :class:`~emulator.payments.model.PaymentRequest` to an Outcome.
+"""The payment engine: one :class:`~emulator.payments.model.PaymentRequest` to an :class:`Outcome`.
 
-``process(runtime, tenant, request, call_attempts)`` serves all seven operations (the
-HTTP handlers and the eWallet page call it):
-
-* credentials: inline ``paymentGatewayAccount`` wins, else the stored
-  ``paymentGatewayAccountName``; neither, or an unknown name, is a 400;
-* the card: ``@token`` references resolved through the vault; a ``userToken`` (a gateway
-  token from tokenize or ``generateToken``) stands in for the card number;
-* charge, authorize, tokenize: the primary account, then each fallback account in order
-  after any attempt that is not Success or Accepted (see :mod:`emulator.payments.failover`); every
-  attempt is a ledger transaction and an entry of ``call_attempts``;
-* capture, void, refund: the ledger's rules, then one gateway attempt on a reserved
-  transaction; status: the ledger's current state of a charge or authorization.
-
-Scenario faults: ``reset`` closes the connection before anything is recorded;
-``lostResponse`` records the transaction, then closes the connection.
-"""
+``process`` serves all seven operations: it resolves the credentials and the card, tries
+the primary account and then each fallback (:mod:`emulator.payments.failover`), and keeps
+every attempt in the ledger and in ``call_attempts``. The HTTP status is the edge's to decide."""
 
 from __future__ import annotations
 
@@ -51,10 +38,7 @@ LOOKUP_FOUND = "found"  # a status lookup answered with the ledger's state of th
 
 @dataclass(slots=True)
 class Outcome:
-    """The answer to one payment request: the final result and every attempt made.
-    ``lookup`` tells a status lookup's answer (:data:`LOOKUP_FAILED`, :data:`LOOKUP_FOUND`)
-    from an operation's; the HTTP status and headers are the edge's to decide
-    (:func:`emulator.http.api.payments.status_of`)."""
+    """The answer to one payment request: the final result and every attempt made."""
 
     result: OperationResult
     attempts: list[AttemptRecord] = field(default_factory=list)
@@ -74,9 +58,8 @@ def answer(
 def process(
     runtime: Services, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
 ) -> Coroutine[Any, Any, Outcome]:
-    """Run one payment operation for ``tenant`` (await what this returns: the operation's
-    own coroutine). ``call_attempts`` receives each attempt as it is made (so the journal
-    has them even when a fault closes the connection)."""
+    """Run one payment operation for ``tenant``; ``call_attempts`` gets each attempt as made,
+    so the journal has them even when a fault closes the connection."""
     operation = request.operation
     if operation in PAYMENTS:
         return _pay(runtime, tenant, request, call_attempts)
@@ -89,13 +72,11 @@ def process(
 
 # -- currency, card -----------------------------------------------------------------------
 def currencies(runtime: Services) -> Mapping[str, str]:
-    """The Payments.CurrencyCode values of the schema in use (each to itself)."""
     return runtime.currencies
 
 
 def currency_of(runtime: Services, value: str) -> str:
-    """The code ``value`` names, as the schema's own string (one object per code: every
-    transaction in that currency shares it)."""
+    """The code ``value`` names, as the schema's own string (shared by every transaction)."""
     known = runtime.currencies
     found = known.get(value)
     if found is not None:
@@ -107,7 +88,6 @@ def currency_of(runtime: Services, value: str) -> str:
 
 
 def money_of(runtime: Services, request: PaymentRequest) -> Money:
-    """The request's amount in its (checked) currency."""
     if request.amount is None or request.currency is None:
         raise errors.invalid("amount", "The Amount and Currency fields are required.")
     return Money(request.amount, currency_of(runtime, request.currency))
@@ -118,8 +98,7 @@ def resolved_card(tenant: Tenant, request: PaymentRequest) -> Card | None:
 
 
 def token_for(tenant: Tenant, user_token: str | None, gateway: str) -> tuple[str | None, str | None]:
-    """``(card number, problem)`` for a ``userToken`` at ``gateway``; a token the gateway
-    does not know is declined by it (InvalidCardNumber), which can fall over."""
+    """``(card number, problem)`` for a ``userToken``; one unknown to the gateway is declined by it."""
     if not user_token:
         return None, None
     token = tenant.ledger.token(user_token)
@@ -133,7 +112,7 @@ def token_for(tenant: Tenant, user_token: str | None, gateway: str) -> tuple[str
 def attempt_record(
     tenant: Tenant, account: GatewayAccount, number: int, result: OperationResult, at: datetime | None = None
 ) -> AttemptRecord:
-    """The journal's record of one attempt; ``at``: when it was made (now if not given)."""
+    """The journal's record of one attempt (``at``: when, now if not given)."""
     return AttemptRecord(number, account.name, account.gateway.name, at or tenant.now(), result)
 
 
@@ -199,8 +178,7 @@ async def _attempt(
     attempt_number: int = 1,
     parent: ledger.Transaction | None = None,
 ) -> AttemptResult:
-    """One gateway attempt, recorded in the ledger — unless the scenario resets the
-    connection first, in which case nothing reached the gateway's books."""
+    """One gateway attempt, recorded in the ledger unless the scenario resets the connection first."""
     result = await simulator.attempt(runtime.scenarios, tenant, account, item)
     if result.fault == Fault.RESET:
         raise DropConnection(Fault.RESET)

@@ -1,11 +1,8 @@
 """Which gateway accounts a payment tries, in order, and when it moves on to the next.
 
-The primary account is the request's inline ``paymentGatewayAccount`` or its stored
-``paymentGatewayAccountName``; the fallbacks are the stored accounts of ``fallbackUpgs``
-(eWallet sessions give theirs the same way), all checked before any attempt runs. After
-an attempt that is not Success or Accepted the next account is tried — with the config
-switch ``failover: recoverable-only``, a hard decline (:data:`HARD_DECLINES`) ends the chain.
-"""
+Every account is checked before the first attempt. After a result other than Success or
+Accepted the next is tried; under ``failover: recoverable-only`` a hard decline
+(:data:`HARD_DECLINES`) ends the chain."""
 
 from __future__ import annotations
 
@@ -51,7 +48,6 @@ def stored_account(runtime: Services, tenant: Tenant, name: str, where: str, cer
 
 
 def fallback_accounts(runtime: Services, tenant: Tenant, request: PaymentRequest) -> list[GatewayAccount]:
-    """Every fallback entry as an account, all checked before any attempt runs."""
     found: list[GatewayAccount] = []
     problems: list[errors.FieldErrors] = []
     for index, entry in enumerate(request.fallbacks):
@@ -70,8 +66,7 @@ def fallback_accounts(runtime: Services, tenant: Tenant, request: PaymentRequest
 
 
 def falls_over(runtime: Services, tenant: Tenant, result: OperationResult) -> bool:
-    """Whether a payment goes on to its next account after this attempt's result (under
-    the tenant's own failover mode, else the server's)."""
+    """Whether a payment goes on to its next account after this result."""
     if result.code in SUCCESSFUL:
         return False
     if tenant_settings.failover(runtime, tenant) == "recoverable-only" and result.code == ResultCode.REJECTED:

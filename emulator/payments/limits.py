@@ -1,37 +1,7 @@
-"""Bounded memory: how much payemu keeps, and what it does at each limit.
+"""Bounded memory: the hooks (``admit_*``) that decide, when a store grows, what goes at a limit.
 
-Everything payemu holds is in memory. Each store that a client can grow has a limit
-(defaults below, config keys under ``limits:`` in the config file):
-
-=====================  =====================  ===========================================
-limit                  config key             at the limit
-=====================  =====================  ===========================================
-run-time tenants       ``tenants``            the idle one used least recently is removed
-                                              (idle: no request for ``tenantIdleSeconds``);
-                                              declared keys are never removed; none idle:
-                                              507
-string tokens          ``tokensPerTenant``    507 (tokens are the client's data)
-token bytes            ``tokenBytesPerTenant`` 507
-transactions           ``transactionsPerTenant`` the oldest finished transaction is dropped;
-                                              none finished (all authorized, pending or
-                                              busy): 507
-journal bytes          ``journalBytesPerTenant`` the oldest entries are dropped
-payment sessions       ``sessionsPerTenant``  the oldest session is dropped
-bytes per tenant       ``memoryBytesPerTenant`` journal entries first, then the oldest
-                                              finished transactions and sessions; string
-                                              tokens and rules: 507 (payments.budget)
-bytes of the process   ``memoryBytes``        the same, of every tenant (the largest
-                                              tenant's first)
-=====================  =====================  ===========================================
-
-A limit that cannot make room answers **507 Insufficient Storage** with payemu's JSON
-error body (:func:`emulator.errors.limit_reached`). Where something is added to a store
-(the tenant registry, ``vault.store``, ``recording.record`` and ``remember_token``, stored
-accounts and certificates) the hooks of this module (``admit_*``) decide, through the
-stores' own methods (``Vault.bytes``, ``Ledger.evict_oldest_finished``, ...). Stores that
-only ever forget their oldest entries bound themselves with the limit the tenant gives
-them: ``Sessions.limit``, ``RuleSet.sequence_limit`` and the journal's byte budget.
-"""
+Every limit, its config key and what happens there: docs/reference/limits.md. A limit that
+cannot make room answers 507 (:func:`emulator.errors.limit_reached`)."""
 
 from __future__ import annotations
 
@@ -42,7 +12,7 @@ if TYPE_CHECKING:
 
 
 def usage(runtime: Runtime) -> dict[str, dict[str, float]]:
-    """Each limit with what is used of it (per-tenant limits: the fullest tenant)."""
+    """Each limit and its use (per-tenant limits: the fullest tenant)."""
     settings = runtime.settings
     limits = settings.limits
     declared = {spec.key for spec in settings.keys}

@@ -1,12 +1,8 @@
 """Card data never leaves payemu unmasked: first six and last four digits at most.
 
-Two rules. Card fields (``cardNumber``, ``number``, ``pan``; ``cvv`` and other security
-codes are dropped) are always masked, whatever they hold: a mistyped or non-ASCII number
-is still a customer's card. Everywhere else only what looks like a card number is masked:
-a run of 13 to 19 digits (grouped as on a card or not) that passes the Luhn check. Values
-listed in ``keep`` — the gateway references of the same journal entry — are never masked,
-so a test can take a reference from the journal and use it.
-"""
+Card fields are masked whatever they hold (a mistyped number is still a customer's card);
+elsewhere only Luhn-valid runs of 13 to 19 digits are. Gateway references of the same
+entry (``keep``) are never masked, so a test can take one from the journal and use it."""
 
 from __future__ import annotations
 
@@ -53,9 +49,7 @@ _MASKED_KEY = re.compile(
 
 
 def mask_card(value: Any) -> Any:
-    """A card field's value masked whatever it holds: first six and last four characters
-    of a long value, only the last four of a shorter one; ``@token`` references and null
-    stay."""
+    """A card field masked whatever it holds; ``@token`` references and null stay."""
     if value is None or isinstance(value, bool):
         return value
     text = str(int(value)) if isinstance(value, (int, float)) else str(value)
@@ -70,14 +64,11 @@ def mask_card(value: Any) -> Any:
 
 
 def mask_pan(number: str) -> str:
-    """``4111111111111111`` → ``411111******1111`` (a card field: always masked)."""
     return str(mask_card(number))
 
 
 def mask_text(text: str, keep: Container[str] = ()) -> str:
-    """Mask every Luhn-valid run of 13 to 19 digits inside free text (grouped or not): all
-    but the first six and last four digits become ``*``, separators stay. Runs equal to a
-    value of ``keep`` stay as they are."""
+    """Mask every Luhn-valid run of 13 to 19 digits in free text, but values of ``keep``."""
     return _PAN_IN_TEXT.sub(lambda match: _mask_run(match, keep), text)
 
 
@@ -99,8 +90,6 @@ def _mask_run(match: re.Match[str], keep: Container[str]) -> str:
 
 
 def _mask_number(value: int | float, keep: Container[str]) -> int | float | str:
-    """A number of 13+ digits that passes Luhn (a card number sent as a number) becomes
-    masked text."""
     if -_BIG < value < _BIG or isinstance(value, bool):
         return value
     text = str(int(value))
@@ -109,7 +98,7 @@ def _mask_number(value: int | float, keep: Container[str]) -> int | float | str:
 
 
 def references(*values: Any) -> frozenset[str]:
-    """Every gateway reference or token held (at any depth) under a reference key."""
+    """Every gateway reference or token held under a reference key, at any depth."""
     found: set[str] = set()
     stack = list(values)
     while stack:
@@ -126,8 +115,7 @@ def references(*values: Any) -> frozenset[str]:
 
 
 def needs_masking(text: bytes) -> bool:
-    """Whether the value of the JSON ``text`` may hold something :func:`mask` changes
-    (when not, the value is fit to show as it is and the walk is skipped)."""
+    """Whether the JSON ``text`` may hold something :func:`mask` changes (else the walk is skipped)."""
     if not text.isascii() or b"\\" in text:
         return True
     classes = text.translate(_CLASSES)  # a regex over these took eight times as long as three finds
@@ -139,8 +127,7 @@ def needs_masking(text: bytes) -> bool:
 
 
 class References:
-    """:func:`references` of some values, found the first time a check asks (most
-    masking never needs them: only a Luhn-valid run of digits does)."""
+    """:func:`references` found the first time a check asks (most masking never does)."""
 
     def __init__(self, *values: Any) -> None:
         self._values: tuple[Any, ...] | None = values
@@ -153,9 +140,7 @@ class References:
 
 
 def mask(value: Any, credentials: bool = False, keep: Container[str] = ()) -> Any:
-    """A copy of a JSON value fit for the journal, logs and pages: card fields masked,
-    CVVs removed, card numbers in text masked, string-token payloads and credential values
-    redacted; gateway references (``keep``) untouched."""
+    """A copy of a JSON value fit for the journal, logs and pages."""
     kind = type(value)
     if kind is str:
         if len(value) < 13:
@@ -189,8 +174,7 @@ def mask(value: Any, credentials: bool = False, keep: Container[str] = ()) -> An
 
 
 def mask_query(query: str, keep: Container[str] = ()) -> str:
-    """A URL query string with card parameters (``number``, ``cardNumber``, ``pan``)
-    masked whatever they hold, and card numbers elsewhere in it masked."""
+    """A URL query string with card parameters and card numbers masked."""
     if not query:
         return query
     parts = []

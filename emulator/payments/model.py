@@ -1,15 +1,8 @@
 """The typed payment domain: what a payment request asks, what one attempt answers.
 
-JSON stays at the edge: the HTTP handlers parse a validated body once into a
-:class:`PaymentRequest` (:meth:`PaymentRequest.from_body`); the engine, the gateway
-simulator and the ledger work on these values; an :class:`OperationResult` and an
-:class:`AttemptRecord` render themselves back to JSON (``to_json``).
-
-Money is a :class:`decimal.Decimal` amount with its currency (:class:`Money`): amounts
-are kept exactly as given and compared exactly; the one rounding rule
-(:data:`ROUNDING`, half to even, to the currency's minor unit) applies wherever an
-amount must fit the currency (``amountMinor``, the capture limit).
-"""
+JSON stays at the edge: handlers parse a validated body once into a :class:`PaymentRequest`,
+and results render themselves back (``to_json``). Amounts are exact decimals; the one
+rounding rule (:data:`ROUNDING`) applies wherever an amount must fit its currency."""
 
 from __future__ import annotations
 
@@ -81,8 +74,6 @@ def decimal_of(value: float | int | str | Decimal) -> Decimal:
 
 @dataclass(slots=True, unsafe_hash=True, order=True)
 class Money:
-    """An amount in major units (exact) and its ISO 4217 currency code."""
-
     amount: Decimal
     currency: str
 
@@ -92,7 +83,6 @@ class Money:
 
     @classmethod
     def none(cls) -> Money:
-        """The amount of an operation that moves no money."""
         return cls(ZERO, NO_CURRENCY)
 
     @property
@@ -101,15 +91,13 @@ class Money:
         return EXPONENTS.get(self.currency.upper(), 2)
 
     def rounded(self) -> Money:
-        """This amount to the currency's minor unit (the one rounding rule)."""
         return Money(self.amount.quantize(Decimal(1).scaleb(-self.exponent), context=_WIDE), self.currency)
 
     def minor_units(self) -> int:
-        """``10.23`` USD → ``1023``; JPY has no minor unit, KWD has three digits."""
+        """``10.23`` USD → ``1023``."""
         return int(self.amount.scaleb(self.exponent, context=_WIDE).to_integral_value(context=_WIDE))
 
     def to_json(self) -> float:
-        """The amount as the interface writes it (a JSON number in major units)."""
         return float(self.amount)
 
     def __add__(self, other: Money) -> Money:
@@ -123,14 +111,13 @@ class Money:
 
 
 def text(amount: Decimal) -> str:
-    """An amount in a sentence, written as the float JSON carries it (``10.0``)."""
+    """An amount in a sentence, written as the float JSON carries (``10.0``)."""
     return str(float(amount))
 
 
 @dataclass(slots=True, unsafe_hash=True)
 class Card:
-    """A card as a request gives it. ``number`` is digits, or an ``@token`` reference
-    until the vault resolves it; never logged (``repr`` hides it and the CVV)."""
+    """A card as a request gives it (digits or an ``@token`` reference); ``repr`` hides number and CVV."""
 
     number: str | None = field(default=None, repr=False)
     holder: str | None = None
@@ -162,25 +149,19 @@ class Card:
 
 @dataclass(slots=True, unsafe_hash=True)
 class AccountRef:
-    """A stored gateway account named by a request, with the client certificate for it."""
-
     name: str
     certificate: str | None = None
 
 
 @dataclass(slots=True, unsafe_hash=True)
 class InlineAccount:
-    """``paymentGatewayAccount``: a gateway and credentials given in the request."""
-
     gateway: str | None
     credentials: tuple[Mapping[str, Any], ...]
 
 
 @dataclass(slots=True, unsafe_hash=True)
 class PaymentRequest:
-    """One payment operation as asked: the body of a ``/PaymentGateway`` call (or an
-    eWallet page's payment), parsed once. Amount and currency stay as given (the engine
-    checks the currency against the schema in use)."""
+    """One payment operation as asked, parsed once; the engine checks the currency."""
 
     operation: Operation
     account_name: str | None = None
@@ -201,7 +182,6 @@ class PaymentRequest:
 
     @classmethod
     def from_body(cls, operation: Operation, body: Mapping[str, Any]) -> PaymentRequest:
-        """The request of a schema-valid body (keys in their canonical spelling)."""
         get = body.get
         inline = get("paymentGatewayAccount")
         amount = get("amount")
@@ -237,8 +217,6 @@ class PaymentRequest:
 
 @dataclass(slots=True, unsafe_hash=True)
 class OperationResult:
-    """``Payments.OperationResult``: the answer of one operation at one gateway."""
-
     operation: Operation
     code: ResultCode
     money: Money
@@ -259,7 +237,7 @@ class OperationResult:
         return self.code in (ResultCode.SUCCESS, ResultCode.ACCEPTED)
 
     def to_json(self) -> JsonObject:
-        """The OperationResult with every one of its 15 keys (the schema requires them all)."""
+        """The OperationResult with all 15 keys (the schema requires them)."""
         return {
             "authorizationCode": self.authorization_code,
             "currency": self.money.currency,
@@ -305,8 +283,7 @@ class AttemptRecord:
 
 
 class DropConnection(Exception):
-    """Raised by the engine to close the connection without an answer (a simulated
-    network fault). ``journal_status`` is what the journal records instead of a status."""
+    """Close the connection without an answer (a simulated network fault)."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

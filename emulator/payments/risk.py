@@ -1,12 +1,5 @@
-"""The card risk check of ``POST /Tools/validate``: where the card was issued, where the
-payer's IP address is, and the billing country, compared.
-
-Rule (the service's documented meaning of each level): the three countries agree →
-VeryLow; the IP address or the billing address alone disagrees → Low; the card's
-country disagrees with the payer's (IP and billing agreeing) → High; all three differ,
-or the address is an anonymous proxy → VeryHigh. Without the card's country there is no
-assessment (null).
-"""
+"""The card risk check of ``POST /Tools/validate``: the card's country, the payer's IP
+address and the billing country compared, as the service documents each level."""
 
 from __future__ import annotations
 
@@ -43,8 +36,7 @@ _SCHEMA: dict[str, Any] = {
 }
 
 
-class IpTableError(ValueError):
-    """The IP table cannot be used."""
+class IpTableError(ValueError): ...
 
 
 @dataclass(frozen=True)
@@ -64,7 +56,7 @@ class IpTable:
         self._networks = sorted(networks, key=lambda item: -item[0].prefixlen)
 
     def facts(self, address: str) -> IpFacts:
-        """What is known about ``address``; raises ValueError when it is not an IP address."""
+        """What is known about ``address``; ValueError when it is not an IP address."""
         ip = ipaddress.ip_address(address.strip())
         for network, facts in self._networks:
             if ip.version == network.version and ip in network:
@@ -91,8 +83,9 @@ def default_ip_table() -> IpTable:
 
 
 def assess(issuer: str | None, by_ip: str | None, billing: str, anonymous_proxy: bool) -> Assessment:
-    """The risk level of a card issued in ``issuer`` used from ``by_ip`` with a billing
-    address in ``billing`` (see the module text for the rule)."""
+    """The risk level of a card from ``issuer`` used from ``by_ip`` and billed in ``billing``."""
+    # All three agree: VeryLow; the IP or the billing country alone differs: Low; the card's
+    # country differs from the other two: High; all differ, or an anonymous proxy: VeryHigh.
     if anonymous_proxy:
         return Assessment("VeryHigh", "The IP address belongs to an anonymous proxy.")
     if issuer is None:

@@ -1,9 +1,5 @@
-"""The ledger's rules: which later operation a transaction allows (capture ← a successful
-authorization, once, not voided or expired, same gateway; void ← a charge or authorization
-not yet captured, voided or refunded; refund ← a charge or capture, never above it in total;
-status ← a charge or authorization), and the reservation that keeps two concurrent
-requests on one transaction from both succeeding.
-"""
+"""The ledger's rules: which later operation a transaction allows, and the reservation that
+keeps two concurrent requests on one transaction from both succeeding."""
 
 from __future__ import annotations
 
@@ -23,8 +19,6 @@ CAPTURE_TOLERANCE = Decimal("1.15")
 
 @dataclass(frozen=True)
 class Refusal:
-    """Why the ledger refuses an operation: a ``rejectReasonCode`` and a sentence."""
-
     reason: RejectReason
     description: str
 
@@ -33,8 +27,7 @@ class Refusal:
 def check(
     tx: Transaction, operation: Operation, gateway: str, currency: str | None, amount: Decimal, now: datetime
 ) -> Refusal | None:
-    """Why ``operation`` (Capture, Void, Refund, Status) may not refer to ``tx`` through
-    ``gateway``, or None when it may. Settles a due Accepted transaction first."""
+    """Why ``operation`` may not refer to ``tx`` through ``gateway``, or None (settles first)."""
     tx.settle(now)
     if tx.gateway.lower() != gateway.lower():
         return Refusal(
@@ -130,8 +123,7 @@ _NOUN = {
 
 
 def reserve(tx: Transaction, operation: Operation) -> None:
-    """Mark ``tx`` as having ``operation`` at the gateway. Call right after :func:`check`
-    returned None, with no ``await`` in between."""
+    """Mark ``tx`` as busy with ``operation``: right after :func:`check`, with no ``await`` between."""
     tx.busy = operation
 
 

@@ -1,10 +1,5 @@
-"""What the behaviour modules (checks, simulator, failover, engine, eWallet) need of the
-running emulator, as a Protocol: the scenario book, the gateway catalog, the schema's
-currencies, the settings, the payment pages' session index and a schema compiler.
-
-:class:`emulator.runtime.Runtime` is one; a test can pass any object with these members.
-The behaviour modules import this module, never the runtime (which sits above them).
-"""
+"""What the behaviour modules need of the running emulator, as a Protocol, so they never
+import the runtime (which sits above them); a test can pass any object with these members."""
 
 from __future__ import annotations
 
@@ -23,27 +18,19 @@ if TYPE_CHECKING:
 
 
 class Validator(Protocol):
-    """A compiled JSON Schema (:class:`emulator.http.validation.Compiled`)."""
-
     def is_valid(self, value: Any) -> bool: ...
 
     def errors(self, value: Any, root: str | None = "body") -> list[FieldErrors]: ...
 
     @property
-    def normalize(self) -> Callable[[Any], Any]:
-        """A valid value in canonical form (enum spellings and the like)."""
-        ...
+    def normalize(self) -> Callable[[Any], Any]: ...
 
 
 class Compiler(Protocol):
-    """Compiles a JSON Schema once (:class:`emulator.http.validation.SchemaCompiler`)."""
-
     def compile(self, schema: Any) -> Validator: ...
 
 
 class Services(Protocol):
-    """The shared services of one running emulator."""
-
     @property
     def settings(self) -> Settings: ...
 
@@ -67,7 +54,5 @@ class Services(Protocol):
 
 
 class DocumentedOperation(Protocol):
-    """A documented operation, as far as checking a body goes (:class:`emulator.http.openapi.Operation`)."""
-
     @property
     def body(self) -> Validator | None: ...

@@ -1,10 +1,5 @@
-"""Settings a tenant may change for itself: strictness, the success status, failover.
-
-The config file and the command line give the server's defaults; ``POST
-/_emulator/settings`` sets values for the caller's API key only (``null`` goes back to the
-default), so one CI test can run strict or expect ``always-202`` without touching others.
-A tenant reset drops its own values.
-"""
+"""Settings a tenant may change for itself (``POST /_emulator/settings``): strictness, the
+success status, failover; so one CI test can run strict without touching others."""
 
 from __future__ import annotations
 
@@ -19,15 +14,11 @@ if TYPE_CHECKING:
 
 
 class Server(Protocol):
-    """Where the server-wide values come from (the runtime)."""
-
     @property
     def settings(self) -> Settings: ...
 
 
 class Owner(Protocol):
-    """A tenant, as far as its own settings go."""
-
     overrides: TenantSettings
 
 
@@ -51,11 +42,10 @@ class TenantSettings:
     failover: str | None = None
 
     def own(self) -> list[str]:
-        """The control-API names of the values the tenant set itself, sorted."""
         return sorted(name for name, (attribute, _) in FIELDS.items() if getattr(self, attribute) is not None)
 
     def update(self, changes: dict[str, Any]) -> None:
-        """Apply validated ``changes`` (control-API names; null removes the tenant's value)."""
+        """Apply validated ``changes`` (null removes the tenant's value)."""
         known = {f.name for f in fields(self)}
         for name, new in changes.items():
             if name in FIELDS and FIELDS[name][0] in known:
@@ -63,7 +53,7 @@ class TenantSettings:
 
 
 def value(runtime: Server, tenant: Owner | None, name: str) -> Any:
-    """The tenant's own value of ``name`` (a FIELDS key), else the server's."""
+    """The tenant's own value of ``name``, else the server's."""
     attribute = FIELDS[name][0]
     found = getattr(tenant.overrides, attribute) if tenant is not None else None
     return found if found is not None else getattr(runtime.settings, attribute)
@@ -82,9 +72,7 @@ def success_status(runtime: Server, tenant: Owner | None) -> str:
 
 
 def http_status(runtime: Server, tenant: Owner | None, operation: str, status: int) -> int:
-    """The HTTP status of a payment answer under the success-status switch: ``by-result``
-    keeps 200 for Success and 202 for Accepted; ``always-200`` / ``always-202`` answer
-    both with that status (charge, authorize, capture, void and refund only)."""
+    """The HTTP status of a payment answer under the success-status switch."""
     if status not in (200, 202) or operation not in SWITCHED:
         return status
     mode = success_status(runtime, tenant)
@@ -96,7 +84,6 @@ def http_status(runtime: Server, tenant: Owner | None, operation: str, status: i
 
 
 def effective(runtime: Server, tenant: Owner) -> dict[str, Any]:
-    """Every setting as the tenant sees it, and which of them are its own."""
     return {
         **{name: value(runtime, tenant, name) for name in FIELDS},
         "overridden": tenant.overrides.own(),

@@ -1,15 +1,8 @@
 """Tenants: one per API key, holding all of that key's state.
 
-Like moto's backends keyed by account, every store lives on a :class:`Tenant` and every
-handler reaches state only through the tenant of the request's key, so one key can never
-see another's data. The stores are typed and changed through their methods:
-:class:`~emulator.payments.ledger.Ledger`, :class:`~emulator.payments.vault.Vault`,
-:class:`~emulator.payments.accounts.Accounts`, :class:`~emulator.payments.certificates.Certificates`,
-:class:`~emulator.payments.ewallet.sessions.Sessions`, :class:`~emulator.scenarios.ruleset.RuleSet`,
-:class:`~emulator.payments.journal.Journal` and :class:`~emulator.payments.clock.Clock`. Each tenant has its
-own random source; with a seed it is derived from the seed and the key alone, so a
-tenant's answers do not depend on what other tenants do.
-"""
+Handlers reach state only through the tenant of the request's key, so one key never sees
+another's data. Each tenant has its own random source (under ``--seed`` derived from the
+seed and the key), so its answers do not depend on what other tenants do."""
 
 from __future__ import annotations
 
@@ -48,14 +41,10 @@ MAX_KEY_LENGTH = 256
 
 
 def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
-    """``length`` characters of ``alphabet`` from the operating system's secure source.
-    Random bytes at or past the largest multiple of the alphabet's size are dropped and
-    the rest taken modulo that size (:meth:`bytes.translate` does both), so every
-    character is equally likely; a non-ASCII alphabet takes one big number instead.
-
-    The OS is asked for :data:`POOL_BYTES` at a time (one system call where each token
-    made one); the characters not yet handed out wait in this process, each handed out
-    once (under a lock), and a forked child starts without them."""
+    """``length`` characters of ``alphabet`` from the operating system's secure source."""
+    # Bytes past the largest multiple of the alphabet's size are dropped, so every character
+    # is equally likely. The OS is asked for POOL_BYTES at a time; each character is handed
+    # out once, under a lock, and a forked child draws afresh.
     table = _byte_table(alphabet)
     if table is None or len(alphabet) > 256:
         base = len(alphabet)
@@ -82,8 +71,7 @@ _pool_lock = threading.Lock()
 
 
 def _forget_pools() -> None:
-    """In a forked child: draw afresh (never what the parent may hand out), with a lock
-    no thread of the parent held."""
+    """In a forked child: never hand out what the parent may hand out."""
     global _pool_lock
     _POOLS.clear()
     _pool_lock = threading.Lock()
@@ -97,33 +85,25 @@ _UNUSED_BYTES = [bytes(range(256 - extra, 256)) for extra in range(256)]  # the 
 
 @functools.cache
 def _byte_table(alphabet: str) -> bytes | None:
-    """Byte → character of ``alphabet`` for :meth:`bytes.translate` (byte ``b`` gives the
-    character ``b % len(alphabet)``, a bias of at most 1/len(alphabet) between characters
-    that no identifier here cares about); None for an alphabet that is not ASCII."""
+    """Byte → character ``b % len(alphabet)`` for :meth:`bytes.translate`; None if not ASCII."""
     if not alphabet.isascii() or not alphabet:
         return None
     return bytes(ord(alphabet[b % len(alphabet)]) for b in range(256))
 
 
 def shard_of(api_key: str) -> str:
-    """The tenant's public shard id: the first 16 hex digits of the SHA-1 of its API key.
-    Tokens name it (``kid``) so a load balancer can route a keyless request; HAProxy derives
-    the same value from ``X-Api-Key`` (``sha1,bytes(0,8),hex,lower``). It is not a secret
-    and does not reveal the key."""
+    """The tenant's public shard id (first 16 hex digits of SHA-1 of the key), as HAProxy computes it."""
     return hashlib.sha1(api_key.encode("utf-8")).hexdigest()[:16]
 
 
 def token_secret(api_key: str, seed: int | None) -> bytes:
-    """The key that signs a tenant's eWallet tokens: random, or under ``--seed`` derived
-    from the seed and the key so that seeded runs repeat byte for byte."""
+    """The key that signs a tenant's eWallet tokens (derived from the seed under ``--seed``)."""
     if seed is None:
         return os.urandom(32)
     return hashlib.sha256(f"payemu/tokens/{seed}/{api_key}".encode()).digest()
 
 
 class Tenant:
-    """All state of one API key."""
-
     last_used: float  # hardening: monotonic time of the last request (for the registry's eviction)
     unsaved: str | None = None  # --state: why a save of it did not land (its requests then get a 503)
 
@@ -144,8 +124,7 @@ class Tenant:
         self.reset()
 
     def reset(self) -> None:
-        """Back to the state of a fresh key: every store emptied, random source and
-        clock started again (so a seeded tenant replays identically after a reset)."""
+        """Back to a fresh key's state; a seeded tenant then replays identically."""
         seeded = self._seed is not None
         # ids, references and fake data; tokens and keys come from the OS (secret_string)
         self.rng = random.Random(f"{self._seed}/{self.key}") if seeded else random.Random(secrets.randbits(128))
@@ -167,7 +146,6 @@ class Tenant:
 
     @property
     def faker(self) -> Faker:
-        """A Faker seeded from this tenant's random source (made on first use)."""
         if self._faker is None:
             from faker import Faker
 
@@ -176,9 +154,7 @@ class Tenant:
         return self._faker
 
     def random_id(self, length: int, alphabet: str = ALPHANUMERIC) -> str:
-        """An identifier that need not be secret (a gateway reference, an approval code):
-        from the tenant's random source, so ``--seed`` replays it. One byte per character
-        (mapped by :func:`_byte_table`), the fastest draw Python has."""
+        """An identifier that need not be secret, from the tenant's (seedable) random source."""
         table = _byte_table(alphabet)
         if table is None:
             return "".join(self.rng.choices(alphabet, k=length))
@@ -186,8 +162,7 @@ class Tenant:
         return self.rng.getrandbits(length * 8).to_bytes(length, "little").translate(table).decode("ascii")
 
     def random_string(self, length: int, alphabet: str = ALPHANUMERIC) -> str:
-        """A token (string token, session, card token, key): from the OS's secure source,
-        or from the tenant's random source under ``--seed``."""
+        """A token: from the OS's secure source, or the tenant's random source under ``--seed``."""
         if self._seed is not None:
             return self.random_id(length, alphabet)
         return secret_string(length, alphabet)
@@ -196,17 +171,14 @@ class Tenant:
         return self.clock.now()
 
     def sign_token(self, body: Mapping[str, Any]) -> str:
-        """A three-part token of this tenant (:mod:`emulator.payments.ewallet.tokens`)."""
         return tokens.encode(body, self.shard, self.token_secret)
 
     def open_token(self, token: str) -> dict[str, Any] | None:
-        """The body of a token this tenant signed, else None."""
         return tokens.decode(token, self.token_secret)
 
 
 class TenantRegistry:
-    """API key → tenant. Configured keys exist from the start; ``create`` mints fresh
-    isolated keys; with ``any_key`` every new non-empty key becomes a sandbox tenant."""
+    """API key → tenant: configured keys, keys made by ``create`` and, with ``any_key``, any key."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -227,9 +199,7 @@ class TenantRegistry:
         return tenant
 
     def _admit(self, spec: KeySpec) -> None:
-        """Make room for a tenant created at run time: remove an idle run-time tenant when
-        the limit is reached (the order: :mod:`emulator.payments.admission`), or raise a 507
-        when every one is active."""
+        """Make room for a run-time tenant (:mod:`emulator.payments.admission`), else a 507."""
         settings = self.settings
         declared = {declared.key for declared in settings.keys}
         if spec.key in declared:
@@ -260,8 +230,7 @@ class TenantRegistry:
         return tenant
 
     def admit_key(self, key: str) -> Tenant | None:
-        """``--any-key``: a new sandbox tenant for ``key`` (when it is an acceptable key);
-        the caller has checked that it may (:attr:`Settings.any_key_admin_required`)."""
+        """``--any-key``: a new sandbox tenant for ``key``; the caller checked that it may."""
         if not self.settings.any_key or not _acceptable_key(key):
             return None
         return self._tenants.get(key) or self._add(self._spec(key, sandbox=True))
@@ -283,8 +252,7 @@ class TenantRegistry:
         return self._add(self._spec(key, sandbox, user_name))
 
     def adopt(self, tenant: Tenant) -> None:
-        """Hold ``tenant`` (restored by ``--state``) under its key, replacing any tenant
-        there; later tenants get account ids after its own."""
+        """Hold a tenant restored by ``--state``, replacing any under its key."""
         self.remove(tenant.key)
         tenant.budget.attach(self.budget)
         self._tenants[tenant.key] = tenant

@@ -1,5 +1,5 @@
-"""A transaction a gateway processed, the entries of its history and the gateway tokens
-a tenant was given: the items :mod:`emulator.payments.ledger` keeps, and what each weighs."""
+"""The items :mod:`emulator.payments.ledger` keeps (transactions, their history, gateway
+tokens) and what each weighs."""
 
 from __future__ import annotations
 
@@ -29,8 +29,6 @@ _DONE_STATE = {
 
 @dataclass(frozen=True)
 class OperationEntry:
-    """A later operation on a transaction (capture, void, refund), in its history."""
-
     operation: Operation
     reference: str
     amount: Decimal
@@ -49,9 +47,9 @@ class OperationEntry:
 
 @dataclass(slots=True)
 class Transaction:
-    """One operation a gateway processed. ``card_number`` stays in memory (scenario rules
-    of later operations match on it) and never leaves payemu: :meth:`to_json` masks it.
-    Slotted: a ledger holds tens of thousands, each one object without a ``__dict__``."""
+    """One operation a gateway processed; slotted, as a ledger holds tens of thousands."""
+
+    # ``card_number`` stays in memory (later operations' rules match on it); to_json masks it.
 
     reference: str
     operation: Operation  # Charge, PreAuth, Capture, Void, Refund, Tokenize
@@ -83,16 +81,13 @@ class Transaction:
     weight: int = 0  # bytes charged to the tenant's budget (weight_of), with its history
 
     def weight_of(self) -> int:
-        """What the transaction holds, in bytes: a fixed overhead and its strings (constant
-        time: ``sys.getsizeof`` of a ``str``), its history entries."""
+        """What the transaction holds in bytes (constant time)."""
         return weight_of_texts(
             self.reference, self.card_number, self.authorization_code, self.my_ref
         ) + weights.OPERATION * len(self.operations)
 
     def __setstate__(self, state: Any) -> None:
-        """Unpickling (``--state`` files, copies): the slots as pickled, or the ``__dict__``
-        of a file written before transactions had slots; a field the file lacks (added
-        since) takes its default."""
+        """Unpickling: the slots, or an older file's ``__dict__``; missing fields take defaults."""
         if isinstance(state, tuple):  # (instance dict, slots): what object.__getstate__ gives
             state = {**(state[0] or {}), **(state[1] or {})}
         for name, default in _DEFAULTS.items():
@@ -124,8 +119,6 @@ class Transaction:
         return self.expires_at is not None and now > self.expires_at
 
     def state(self, now: datetime) -> str:
-        """Authorized, Captured, Charged, PartiallyRefunded, Refunded, Voided, Expired,
-        Pending, Declined or Failed."""
         self.settle(now)
         if self.result_code != ResultCode.SUCCESS:
             return _FAILED_STATE.get(self.result_code, "Failed")
@@ -166,8 +159,7 @@ class Transaction:
 
 
 def weight_of_texts(reference: str, card: str | None, approval: str | None, my_ref: str | None) -> int:
-    """The bytes of a transaction without history: a fixed overhead and its strings
-    (``budget.text()`` of each, spelled out: a charge weighs its transaction)."""
+    """The bytes of a transaction without history (``budget.text()`` of each string, spelled out)."""
     return (
         weights.TRANSACTION
         + getsizeof(reference)
@@ -187,8 +179,6 @@ _DEFAULTS: dict[str, Callable[[], Any]] = {
 
 @dataclass(frozen=True)
 class GatewayToken:
-    """A token a gateway minted for a card (tokenize, or ``generateToken``)."""
-
     token: str
     gateway: str
     account: str | None
@@ -200,5 +190,4 @@ class GatewayToken:
 
 
 def token_weight(token: GatewayToken) -> int:
-    """The bytes a gateway token holds: its entry, token and card number."""
     return weights.GATEWAY_TOKEN + weights.text(token.token) + weights.text(token.card_number)

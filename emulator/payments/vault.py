@@ -1,10 +1,5 @@
-"""The string-token vault: any sensitive string stored under a 32-character token, per
-tenant (a :class:`Vault`), and the ``@token`` card references the payment operations
-resolve through it.
-
-Payloads never reach a log: nothing here logs, and the journal redacts ``payload`` and
-``clearPayload`` (see :mod:`emulator.payments.masking`).
-"""
+"""The string-token vault: sensitive strings stored under 32-character tokens, per tenant,
+and the ``@token`` card references payments resolve through it. Payloads are never logged."""
 
 from __future__ import annotations
 
@@ -45,8 +40,7 @@ class StringToken:
 
 
 class Vault(Mapping[str, StringToken]):
-    """A tenant's string tokens, oldest first, at most ``limit`` of them holding at most
-    ``byte_limit`` characters together (:meth:`admit` answers a 507 past either)."""
+    """A tenant's string tokens, oldest first, bounded in count and characters."""
 
     def __init__(
         self, limit: int = MAX_TOKENS, byte_limit: int = MAX_TOKEN_BYTES, budget: Budget | None = None
@@ -71,12 +65,10 @@ class Vault(Mapping[str, StringToken]):
 
     @property
     def bytes(self) -> int:
-        """Characters of every payload held."""
         return self._bytes
 
     def admit(self, payload: str) -> None:
-        """Raise a 507 when storing ``payload`` would pass this vault's limits (the tokens
-        are the client's data: none is dropped to make room)."""
+        """A 507 when ``payload`` would pass the limits: tokens are the client's data, none is dropped."""
         if len(self._tokens) >= self.limit:
             raise errors.limit_reached(
                 "payload", f"This API key holds its limit of {self.limit} string tokens; delete some first."
@@ -91,7 +83,6 @@ class Vault(Mapping[str, StringToken]):
             raise self.budget.refusal("payload", weight, "This string token")
 
     def store(self, payload: str, new_token: Callable[[int], str], now: datetime) -> StringToken:
-        """Store ``payload`` under a fresh token drawn from ``new_token(length)``."""
         if not 1 <= len(payload) <= MAX_PAYLOAD:
             raise errors.invalid("payload", f"The payload must be 1 to {MAX_PAYLOAD} characters long.")
         self.admit(payload)  # hardening: 507 at the token limits
@@ -111,14 +102,12 @@ class Vault(Mapping[str, StringToken]):
             self.changed[entry.token] = None
 
     def require(self, token: str, field: str = "token") -> StringToken:
-        """The token or a 404 on ``field``."""
         entry = self._tokens.get(token)
         if entry is None:
             raise errors.not_found(field, f"No string token {token} exists for this API key.")
         return entry
 
     def delete(self, token: str) -> bool:
-        """Remove the token and its contents for good."""
         entry = self._tokens.pop(token, None)
         if entry is None:
             return False
@@ -130,14 +119,10 @@ class Vault(Mapping[str, StringToken]):
 
 
 def _weight(payload: str) -> int:
-    """The bytes a string token holds: its entry and token, and its payload."""
     return weights.STRING_TOKEN + weights.text(payload)
 
 
 class Holder(Protocol):
-    """What :func:`store` and :func:`resolve_card` need of a tenant: its vault, its random
-    source and its clock."""
-
     vault: Vault
 
     def random_string(self, length: int) -> str: ...
@@ -146,18 +131,13 @@ class Holder(Protocol):
 
 
 def store(holder: Holder, payload: str) -> StringToken:
-    """Store ``payload`` in the holder's vault under a fresh token from its random source."""
     return holder.vault.store(payload, holder.random_string, holder.now())
 
 
 def resolve_card(holder: Holder, card: Card) -> Card:
-    """The card with every ``@token`` reference replaced by what the token holds.
-
-    ``cardNumber`` ``@<token>``: a payload of digits is the card number; a payload that is
-    a JSON object of card details (any key case) gives the card number and fills the
-    fields the request left out. ``cvv`` ``@<token>`` resolves the same way. A missing
-    token, or one that does not hold what the field needs, is a 400 on that field.
-    """
+    """The card with every ``@token`` reference replaced by what the token holds."""
+    # A payload of digits is the number; a JSON object of card details fills the fields the
+    # request left out. A missing or unfit token is a 400 on that field.
     resolved = card
     number = card.number
     if isinstance(number, str) and number.startswith("@"):
@@ -200,8 +180,7 @@ def _payload(vault: Vault, reference: str, field: str) -> str:
 
 
 def _card_details(payload: str) -> dict[str, Any]:
-    """The card fields of a JSON-object payload, canonical names and types; {} when the
-    payload is not a JSON object."""
+    """The card fields of a JSON-object payload; {} for any other payload."""
     if not payload.lstrip().startswith("{"):
         return {}
     try:

@@ -1,6 +1,4 @@
-"""The command-line side of the package: ``payemu proxy``, ``payemu verify`` and the
-``--replay``/``--replay-strict`` options of ``payemu serve`` (registered by
-:mod:`emulator.cli`)."""
+"""The command-line side of the package: ``payemu proxy``, ``payemu verify`` and ``serve --replay``."""
 
 from __future__ import annotations
 
@@ -84,7 +82,6 @@ def add_replay_options(serve: argparse.ArgumentParser) -> None:
 
 
 def replay_wrapper(args: argparse.Namespace) -> tuple[str | None, bool]:
-    """``--replay`` and ``--replay-strict`` as given (checked)."""
     path = getattr(args, "replay", None)
     strict = bool(getattr(args, "replay_strict", False))
     if strict and not path:
@@ -118,8 +115,7 @@ def replay_note(served: object) -> str:
 
 
 def run(args: argparse.Namespace, settings_from: Callable[[argparse.Namespace], Settings]) -> int:
-    """``payemu proxy`` or ``payemu verify``; ``settings_from`` reads the shared server
-    options as ``payemu serve`` does (the command line's own, handed down: no import up)."""
+    """``payemu proxy`` or ``payemu verify``; ``settings_from`` is handed down by the command line."""
     if args.command == "proxy":
         return proxy_command(args, settings_from(args))
     from emulator.proxy import verify

@@ -1,19 +1,8 @@
 """``payemu proxy``: forward to the real service, validate both ways, journal, record.
 
-Every request outside ``/_emulator`` goes to the upstream base URL with the client's own
-headers (the API key passes through; hop-by-hop headers and ``Host`` do not). The
-upstream's status, body (byte for byte) and headers come back unchanged, less the
-hop-by-hop ones and those the proxy's server writes itself. Request and answer are checked
-against the served document — the operation's parameters and body, then whether the
-status is documented and the body fits it — and each violation is named in the
-``X-Payemu-Violations`` answer header (``; ``-separated), in the journal of the caller's
-key (as the entry's ``warnings``, so the dashboard shows them) and in the recording.
-
-An unreachable upstream answers a JSON ``502``, one that does not answer in time a
-``504``, both in the service's error shape (a ValidationErrorMessage array). The
-dashboard and the control API under ``/_emulator`` are the proxy's own (a tenant per key
-seen: its journal holds what went through the proxy).
-"""
+The upstream's answer comes back unchanged (less hop-by-hop headers); each violation of
+the served document is named in ``X-Payemu-Violations``, the key's journal and the
+recording. An unreachable upstream is a JSON 502, a slow one a 504."""
 
 from __future__ import annotations
 
@@ -55,8 +44,6 @@ _TEMPLATE = re.compile(r"\{([^}/]+)\}")
 
 
 class Matcher:
-    """Finds the documented operation of a method and path (built once per document)."""
-
     def __init__(self, api: OpenApi) -> None:
         self.fixed: dict[tuple[str, str], Operation] = {}
         self.templated: list[tuple[str, re.Pattern[str], Operation]] = []
@@ -111,8 +98,7 @@ def request_violations(
 
 
 def response_violations(op: Operation | None, status: int, content_type: str, body: bytes) -> list[str]:
-    """What breaks the document in an answer to ``op`` (nothing checked for an
-    undocumented operation: the request's violation says it already)."""
+    """What breaks the document in an answer to ``op`` (nothing for an undocumented one)."""
     if op is None:
         return []
     if status not in op.responses:
@@ -133,7 +119,6 @@ def response_violations(op: Operation | None, status: int, content_type: str, bo
 
 
 def _named(where: str, problems: Iterable[errors.FieldErrors]) -> list[str]:
-    """One violation per field (messages merged, repeats dropped)."""
     return [
         f"{where} {field or ''}: {' '.join(messages)}".replace(" :", ":") for field, messages in errors.merge(problems)
     ]
@@ -147,8 +132,7 @@ def _json(raw: bytes) -> tuple[Any, str | None]:
 
 
 def violations_header(violations: list[str]) -> str:
-    """The violations as one header value: ``; ``-separated, printable, cut past
-    :data:`HEADER_LIMIT` characters with the count of those left out."""
+    """The violations as one printable header value, cut past :data:`HEADER_LIMIT` characters."""
     text = "; ".join(" ".join(v.split()) for v in violations)
     text = text.encode("latin-1", "replace").decode("latin-1")
     if len(text) > HEADER_LIMIT:
@@ -158,8 +142,6 @@ def violations_header(violations: list[str]) -> str:
 
 @dataclass
 class Upstream:
-    """Where requests go and how long they may take."""
-
     url: str
     timeout_seconds: float = 30.0
 
@@ -168,9 +150,7 @@ class Upstream:
 
 
 class Proxy:
-    """The ``payemu proxy`` ASGI application (see the module doc). ``local``: the
-    emulator app whose dashboard, control API and journals the proxy uses (built with
-    ``any_key``, so every key seen has a journal)."""
+    """The ``payemu proxy`` ASGI app; ``local`` is the emulator app whose dashboard and journals it uses."""
 
     def __init__(self, local: App, upstream: Upstream, recorder: har.HarWriter | None = None) -> None:
         self.local = local
@@ -261,8 +241,7 @@ class Proxy:
         return status, headers, payload, violations, fault
 
     def _record(self, item: dict[str, Any]) -> None:
-        """Append to the recording; a recording that cannot be written is logged, and the
-        exchange still answered."""
+        """Append to the recording; a failure to write is logged, not answered."""
         assert self.recorder is not None
         try:
             self.recorder.append(item)
@@ -308,14 +287,11 @@ class Proxy:
         tenant.journal.record(record, len(body) + len(payload) + 512)
 
 
-class AnswerTooLarge(httpx.HTTPError):
-    """An upstream answer past :data:`MAX_UPSTREAM_BYTES`."""
+class AnswerTooLarge(httpx.HTTPError): ...
 
 
 @dataclass
 class Fetched:
-    """An upstream answer read whole (and bounded)."""
-
     status: int
     headers: httpx.Headers
     content: bytes
@@ -324,8 +300,7 @@ class Fetched:
 async def fetch(
     client: httpx.AsyncClient, request: httpx.Request, *, raw: bool = False, limit: int = MAX_UPSTREAM_BYTES
 ) -> Fetched:
-    """Send ``request`` and read its answer, at most ``limit`` bytes (else
-    :class:`AnswerTooLarge`); ``raw``: the bytes as sent (not decoded from gzip, …)."""
+    """Send ``request`` and read at most ``limit`` bytes of its answer (``raw``: not decoded)."""
     response = await client.send(request, stream=True)
     try:
         chunks: list[bytes] = []
@@ -346,16 +321,13 @@ def _reason(exc: Exception) -> str:
 
 
 def _shown(violation: str, key: str | None) -> str:
-    """A violation as the header, journal and recording show it: card numbers masked, the
-    API key struck out."""
+    """A violation as shown: card numbers masked, the API key struck out."""
     text = mask_text(violation)
     return text.replace(key, har.REDACTED) if key else text
 
 
 def _value(raw: bytes) -> Any:
-    """A body as the journal keeps it: its JSON value, else its text, masked as the
-    recording is (the journal masks values again when read; this also masks a card number
-    used as a property name)."""
+    """A body as the journal keeps it (its JSON value, else its text), masked."""
     if not raw:
         return None
     text = har.masked_text(raw.decode("utf-8", "replace"))
@@ -364,8 +336,7 @@ def _value(raw: bytes) -> Any:
 
 
 async def send_answer(send: Send, status: int, headers: list[tuple[str, str]], payload: bytes) -> None:
-    """An answer to the ASGI ``send``: the headers given and its Content-Length (none for a
-    status that has no body: 1xx, 204, 304)."""
+    """An answer to the ASGI ``send`` with its Content-Length (none where no body may be)."""
     raw = [(k.lower().encode("latin-1"), v.encode("latin-1", "replace")) for k, v in headers]
     if status >= 200 and status not in (204, 304):
         raw.append((b"content-length", str(len(payload)).encode()))

@@ -1,23 +1,9 @@
-"""Exchanges as HAR 1.2 (the HTTP Archive format browser devtools read), masked as the
-journal is, and read back for ``serve --replay``.
+"""Exchanges as HAR 1.2 (the format browser devtools read), masked as the journal is, and
+read back for ``serve --replay``.
 
-**Masking.** What is written follows the journal's rules (:mod:`emulator.payments.masking`):
-card fields keep their first six and last four digits, CVVs are dropped, card numbers in
-free text and in the query are masked, string-token payloads and credential values are
-redacted. Secret headers (``X-Api-Key``, ``X-Admin-Key``, ``Authorization``, cookies) are
-written as ``[redacted]``, and the client's API key is struck from every text written
-(a body or URL that echoes it). A body masking leaves unchanged is kept byte for byte, so a
-replay answers exactly what the upstream sent.
-
-**Appending safely.** The file is a complete HAR document after every exchange. It is
-written once as the head, the entries so far and the closing ``]}}``; each new entry is
-written in one ``pwrite`` over the closing bytes (``,`` + entry + closing), so the file
-never holds a half entry between two writes, nothing is kept in memory, and a proxy
-killed at any moment leaves a file every HAR reader opens. (The alternatives cost more:
-rewriting the file and renaming it per entry is quadratic in the exchanges; a JSON-lines
-sidecar needs a conversion step that a killed proxy never runs.) An existing file that
-payemu wrote is appended to; any other file is refused.
-"""
+Masking follows the journal's rules (:mod:`emulator.payments.masking`); secret headers are
+``[redacted]`` and the client's API key is struck from every text. A body masking leaves
+unchanged is kept byte for byte, so a replay answers exactly what the upstream sent."""
 
 from __future__ import annotations
 
@@ -44,12 +30,11 @@ MAX_HAR_BYTES = 64 * 1024 * 1024  # a recording larger than this is refused by t
 
 
 class HarError(ValueError):
-    """A file that is not a HAR recording payemu can use (the message names the file)."""
+    """A file that is not a HAR recording payemu can use."""
 
 
 def masked_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` (a JSON body or free text) as the journal would show it. JSON that masking
-    leaves as it is stays byte for byte."""
+    """``text`` as the journal would show it (unchanged JSON stays byte for byte)."""
     try:
         value = json.loads(text)
     except ValueError:
@@ -95,9 +80,7 @@ def entry(
     secrets: Iterable[str] = (),
     violations: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """One exchange as a HAR 1.2 entry, masked (see the module doc). ``violations``: what
-    the proxy found against the document (``_payemuViolations``, a custom field as HAR
-    allows: names starting with an underscore)."""
+    """One exchange as a masked HAR entry; ``violations`` go in ``_payemuViolations``."""
     secrets = [s for s in secrets if s]
     parts = urlsplit(url)
     query = masked_text(mask_query(parts.query), secrets)
@@ -158,6 +141,11 @@ def _reason(status: int) -> str:
 class HarWriter:
     """Appends entries to a HAR file that stays complete after every write."""
 
+    # Each entry is one ``pwrite`` over the closing ``]}}`` (``,`` + entry + closing): a proxy
+    # killed at any moment leaves a file every HAR reader opens, and nothing is held in
+    # memory. Rewriting and renaming per entry would be quadratic; a JSON-lines sidecar would
+    # need a conversion a killed proxy never runs.
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
@@ -199,8 +187,7 @@ class HarWriter:
 
 
 def read_entries(path: str | Path, max_bytes: int = MAX_HAR_BYTES) -> list[dict[str, Any]]:
-    """The entries of a HAR file (any HAR 1.x: payemu's own or a browser's), or a
-    :class:`HarError` naming the file and the problem."""
+    """The entries of a HAR 1.x file (payemu's or a browser's), else a :class:`HarError`."""
     path = Path(path)
     try:
         size = path.stat().st_size

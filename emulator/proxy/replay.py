@@ -1,17 +1,9 @@
 """``payemu serve --replay FILE [--replay-strict]``: answer from a HAR recording.
 
-A request matches a recorded one when its method, path, query and body are the same after
-the recording's masking (card numbers to first six and last four, CVVs dropped, query
-parameters in any order, JSON bodies compared as values, not as text). Repeated identical
-requests get the recorded answers in the order they were recorded; once those are used up
-the request no longer matches. A matched request gets the recorded status, headers and body
-byte for byte and is journaled with the note ``replayed: FILE entry N``.
-
-An unmatched request goes to the simulation, and its journal entry (and its
-``X-Payemu-Warnings`` header) says ``replay: not in FILE; answered by the simulation``.
-With ``--replay-strict`` it gets a ``404`` in the service's error shape instead, naming the
-nearest recorded request and how the request differs from it (WireMock's "near miss").
-"""
+A request matches a recorded one when method, path, query and body are the same after
+masking (JSON compared as values); repeats get the recorded answers in order. An
+unmatched request goes to the simulation with a journal note, or under
+``--replay-strict`` gets a 404 naming the nearest recorded request."""
 
 from __future__ import annotations
 
@@ -48,7 +40,7 @@ def canonical_query(query: str) -> tuple[tuple[str, str], ...]:
 
 
 def canonical_body(text: str) -> str:
-    """A body as compared: masked, and JSON as its value (key order and spacing aside)."""
+    """A body as compared: masked, JSON as its value."""
     if not text.strip():
         return ""
     shown = har.masked_text(text)
@@ -60,8 +52,6 @@ def canonical_body(text: str) -> str:
 
 @dataclass
 class Recorded:
-    """One recorded exchange."""
-
     number: int  # its place in the file, from 1
     key: Key
     status: int
@@ -94,8 +84,6 @@ def _recorded(number: int, item: dict[str, Any]) -> Recorded:
 
 
 class Recording:
-    """The exchanges of a HAR file, by request."""
-
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.entries = [_recorded(n, item) for n, item in enumerate(har.read_entries(self.path), 1)]
@@ -105,7 +93,6 @@ class Recording:
                 self.queues.setdefault(recorded.key, deque()).append(recorded)
 
     def take(self, key: Key) -> Recorded | None:
-        """The next unused answer recorded for ``key``."""
         queue = self.queues.get(key)
         if not queue:
             return None
@@ -176,7 +163,7 @@ def _leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
 
 
 class Replay:
-    """The emulator app with a recording in front (see the module doc)."""
+    """The emulator app with a recording in front."""
 
     def __init__(self, app: App, recording: Recording, strict: bool = False) -> None:
         self.app = app

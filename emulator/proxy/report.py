@@ -1,34 +1,9 @@
-"""``payemu verify``'s comparison of two answers and its report: the drift table printed
-at the end and the ``--json`` document.
+"""``payemu verify``'s comparison of two answers, its drift table and its ``--json`` report.
 
-Two answers to the same step are compared on what a client depends on: the status; the
-``Location`` and ``Retry-After`` headers (present or not); the kind of body (a
-ValidationErrorMessage array, an OperationResult, another object, …), which for errors is
-the error-body shape; and, when the kinds agree, the fields present (at every depth, the
-items of an array taken together), their JSON types and, for a field whose schema is an
-enumeration, its value. Values of other fields (references, times, amounts) differ
-between any two services and are not compared.
-
-The JSON report (``format: payemu-verify``, ``version: 1``)::
-
-    {"format": "payemu-verify", "version": 1,
-     "payemu": "0.1.0", "interface": "1.0.11.6", "script": 1,
-     "upstream": "https://sandbox.example.com", "account": null,
-     "startedAt": "2026-11-24T06:00:00Z",
-     "steps": [{"id": "charge", "operation": "GatewayCharge", "method": "POST",
-                "path": "/PaymentGateway/charge", "upstream": 202, "payemu": 200,
-                "differences": 1}, ...],
-     "drift": [{"operation": "GatewayCharge", "step": "charge", "aspect": "status",
-                "field": null, "upstream": "202", "payemu": "200",
-                "ledger": ["success-status"]}, ...],
-     "summary": {"steps": 49, "operations": 24, "differences": 1,
-                 "drifting": ["GatewayCharge"]}}
-
-``aspect`` is one of ``status``, ``header``, ``error-body``, ``field``, ``type``, ``enum``;
-``upstream`` and ``payemu`` are short texts (a status, a type, ``absent``); ``ledger``
-names the Fidelity ledger entries the row bears on (empty: a point the interface document
-itself settles). Later versions add keys, never change these.
-"""
+Answers are compared on what a client depends on: the status, ``Location`` and
+``Retry-After``, the kind of body, and the fields present with their JSON types and enum
+values; other values (references, times) differ between any two services. The report's
+format is documented in docs/proxy-record-verify.md; later versions add keys, never change them."""
 
 from __future__ import annotations
 
@@ -47,7 +22,7 @@ ABSENT = "absent"
 
 @dataclass
 class Answer:
-    """What one side answered to one step (``status`` 0: not sent, ``skipped`` says why)."""
+    """What one side answered to one step (``status`` 0: not sent; ``skipped`` says why)."""
 
     status: int
     headers: Mapping[str, str]
@@ -68,7 +43,7 @@ class Drift:
 
 
 def enum_fields(api: OpenApi) -> dict[str, frozenset[str]]:
-    """Property name → its enumeration's values, for every enumerated property of the document."""
+    """Property name → its enumeration's values, for the whole document."""
     schemas = api.document.get("components", {}).get("schemas", {})
     found: dict[str, set[str]] = {}
 
@@ -157,7 +132,7 @@ def _ignored(path: str, ignore: Sequence[str]) -> bool:
 
 
 def _field_entry(path: str, by_field: Mapping[str, str]) -> str | None:
-    """The ledger entry of the nearest field of ``path`` (``a.b[].c``: c, then b, then a) that names one."""
+    """The ledger entry of the nearest field of ``path`` that names one."""
     for name in reversed(path.replace("[]", "").split(".")):
         if name in by_field:
             return by_field[name]
@@ -176,7 +151,7 @@ def compare(
     aspect_ledger: Mapping[str, str] | None = None,
     ignore: Sequence[str] = (),
 ) -> list[Drift]:
-    """The differences between two answers to one step (see the module doc)."""
+    """The differences between two answers to one step."""
     rows: list[Drift] = []
     by_field = field_ledger or {}
 
@@ -232,7 +207,6 @@ _WIDEST = 40
 
 
 def table(rows: Iterable[Drift]) -> str:
-    """The drift table, grouped by operation, as fixed-width text."""
     cells = [
         [
             row.operation,
@@ -259,7 +233,7 @@ def document(
     rows: Sequence[Drift],
     operations: int,
 ) -> dict[str, Any]:
-    """The ``--json`` report (see the module doc)."""
+    """The ``--json`` report."""
     drifting = sorted({row.operation for row in rows})
     return {
         "format": REPORT_FORMAT,

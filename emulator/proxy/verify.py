@@ -1,12 +1,8 @@
-"""``payemu verify``: the conformance script (``emulator/data/conformance.yaml``) against
-the upstream service and a local in-process payemu, step by step, then the drift table.
+"""``payemu verify``: the conformance script (``emulator/data/conformance.yaml``) against the
+upstream and a local payemu, then the drift table.
 
-Safety first: ``/Utils/apiKey`` is asked before anything else, and a key the upstream does
-not report as a sandbox key (``isSandbox: true``) ends the run (exit 2) before a payment
-is sent. Payments go through two mock accounts the script creates (NULLSuccess and
-NULLFailure) and deletes at the end, unless ``--account NAME`` names the account to pay
-through. Exit status: 0 nothing drifts, 1 something does, 2 usage or connection errors.
-"""
+A key the upstream does not report as a sandbox key ends the run (exit 2) before any
+payment. Exit status: 0 nothing drifts, 1 something does, 2 usage or connection errors."""
 
 from __future__ import annotations
 
@@ -86,7 +82,7 @@ def load_script(path: str | Path = SCRIPT) -> Script:
 
 
 def fill(value: Any, variables: Mapping[str, str]) -> Any:
-    """``value`` with every ``{{name}}`` replaced (an unknown name by ``missing-name``)."""
+    """``value`` with every ``{{name}}`` replaced."""
     if isinstance(value, str):
         while "{{" in value and "}}" in value:
             start = value.index("{{")
@@ -139,11 +135,11 @@ class Side:
 
 
 class VerifyError(Exception):
-    """Ends the run with exit status 2 (the message says why)."""
+    """Ends the run with exit status 2."""
 
 
 async def preflight(upstream: Side) -> None:
-    """Refuse a key the upstream does not report as a sandbox key (see the module doc)."""
+    """Refuse a key the upstream does not report as a sandbox key."""
     answer = await upstream.send(Step("preflight", "ValidateApiKey", "GET", "/Utils/apiKey"))
     if answer.status == 401:
         raise VerifyError("the upstream refused the API key (401 from /Utils/apiKey)")
@@ -157,7 +153,6 @@ async def preflight(upstream: Side) -> None:
 
 
 def local_app() -> tuple[Any, str]:
-    """A fresh in-process payemu and its sandbox key."""
     from emulator.config import Settings
     from emulator.http.app import create_app
 

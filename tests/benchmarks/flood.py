@@ -1,4 +1,4 @@
-"""Every flood of issue 24 against a ``payemu serve`` subprocess, with its peak RSS.
+"""Every hostile flood of the memory budgets against a ``payemu serve`` subprocess, with its peak RSS.
 
     python -m tests.benchmarks.flood [--seconds 15] [--workers 4] [--only myref,tokens,...]
                                      [--memory-mib 256] [--overhead-mib 128]
@@ -117,7 +117,7 @@ def _rules(client: httpx.Client, n: int, run: Run) -> None:
 _DOCUMENT = (ROOT / "emulator" / "data" / "openapi.json").read_bytes()
 
 
-SWAPS = 500  # interface swaps of the leak check (issue 24: RSS flat over 500 swaps)
+SWAPS = 500  # interface swaps of the leak check (RSS stays flat over 500 swaps)
 LEAK_MIB = 48  # RSS growth between the 50th and the 500th swap that counts as a leak
 
 

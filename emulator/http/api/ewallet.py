@@ -1,13 +1,7 @@
-"""``POST /EWalletOperations`` (start a session) and ``POST /EWalletOperations/validateResults``.
+"""``POST /EWalletOperations`` and ``POST /EWalletOperations/validateResults``.
 
-The session answer is ``{"token": ...}`` as the schema says: a three-part token the real
-eWallet JS library reads (its ``pld.url`` points at payemu's library endpoints,
-:mod:`emulator.http.pages.library`). The hosted payment page of the session is
-``<base>/_emulator/pay/<token>``, also given in the ``X-Payemu-Payment-Page`` response
-header and in the server log. validateResults takes the result token as a bare JSON
-string, or wrapped as ``{"token": ...}`` as the library's public example sends it (a
-leniency, see :mod:`emulator.http.leniency`).
-"""
+A session's hosted payment page is ``<base>/_emulator/pay/<token>``, also given in the
+``X-Payemu-Payment-Page`` header."""
 
 from __future__ import annotations
 

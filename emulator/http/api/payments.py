@@ -1,14 +1,7 @@
 """The seven payment operations of ``/PaymentGateway``: thin handlers over the engine.
 
-Each parses its validated body once into a :class:`~emulator.payments.model.PaymentRequest`
-and answers the engine's OperationResult with the HTTP status of its
-``operationResultCode`` (Success 200, Accepted 202, Rejected and NotImplemented 409,
-FatalFailure 500, TemporaryFailure 503 with ``Retry-After``), under the tenant's
-success-status switch; a status lookup answers 200 for a transaction found in a
-successful state, 409 otherwise, and a lookup the gateway failed 409 or 500. This is the
-one place the status of a payment answer is decided (:func:`status_of`); see
-:mod:`emulator.payments.engine`.
-"""
+:func:`status_of` is the one place a payment answer's HTTP status is decided from its
+``operationResultCode`` and the tenant's success-status switch."""
 
 from __future__ import annotations
 
@@ -23,7 +16,6 @@ from emulator.vocabulary import HTTP_STATUS, SUCCESSFUL, Operation
 def status_of(
     runtime: Services, tenant: Tenant | None, operation: Operation, outcome: engine.Outcome
 ) -> tuple[int, dict[str, str]]:
-    """The HTTP status and headers of a payment answer."""
     code = outcome.result.code
     if outcome.lookup == engine.LOOKUP_FAILED:
         status = 409  # status is documented with 200, 400, 401 and 409 only

@@ -1,13 +1,7 @@
-"""``/Tools``: card tools from the BIN table (country, brand, IIN data, Luhn check) and
-the card risk check.
+"""``/Tools``: card facts from the BIN table, the Luhn check and the card risk check.
 
-Brands are named as the service's tools answer them (``VISA``, ``MASTERCARD``,
-``AMERICAN EXPRESS``: the ``tools`` names of bins.yaml). Numbers are read as the tools
-reference writes them: spaces and dashes between digit groups are dropped, and what is
-left must be the digits the operation takes — under any served document, whose own
-pattern may be looser (the 1.0.7.15 export gives ``number`` as a plain string and ``iin``
-an unanchored pattern), so no number reaches the table that is not all digits.
-"""
+Numbers are read as the tools reference writes them (spaces and dashes dropped) and must
+be all digits under any served document, however loose its own pattern."""
 
 from __future__ import annotations
 
@@ -20,8 +14,7 @@ _SEPARATORS = str.maketrans("", "", " -")
 
 
 def digits(call: Call, name: str, low: int, high: int) -> str:
-    """The query parameter ``name`` as digits (spaces and dashes dropped), ``low`` to
-    ``high`` of them, else a 400 naming it."""
+    """The query parameter ``name`` as ``low`` to ``high`` digits, else a 400 naming it."""
     value = str(call.query[name]).strip().translate(_SEPARATORS)
     if not (value.isascii() and value.isdigit() and low <= len(value) <= high):
         raise errors.invalid(name, f"The field {name} must be {low} to {high} digits (spaces and dashes allowed).")

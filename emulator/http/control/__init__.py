@@ -1,11 +1,8 @@
 """The control API under ``/_emulator``: what CI suites use to drive payemu.
 
-It has its own small OpenAPI document (``schemas/control.json``, served at
-``/_emulator/openapi.json``) and goes through the same request pipeline as the published
-interface — API key, parameters, body, schema-checked responses, JSON errors — except that
-its requests are not journaled (the journal is the record of the public API). Every call
-but health, creating and listing tenants acts on the tenant of the caller's ``X-Api-Key``.
-"""
+It has its own OpenAPI document (``/_emulator/openapi.json``) and goes through the same
+pipeline as the published interface, but is not journaled. Calls act on the tenant of
+the caller's ``X-Api-Key``."""
 
 from __future__ import annotations
 
@@ -34,12 +31,10 @@ MODULES = (tenants, scenarios, journal, transactions, clock, certificates, inter
 
 
 def control_schema_path() -> Path:
-    """The control document (source tree first, then the installed copy)."""
     return data_path("control.json")
 
 
 def handlers() -> dict[str, Handler]:
-    """operationId → handler for every control operation."""
     table: dict[str, Handler] = {}
     for module in MODULES:
         for operation_id, handler in module.HANDLERS.items():
@@ -54,7 +49,6 @@ async def _unhandled(call: Call) -> Reply:
 
 
 def routes(runtime: Runtime) -> list[BaseRoute]:
-    """The control routes for ``runtime`` (appended to the app's table by ``create_app``)."""
     api = OpenApi.load(control_schema_path())
     api.own = True
     runtime.started = time.monotonic()

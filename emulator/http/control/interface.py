@@ -1,10 +1,5 @@
-"""Control: which published version of the interface serves the caller's key.
-
-``PUT /_emulator/interface`` with an OpenAPI 3.0 document as the body (JSON or YAML, as
-``--openapi`` reads it) serves the caller's tenant with it (requests validated against
-it, answers shaped for it); ``DELETE`` goes back to the server's document; ``GET``
-tells which one serves.
-"""
+"""Control: which published version of the interface serves the caller's key
+(``PUT``/``GET``/``DELETE /_emulator/interface``)."""
 
 from __future__ import annotations
 
@@ -24,7 +19,7 @@ async def read(call: Call) -> Reply:
 
 
 def _document(call: Call) -> Any:
-    """The body's document: JSON by its media type, else YAML (which JSON is a part of)."""
+    """The body's document: JSON by its media type, else YAML."""
     content_type = call.headers.get("content-type", "")
     media = content_type.split(";", 1)[0].strip().lower()
     if media not in ACCEPTED_MEDIA:

@@ -1,10 +1,7 @@
 """Control: the effective scenario rules, runtime rules per tenant, reloading the files.
 
-Runtime rules are written in the scenario-file format (a file, a list of rules or one
-rule) as JSON or YAML and checked exactly like files. Each batch goes in front of the
-tenant's earlier runtime rules, which come before every file rule; a rule named like an
-existing runtime rule replaces it.
-"""
+Runtime rules are checked exactly like files; each batch goes in front of the tenant's
+earlier runtime rules, which come before every file rule."""
 
 from __future__ import annotations
 
@@ -38,9 +35,7 @@ _RULE_PROBLEM = re.compile(
 
 
 def problem_entries(details: Iterable[Problem], text: str) -> list[errors.FieldErrors]:
-    """Each problem of a runtime body as a 400 entry: ``fieldName`` is the rule's path
-    in the body (``scenarios[0].then.operationResultCode``, rules numbered in body order)
-    or ``body``; the message starts with the line when the body has several."""
+    """Each problem of a runtime body as a 400 entry (``fieldName``: the rule's path, or ``body``)."""
     names = _rule_names(text)
     several_lines = "\n" in text.strip()
     entries: list[errors.FieldErrors] = []
@@ -58,7 +53,6 @@ def problem_entries(details: Iterable[Problem], text: str) -> list[errors.FieldE
 
 
 def _rule_names(text: str) -> list[Any]:
-    """The ``name`` of each rule of the body, in order (empty when it does not parse)."""
     try:
         document = parse_yaml(text)
     except (yaml.YAMLError, ValueError, RecursionError):
@@ -77,9 +71,7 @@ PAGE_BYTES = 4 * 1024 * 1024  # rule weight per page (a rule's expanded YAML, em
 
 
 async def list_rules(call: Call) -> Reply:
-    """One page, in matching order: at most ``pageSize`` rules and :data:`PAGE_BYTES` of
-    rule weight (what the rules render to once their aliases are expanded; always one
-    rule at least); ``next`` is the position to pass as ``after`` (null on the last)."""
+    """One page in matching order, bounded by ``pageSize`` and :data:`PAGE_BYTES`; ``next`` for ``after``."""
     rules = call.runtime.scenarios.rules(call.tenant)
     size = call.query.get("pageSize") or PAGE_SIZE
     after = call.query.get("after")

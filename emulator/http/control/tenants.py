@@ -38,8 +38,7 @@ async def health(call: Call) -> Reply:
 
 
 async def create_tenant(call: Call) -> Reply:
-    """No key needed, so a CI job can bootstrap itself; the new key is isolated from
-    every other one."""
+    """No key needed, so a CI job can bootstrap itself."""
     admin.require(call.runtime.settings, call.headers)
     body = call.body or {}
     key = body.get("apiKey")
@@ -66,9 +65,7 @@ def _described(tenant: Tenant) -> dict[str, object]:
 
 
 async def list_tenants(call: Call) -> Reply:
-    """Every tenant this instance holds, with the size of its stores: what an operator (or
-    a test) asks each instance of a sharded deployment. Needs the admin key when one is set;
-    without one set, the keys are masked (:func:`masked_key`)."""
+    """Every tenant of this instance with the size of its stores; keys masked without an admin key."""
     settings = call.runtime.settings
     admin.require(settings, call.headers)
     full = settings.admin_key is not None  # and given: keys in full only to the admin
@@ -87,8 +84,7 @@ async def list_tenants(call: Call) -> Reply:
 
 
 def masked_key(key: str) -> str:
-    """An API key as a listing without the admin key shows it: at most its first six and
-    last four characters, fewer for a short key (a quarter of it each)."""
+    """An API key as shown without the admin key: at most its first six and last four characters."""
     head, tail = min(6, len(key) // 4), min(4, len(key) // 4)
     return f"{key[:head]}…{key[len(key) - tail :] if tail else ''}"
 

@@ -1,11 +1,8 @@
-"""``GET /docs``: an interactive page over the served schema (Swagger UI).
+"""``GET /docs``: an interactive page over the served schema (Swagger UI, offline).
 
-Swagger UI's files come from the ``swagger-ui-bundle`` package (served under
-``/docs/static``), so the page works offline; its start script is payemu's own
-(``/_emulator/static/apidocs.js``: the page's policy allows scripts from payemu only, no
-inline code). "Try it out" calls payemu itself (the schema's server is ``/``); without an
-admin key the page fills in the first sandbox key, which the start page shows anyway.
-"""
+Swagger UI's files come from ``swagger-ui-bundle``; the start script is payemu's own (no
+inline code under the page's policy). Without an admin key the page fills in the first
+sandbox key, which the start page shows anyway."""
 
 from __future__ import annotations
 
@@ -27,8 +24,7 @@ ASSETS = PATH + "/static"
 
 
 class Assets:
-    """Swagger UI's files; the package (some 40 ms of imports) is imported on the first
-    request for one, not at start-up."""
+    """Swagger UI's files; the package is imported on the first request for one."""
 
     def __init__(self) -> None:
         self.files: StaticFiles | None = None

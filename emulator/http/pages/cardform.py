@@ -1,13 +1,10 @@
 """payemu's card-entry form where the real eWallet JS library looks for it on a developer
-machine: ``http://localhost:4200//pay/#/cardEntry`` (the library's ``Dev`` stage on a
-localhost page; note the double slash).
+machine: ``http://localhost:4200//pay/#/cardEntry`` (note the double slash).
 
-``payemu serve --card-form-port 4200`` (the default; ``--no-card-form`` turns it off) listens on that port
-too, in the same process: :class:`PortSplit` hands the requests that arrive there to
-:func:`app` and everything else to payemu's own app. The form's page and script are static
-(``form/``); everything it shows comes from the library's ``CardEntry`` message, and the
-card goes to payemu's library endpoints (:mod:`emulator.http.pages.library`).
-"""
+``--card-form-port`` (4200; 0 picks a free port, ``--no-card-form`` turns it off) listens in
+the same process; :class:`PortSplit`
+sends what arrives there to :func:`app`. The card goes to the library endpoints
+(:mod:`emulator.http.pages.library`)."""
 
 from __future__ import annotations
 
@@ -57,8 +54,7 @@ async def _home(request: Request) -> Response:
 
 
 def app() -> Starlette:
-    """The form's own little site: ``/pay/`` (the page; the library adds ``#/cardEntry``),
-    ``/pay/cardform.js`` and ``/pay/payemu.css``."""
+    """The form's own little site: ``/pay/``, ``/pay/cardform.js`` and ``/pay/payemu.css``."""
     routes = [
         Route("/", _home, methods=["GET"]),
         Route("/pay/", _file, methods=["GET"]),
@@ -68,8 +64,7 @@ def app() -> Starlette:
 
 
 class SingleSlash:
-    """Collapse repeated slashes in the path (``//pay/`` → ``/pay/``): Starlette's routes
-    do not match the library's double slash."""
+    """Collapse repeated slashes (``//pay/`` → ``/pay/``), which Starlette's routes do not match."""
 
     def __init__(self, inner: ASGIApp) -> None:
         self.inner = inner
@@ -85,8 +80,7 @@ class SingleSlash:
 
 
 class PortSplit:
-    """One ASGI app for two listeners: requests that arrived on ``port`` go to ``form``,
-    the rest (and the lifespan) to ``main``."""
+    """One ASGI app for two listeners: the form's port to ``form``, the rest to ``main``."""
 
     def __init__(self, main: ASGIApp, form: ASGIApp, port: int) -> None:
         self.main = main
@@ -106,7 +100,7 @@ class PortSplit:
         return server is not None and server[1] == self.port
 
     def direct(self, scope: Scope) -> Any | None:
-        """What the main app answers directly (:mod:`emulator.http.direct`); nothing on the form's port."""
+        """What the main app answers directly; nothing on the form's port."""
         if self._main_direct is None or self._on_form_port(scope):
             return None
         return self._main_direct.direct(scope)

@@ -1,25 +1,22 @@
-"""The dashboard's chart of outcomes over time: how many gateway operations got each result
-code in each time bucket, as geometry for a server-rendered SVG (stacked bars, no script).
+"""The dashboard's chart of outcomes over time, as geometry for a server-rendered SVG.
 
-Buckets have a round width chosen from the span of the operations: the shortest of
-:data:`STEPS` (1 s, 2 s, 5 s … 1 h … 1 day … 1 year) that shows the whole span in at most
-:data:`MAX_BUCKETS` bars, aligned to whole multiples of the step (UTC). At least
-:data:`MIN_BUCKETS` bars are drawn (empty ones before the first operation), so ten
-payments in one second make one bar among a few, not a wall of full-height bars.
-
-Every result code has a colour (``.code-<Code>`` in payemu.css), a fill pattern of its
-own in the SVG and a glyph, so the legend and bars read without telling colours apart.
-"""
+Buckets take the shortest round step (:data:`STEPS`) that shows the span in at most
+:data:`MAX_BUCKETS` bars; at least :data:`MIN_BUCKETS` are drawn, so a burst in one second
+is one bar among a few. Each result code has a colour, a fill pattern and a glyph, so the
+chart reads without telling colours apart."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from emulator.http.pages import format as pagefmt
-from emulator.vocabulary import RESULT_CODES
+from emulator.vocabulary import RESULT_CODES, ResultCode
+
+if TYPE_CHECKING:
+    from emulator.payments.transaction import Transaction
 
 WIDTH = 600
 HEIGHT = 120
@@ -66,8 +63,13 @@ GLYPHS = {
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def answered(tx: Transaction) -> str:
+    """The result code the client was answered: an Accepted one stays so after it settles."""
+    return ResultCode.ACCEPTED.value if tx.settle_at is not None else tx.result_code.value
+
+
 def step_text(seconds: int) -> str:
-    """``1`` → ``1 second``; ``300`` → ``5 minutes``; ``7200`` → ``2 hours``."""
+    """``300`` → ``5 minutes``."""
     for unit, size in (("day", DAY), ("hour", 3600), ("minute", 60)):
         if seconds >= size and seconds % size == 0:
             count = seconds // size
@@ -80,8 +82,7 @@ def _seconds(moment: datetime) -> float:
 
 
 def bucket_step(start: datetime, end: datetime, max_buckets: int = MAX_BUCKETS) -> int:
-    """The shortest round step (seconds) showing ``start``…``end`` in ``max_buckets`` bars
-    aligned to multiples of the step."""
+    """The shortest round step (seconds) showing ``start``…``end`` in ``max_buckets`` bars."""
     first, last = _seconds(start), _seconds(end)
     for step in STEPS:
         if int(last // step) - int(first // step) + 1 <= max_buckets:
@@ -93,7 +94,7 @@ def bucket_step(start: datetime, end: datetime, max_buckets: int = MAX_BUCKETS) 
 def buckets(
     moments: list[datetime], max_buckets: int = MAX_BUCKETS, min_buckets: int = MIN_BUCKETS
 ) -> tuple[int, datetime, int]:
-    """(step in seconds, start of the first bucket, number of buckets) for ``moments``."""
+    """(step in seconds, first bucket's start, number of buckets) for ``moments``."""
     start, end = min(moments), max(moments)
     step = bucket_step(start, end, max_buckets)
     first = int(_seconds(start) // step)
@@ -106,9 +107,7 @@ def buckets(
 
 
 def outcomes(points: Iterable[tuple[datetime, str]]) -> dict[str, Any]:
-    """``points``: (time, result code) of each operation. Bars (one per bucket, each with
-    one segment per result code present), the legend (every result code, with its count)
-    and the time range; ``"bars": []`` without points."""
+    """Bars, legend and time range of ``points`` ((time, result code) of each operation)."""
     pairs = list(points)
     empty_legend = [{"code": c, "glyph": GLYPHS[c], "count": 0} for c in RESULT_CODES]
     if not pairs:
@@ -155,7 +154,6 @@ def outcomes(points: Iterable[tuple[datetime, str]]) -> dict[str, Any]:
 
 
 def _ordered(counts: Counter[str], every: bool = False) -> list[str]:
-    """The result codes in the vocabulary's order (those counted; all of them with ``every``),
-    then any other code counted."""
+    """The result codes in the vocabulary's order, then any other code counted."""
     known = [c for c in RESULT_CODES if every or counts[c]]
     return known + sorted(c for c in counts if c not in RESULT_CODES and counts[c])

@@ -1,13 +1,8 @@
 """What the dashboard at ``/_emulator/?key=...`` shows of one tenant.
 
-Read straight from the tenant's stores, masked on the way out: payments, one row each
-with their attempts and follow-ups (:mod:`~emulator.http.pages.payments`), the outcome
-chart (:mod:`~emulator.http.pages.chart`), eWallet sessions (with their payment-page
-links), string tokens (metadata only), stored accounts (credential names, never values),
-certificates, the journal (bodies are masked when recorded and masked again here), the
-scenario rules in force per file (:mod:`~emulator.http.pages.rules`) and the virtual
-clock. Long lists come a page at a time (:mod:`~emulator.http.pages.paging`).
-"""
+Everything is read straight from the tenant's stores and masked on the way out (journal
+bodies once more); stored accounts show credential names, never values. Long lists come
+a page at a time (:mod:`~emulator.http.pages.paging`)."""
 
 from __future__ import annotations
 
@@ -58,9 +53,7 @@ def view(
     pages: Mapping[str, str] | None = None,
     links: tuple[str, Mapping[str, str]] = ("", {}),
 ) -> dict[str, Any]:
-    """Everything the dashboard shows of ``tenant``. ``pages``: the page number asked of
-    each list (``page``, ``spage``, ``tpage``, ``jpage``); ``links``: the dashboard's path
-    and the query parameters every link keeps (key, admin key, filters)."""
+    """Everything the dashboard shows of ``tenant`` (``pages``: each list's page; ``links``: kept query)."""
     now = tenant.now()
     chosen = {name: value for name, value in (filters or {}).items() if name in FILTERS and value}
     asked = {param: value for param, value in (pages or {}).items() if param in paging.PARAMS.values()}
@@ -87,7 +80,7 @@ def view(
         "payments": _rows_of(paged(found, "payments"), now),
         "filters": chosen,
         "filter_options": options,
-        "chart": chart.outcomes((tx.created_at, tx.result_code.value) for tx in transactions),
+        "chart": chart.outcomes((tx.created_at, chart.answered(tx)) for tx in transactions),
         "result_codes": RESULT_CODES,
         "glyphs": chart.GLYPHS,
         "sessions": paged([session_row(s, now, base_url) for s in sessions.iter_sessions(tenant)], "sessions"),
@@ -126,7 +119,6 @@ def _journal_page(page: paging.Pager[dict[str, Any]]) -> paging.Pager[dict[str, 
 
 
 def payment_row(payment: payments.Payment, now: datetime) -> dict[str, Any]:
-    """A payment with what it is now (an authorization captured since, a refund)."""
     final = payments.state(payment, now)
     code = payments.code(payment, now)
     return {
@@ -169,7 +161,6 @@ def session_row(session: sessions.Session, now: datetime, base_url: str) -> dict
 
 
 def _result_code(response: Any) -> str | None:
-    """The operation's result code in a journal entry's response (the page's payment nests it)."""
     if not isinstance(response, dict):
         return None
     nested = response.get("upgChargeResults")
@@ -180,7 +171,7 @@ def _result_code(response: Any) -> str | None:
 
 
 def _is_error(status: Any, result_code: str | None) -> bool:
-    """4xx/5xx, a dropped connection (no status) or a declined or failed operation."""
+    """4xx/5xx, a dropped connection or a declined or failed operation."""
     return not isinstance(status, int) or status >= 400 or result_code not in (None, "Success", "Accepted")
 
 
@@ -207,5 +198,4 @@ def journal_row(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def scenario_rows(runtime: Runtime, tenant: Tenant) -> list[dict[str, Any]]:
-    """Every rule in force, in the book's order (see :mod:`emulator.http.pages.rules`)."""
     return [{**row, "file": group["file"]} for group in rules.view(runtime, tenant) for row in group["rules"]]

@@ -1,5 +1,4 @@
-"""How pages show values to people: money with two decimals, times in plain words, JSON
-bodies masked and indented."""
+"""How pages show values to people: money, times in plain words, JSON masked and indented."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ def money(amount: float, currency: str | None = None) -> str:
 
 
 def pretty(value: Any, keep: Collection[str] = ()) -> str:
-    """``value`` masked (gateway references in ``keep`` stay) as indented JSON: the
-    request and answer bodies the dashboard shows."""
+    """``value`` masked (``keep`` stays) as indented JSON."""
     return json.dumps(mask(value, keep=keep), indent=2, ensure_ascii=False, default=str)
 
 

@@ -1,9 +1,5 @@
-"""``GET /``: the start page a browser lands on, linking what payemu serves.
-
-The dashboard, the interactive API page (``/docs``), the served schema, the control API's
-schema and the docs. A program asking for ``/`` (no ``text/html`` in ``Accept``) gets the
-usual JSON 404, as before, so clients probing the root see no change.
-"""
+"""``GET /``: the start page a browser lands on, linking what payemu serves and saying where
+the full docs are. A program asking for ``/`` gets the usual JSON 404."""
 
 from __future__ import annotations
 
@@ -20,7 +16,6 @@ from emulator.http.wire import error_response
 if TYPE_CHECKING:
     from emulator.runtime import Runtime
 
-DOCS_SITE = "http://127.0.0.1:8000/"  # `mkdocs serve` in a checkout
 SCHEMA = "/swagger/1.0/swagger.json"
 CONTROL_SCHEMA = "/_emulator/openapi.json"
 
@@ -46,7 +41,6 @@ def _home(runtime: Runtime) -> Any:
             interface=INTERFACE_VERSION,
             schema=SCHEMA,
             control_schema=CONTROL_SCHEMA,
-            docs_site=DOCS_SITE,
             sandbox_key=keys[0] if keys and not runtime.settings.admin_key else None,
             admin=bool(runtime.settings.admin_key),
             request_base=str(request.base_url).rstrip("/"),

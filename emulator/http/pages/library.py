@@ -1,15 +1,9 @@
 """The endpoints the real eWallet JS library calls, under :data:`LIBRARY_PREFIX`.
 
-A session token's ``pld.url`` points here (see :mod:`emulator.payments.ewallet.sessions`).
-Every call but ``coveredCountries`` carries ``Authorization: Bearer <session token>``: the
-token is looked up in the runtime's session index and its signature checked by the tenant
-that issued it. Bodies are JSON string literals (the library ``JSON.stringify``-s a string,
-often JSON text itself). A decline is a 200 whose result token says so: the library turns
-any status of 400 or more into a generic failure. The routes sit in a mount behind
-Starlette's CORS middleware (any origin, the ``authorization`` and ``content-type``
-headers, preflight answered), and go through the same pipeline as every documented
-operation (their document is ``emulator/data/library.json``).
-"""
+Calls carry ``Authorization: Bearer <session token>``, checked by the issuing tenant.
+A decline is a 200 whose result token says so: the library turns any status of 400 or
+more into a generic failure. The routes sit behind CORS and go through the pipeline
+(``emulator/data/library.json``)."""
 
 from __future__ import annotations
 
@@ -47,7 +41,7 @@ def bearer(request: Request) -> str:
 
 
 def owner(runtime: Runtime, token: str) -> tuple[Tenant, sessions.Session] | None:
-    """The tenant and session of a bearer token payemu issued and signed, else None."""
+    """The tenant and session of a bearer token payemu signed, else None."""
     found = sessions.find(runtime, token) if token else None
     if found is None or found[0].open_token(token) is None:
         return None
@@ -55,7 +49,6 @@ def owner(runtime: Runtime, token: str) -> tuple[Tenant, sessions.Session] | Non
 
 
 def routes(runtime: Runtime) -> list[BaseRoute]:
-    """The library's endpoints, mounted at :data:`LIBRARY_PREFIX` behind CORS."""
     api = OpenApi.load(data_path("library.json"))
     api.own = True
     desk = Desk()
@@ -91,7 +84,7 @@ def _session(runtime: Runtime, call: Call) -> tuple[Tenant, sessions.Session]:
 
 
 def _open(runtime: Runtime, call: Call) -> tuple[Tenant, sessions.Session]:
-    """The session of the call, which must still be payable (not paid, not expired)."""
+    """The call's session, which must still be payable."""
     tenant, session = _session(runtime, call)
     payment.require_payable(session, tenant.now())
     return tenant, session

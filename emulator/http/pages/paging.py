@@ -1,7 +1,4 @@
-"""Pages of a long list on the dashboard, so that the page's height stays bounded however
-many payments, sessions or journal entries a tenant has: each list shows one page of
-``size`` rows and links to the previous and next pages (``?page=``, ``?jpage=`` …; the
-other lists' pages and the filters are kept in those links)."""
+"""Pages of a long dashboard list, so the page's height stays bounded however much a tenant holds."""
 
 from __future__ import annotations
 
@@ -37,7 +34,6 @@ class Pager(Generic[T]):
     next_url: str | None
 
     def shown_as(self, items: Sequence[U]) -> Pager[U]:
-        """The same page with its rows made into ``items`` (what the template shows)."""
         return Pager(items, self.number, self.pages, self.total, self.first_index, self.prev_url, self.next_url)
 
     @property
@@ -53,8 +49,7 @@ def paginate(
     keep: Mapping[str, str],
     size: int,
 ) -> Pager[T]:
-    """The page of ``rows`` asked in ``asked[param]`` (clamped to the last page); links
-    are ``base`` with ``keep`` and every page number of ``asked``, ``param`` changed."""
+    """The page of ``rows`` asked in ``asked[param]``, with links keeping the other lists' pages."""
     pages = max(1, -(-len(rows) // size))
     current = min(number(asked.get(param)), pages)
     start = (current - 1) * size

@@ -1,20 +1,9 @@
 """The dashboard's payments: one row per payment, its attempts and follow-ups folded under it.
 
-A *payment* is a charge, an authorization or a tokenization as the merchant asked for it:
-
-* its **attempts** are the ledger transactions the one request made, the failed ones and
-  the one on a fallback account included. The journal entry of the request lists all of
-  them (``attempts[].result.gatewayReference``); when the journal has dropped that entry,
-  a transaction with ``attempt_number`` *n* > 1 joins the latest payment whose last
-  attempt was *n* − 1 of the same operation, amount and currency;
-* its **follow-ups** are the captures, voids and refunds on it (``parent``, at any
-  depth: the refund of a capture too) and the status checks the journal recorded (a status
-  answer carries the reference it looked up).
-
-The gateway's native codes (``gatewayResultCode``, ``gatewayResultDescription``) are read
-from the journal's attempt records; the ledger does not keep them. Everything here reads
-only what the pages already read: ledger transactions and masked journal entries.
-"""
+A payment's attempts come from its request's journal entry, else (the entry dropped) by
+attempt number, operation, amount and currency; its follow-ups are the captures, voids,
+refunds on it and the status checks the journal recorded. Only what the pages already
+read is read here: ledger transactions and masked journal entries."""
 
 from __future__ import annotations
 
@@ -47,7 +36,7 @@ FILTERS = ("state", "gateway", "result")
 
 @dataclass
 class Native:
-    """What the gateway itself answered to one attempt, in its own vocabulary."""
+    """What the gateway answered to one attempt, in its own vocabulary."""
 
     code: str | None = None
     description: str | None = None
@@ -55,8 +44,6 @@ class Native:
 
 @dataclass
 class Attempt:
-    """One attempt of a payment at one gateway account."""
-
     number: int
     reference: str
     gateway: str
@@ -77,8 +64,6 @@ class Attempt:
 
 @dataclass
 class FollowUp:
-    """A capture, void, refund or status check on a payment."""
-
     operation: str
     reference: str
     amount_text: str
@@ -100,8 +85,6 @@ class FollowUp:
 
 @dataclass
 class Payment:
-    """One row of the dashboard's payment list."""
-
     first: Transaction
     attempts: list[Attempt] = field(default_factory=list)
     follow_ups: list[FollowUp] = field(default_factory=list)
@@ -155,12 +138,11 @@ def _final_tx(payment: Payment) -> Transaction:
 
 
 def state(payment: Payment, now: datetime) -> str:
-    """The state of the payment: that of the transaction its last attempt made."""
     return _final_tx(payment).state(now)
 
 
 def code(payment: Payment, now: datetime) -> str:
-    """The result code of the payment now (an Accepted one may have settled since)."""
+    """The payment's result code now (an Accepted one may have settled since)."""
     final = _final_tx(payment)
     final.settle(now)
     return final.result_code.value
@@ -168,8 +150,7 @@ def code(payment: Payment, now: datetime) -> str:
 
 @dataclass
 class JournalIndex:
-    """What the journal tells about transactions: the attempts of each request, the
-    gateway's native answer to each, and the status checks made on each."""
+    """What the journal tells: each request's attempts, their native answers, the status checks."""
 
     groups: dict[str, list[str]] = field(default_factory=dict)
     native: dict[str, Native] = field(default_factory=dict)
@@ -188,7 +169,6 @@ def _when(value: Any) -> datetime | None:
 
 
 def index_journal(entries: Iterable[Mapping[str, Any]]) -> JournalIndex:
-    """Read the journal's attempt records (masked entries, oldest first)."""
     found = JournalIndex()
     for entry in entries:
         refs: list[str] = []
@@ -272,8 +252,7 @@ def _same_request(payment: Payment, tx: Transaction) -> bool:
 
 
 def group(transactions: Sequence[Transaction], journal: JournalIndex) -> list[Payment]:
-    """The payments of ``transactions`` (oldest first, as the ledger keeps them), oldest
-    first. A follow-up whose payment the ledger no longer holds is a row of its own."""
+    """The payments of ``transactions``, oldest first; a follow-up without its payment is its own row."""
     payments: list[Payment] = []
     owner: dict[str, Payment] = {}  # reference → the payment it belongs to
     for tx in transactions:
@@ -311,8 +290,7 @@ def _fields(tx: Transaction, now: datetime) -> dict[str, str]:
 
 
 def matches(payment: Payment, filters: Mapping[str, str], now: datetime) -> bool:
-    """One of the payment's transactions (the declined first attempt of a failover
-    counts) matches every filter (``state``, ``gateway``, ``result``)."""
+    """Whether one of the payment's transactions matches every filter."""
     wanted = {name: value for name, value in filters.items() if name in FILTERS}
     return any(all(_fields(tx, now)[name] == value for name, value in wanted.items()) for tx in payment.members)
 
@@ -323,6 +301,6 @@ def rows(
     now: datetime,
     filters: Mapping[str, str] | None = None,
 ) -> list[Payment]:
-    """The payments, newest first, those matching ``filters`` only."""
+    """The payments matching ``filters``, newest first."""
     grouped = group(transactions, index_journal(entries))
     return [p for p in reversed(grouped) if not filters or matches(p, filters, now)]

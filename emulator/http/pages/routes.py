@@ -1,18 +1,8 @@
-"""The pages payemu serves outside the published interface.
+"""The pages payemu serves outside the published interface: the hosted payment page
+(``/_emulator/pay/{token}``), its static files and the dashboard (``/_emulator/?key=``).
 
-* ``GET /_emulator/pay/{token}`` – the hosted payment page of a session (``?returnUrl=``
-  optional); ``POST`` on the same URL pays (JSON in, JSON out, errors as the API's);
-* ``GET /_emulator/static/...`` – the page scripts, the stylesheet and
-  ``payments-library.js`` (the stand-in for the client-side library);
-* ``GET /_emulator/?key=<API key>`` – the dashboard of that key's tenant
-  (``&partial=1``: only the part the page reloads; ``&state=``, ``&gateway=``, ``&result=``
-  filter the payments; ``&page=``, ``&spage=``, ``&tpage=``, ``&jpage=``: the page of the
-  payments, sessions, string tokens and journal; ``&tx=<reference>``: that payment's
-  detail view and timeline).
-
-Errors of anything a program calls are JSON bodies from :mod:`emulator.http.errors`; a browser
-asking for a page gets the same message as a small HTML page.
-"""
+Errors a program gets are JSON (:mod:`emulator.http.errors`); a browser gets the same
+message as a small HTML page."""
 
 from __future__ import annotations
 
@@ -71,7 +61,6 @@ def templates() -> Environment:
 
 
 def routes(runtime: Runtime) -> list[BaseRoute]:
-    """The dashboard, the hosted page and its static files, bound to ``runtime``."""
     return [
         Route(PREFIX + "/", _dashboard(runtime), methods=["GET"], name="payemu-dashboard"),
         Route(PREFIX + "/pay/{token}", _page(runtime), methods=["GET"], name="payemu-pay"),
@@ -114,8 +103,7 @@ def _page(runtime: Runtime) -> Any:
 
 
 def safe_return_url(raw: str | None, origins: tuple[str, ...] = ()) -> tuple[str, str | None]:
-    """(URL to redirect to after paying, warning) — only http(s) URLs of allowed origins
-    (see :mod:`emulator.http.origins`)."""
+    """(URL to redirect to, warning): only http(s) URLs of allowed origins."""
     return origins_.return_url(raw, origins)
 
 
@@ -166,9 +154,7 @@ def _render_page(request: Request, tenant: Tenant, session: sessions.Session, or
 
 
 def _page_calls(runtime: Runtime) -> list[Route]:
-    """``POST /_emulator/pay/{token}``: the page's payment, through the same pipeline as every
-    documented operation (its small OpenAPI document is ``emulator/data/pages.json``):
-    size, media type and JSON checks, the answer checked against its schema, the journal."""
+    """``POST /_emulator/pay/{token}`` through the same pipeline as every documented operation."""
     api = OpenApi.load(data_path("pages.json"))
     api.own = True
 

@@ -1,7 +1,5 @@
-"""The dashboard's list of scenario rules: grouped by the file they come from (a path
-relative to the working directory, never the machine's absolute path), the built-in test
-cards and amounts last and folded, each rule as ``when → then`` text (card numbers masked).
-"""
+"""The dashboard's list of scenario rules, grouped by file (paths relative to the working
+directory), built-ins last and folded, each rule as ``when → then`` (card numbers masked)."""
 
 from __future__ import annotations
 
@@ -21,8 +19,7 @@ RUNTIME = "runtime"  # rules added through POST /_emulator/scenarios (Rule.locat
 
 
 def shown_path(source: str, cwd: Path | None = None) -> str:
-    """``/home/me/shop/scenarios/x.yaml`` → ``scenarios/x.yaml`` when under ``cwd``; a file
-    elsewhere keeps its last two parts (``…/ci/x.yaml``)."""
+    """A rule file's path as shown: relative to ``cwd``, else its last two parts."""
     if source == RUNTIME:
         return "added at run time (control API)"
     path = Path(source)
@@ -56,7 +53,6 @@ def when_text(when: Mapping[str, Any]) -> str:
 
 
 def rule_row(rule: Any) -> dict[str, Any]:
-    """One rule (a scenarios Rule) as the page shows it."""
     data = mask(rule.to_json())
     return {
         "name": data.get("name"),
@@ -68,8 +64,7 @@ def rule_row(rule: Any) -> dict[str, Any]:
 
 
 def groups(rules: Iterable[Any], builtin: Path | None = None, cwd: Path | None = None) -> list[dict[str, Any]]:
-    """The rules by source file, in the order the book consults them (the built-in file
-    last): ``[{"file", "builtin", "rules": [...]}]``."""
+    """The rules by source file, in the order the book consults them."""
     builtin = (builtin or data_path("default-scenarios.yaml")).resolve()
     found: dict[str, dict[str, Any]] = {}
     for rule in rules:

@@ -1,14 +1,6 @@
-"""One payment's story for the dashboard's detail view (``/_emulator/?key=...&tx=REF``).
-
-Starting from any reference, the story gathers the transaction it belongs to (following
-``parent`` up to the first operation), every later operation on it (captures, voids,
-refunds, and refunds of a capture) and the failover attempts of the same requests (the
-journal entry that made an operation lists all its attempts). Each is an event of the
-timeline, in time order, with its amount, result code, the merchant's ``myRef``, the
-gateway's native code and the masked request and answer of the call that made it (the
-journal masks card numbers to their first six and last four digits and drops CVVs and
-credential values; they are masked again here).
-"""
+"""One payment's story for the dashboard's detail view (``&tx=REF``): the transaction and
+every later operation on it and the failover attempts of the same requests, in time
+order, with the masked request and answer of each call."""
 
 from __future__ import annotations
 
@@ -29,7 +21,7 @@ LABELS = payments.LABELS
 
 
 def family(tenant: Tenant, reference: str, journal: payments.JournalIndex | None = None) -> list[Transaction]:
-    """The transactions of ``reference``'s story, in the order the ledger recorded them."""
+    """The transactions of ``reference``'s story, in ledger order."""
     ordered = tenant.ledger.transactions()
     by_ref = {tx.reference: tx for tx in ordered}
     children: dict[str, list[str]] = defaultdict(list)
@@ -50,8 +42,7 @@ def family(tenant: Tenant, reference: str, journal: payments.JournalIndex | None
 
 
 def timeline(tenant: Tenant, reference: str) -> dict[str, Any] | None:
-    """The detail view of ``reference``: its summary and the timeline, or None when the
-    ledger does not hold it."""
+    """The detail view of ``reference``, or None when the ledger does not hold it."""
     journal = payments.index_journal(tenant.journal)
     members = family(tenant, reference, journal)
     if not members:
@@ -73,8 +64,7 @@ def timeline(tenant: Tenant, reference: str) -> dict[str, Any] | None:
 
 
 def _bodies(entry: Mapping[str, Any] | None, attempt: Any = None) -> dict[str, str | None]:
-    """The masked request and answer of a journal entry (None when the journal has
-    dropped it); ``attempt``: one attempt's own result when the call made several."""
+    """The masked request and answer of a journal entry (``attempt``: one attempt's own result)."""
     if entry is None:
         return {"request": None, "response": None, "attempt": None, "call": None}
     keep = references(entry.get("request"), entry.get("response"), entry.get("attempts"))
@@ -87,7 +77,6 @@ def _bodies(entry: Mapping[str, Any] | None, attempt: Any = None) -> dict[str, s
 
 
 def _check(check: payments.FollowUp) -> dict[str, Any]:
-    """A status check on a transaction of the story (the journal's record of it)."""
     return {
         "reference": check.reference,
         "parent": None,

@@ -1,19 +1,10 @@
 """What payemu's card form and the real eWallet JS library do with a session between
-opening the form and paying: the card the customer entered, the OTP challenge, and which
-``authenticationOption`` the form is given.
+opening the form and paying: the entered card, the OTP challenge, the authentication option.
 
-The real form encrypts the card under the token's ``pub`` and the library posts that
-cipher text to ``/charge``. payemu's form encrypts nothing: it hands the card to payemu
-first (``enterCard``, checked as the hosted page checks it) and gives the library only the
-*reference* payemu answers, so no card number passes through the library (which logs its
-``CardData`` to the browser console), the journal or the merchant page. References and
-challenges live in memory only (never in ``--state``) for the life of their session.
-
-A scenario rule whose ``then`` has ``authentication`` (``OtpByGenericUI`` or ``OtpByUrl``)
-and whose ``when`` matches the session (amount, currency, operation, gateway or account of
-its primary account; a card number never matches, none is known yet) makes the form ask
-for a one-time code before paying: :data:`OTP_CODE` passes, any other code fails.
-"""
+payemu's form hands the card to payemu (``enterCard``) and gives the library only a
+reference, so no card number passes through the library (which logs its ``CardData``),
+the journal or the merchant page. A scenario rule with ``then.authentication`` makes the
+form ask for a one-time code: :data:`OTP_CODE` passes."""
 
 from __future__ import annotations
 
@@ -39,24 +30,18 @@ MAX_ENTRIES = 10_000  # card references (and challenges) kept per tenant; the ol
 
 @dataclass
 class Entry:
-    """A card the customer entered in the form (or a stored card and its code)."""
-
     session_token: str
     choice: dict[str, Any]  # as the hosted page's POST: {"card": {...}} or {"storedCard": i, "cvv": ...}
 
 
 @dataclass
 class Challenge:
-    """An OTP challenge of one entered card."""
-
     session_token: str
     entry: Entry
     status: str = PENDING
 
 
 class _Book:
-    """One tenant's card references and challenges (nothing here refers to the tenant)."""
-
     __slots__ = ("challenges", "entries")
 
     def __init__(self) -> None:
@@ -65,9 +50,7 @@ class _Book:
 
 
 class Desk:
-    """Card references and challenges, kept per tenant and bounded per tenant (the oldest
-    dropped first, :data:`MAX_ENTRIES` of each): one tenant's form, however busy, never
-    pushes out another's entered card. A tenant's book goes when the tenant does."""
+    """Card references and challenges, bounded per tenant so one tenant never pushes out another's."""
 
     def __init__(self, limit: int = MAX_ENTRIES) -> None:
         self.limit = limit
@@ -109,7 +92,6 @@ class Desk:
         return found
 
     def answer(self, tenant: Tenant, session: Session, transaction_id: Any, code: Any) -> Challenge:
-        """The customer's code: :data:`OTP_CODE` passes the challenge, anything else fails it."""
         found = self.find_challenge(tenant, session, transaction_id)
         if found.status == PENDING:
             found.status = PASSED if code == OTP_CODE else FAILED
@@ -122,7 +104,6 @@ class Desk:
         return found.entry
 
     def held(self, tenant: Tenant) -> int:
-        """Card references and challenges ``tenant`` holds."""
         book = self._books.get(tenant)
         return 0 if book is None else len(book.entries) + len(book.challenges)
 
@@ -133,8 +114,7 @@ def _trim(table: OrderedDict[str, Any], limit: int) -> None:
 
 
 def authentication(runtime: Services, tenant: Tenant, session: Session) -> str:
-    """The ``authenticationOption`` of the session's card form: that of the first scenario
-    rule with ``then.authentication`` matching the session, else ``None``."""
+    """The session form's ``authenticationOption``: the first matching rule's, else ``None``."""
     from emulator.scenarios import Attempt
 
     account = tenant.accounts.get(session.request["paymentGatewayAccountId"])

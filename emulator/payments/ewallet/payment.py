@@ -1,14 +1,8 @@
 """Paying a session from its hosted page: the customer's choice → a
-:class:`~emulator.payments.model.PaymentRequest` for the payment engine → a stored result and
-its signed token.
+:class:`~emulator.payments.model.PaymentRequest` → a stored result and its signed token.
 
-The page sends ``{"storedCard": <index>, "cvv": "123"}`` (a stored card of the session,
-paid by entering only its security code) or ``{"card": {cardHolderName, cardNumber,
-expirationMonth, expirationYear, cvv}}``. The session's operation maps to an engine
-operation (see :data:`emulator.payments.ewallet.sessions.ENGINE_OPERATION`); its gateway account,
-certificate and ``fallbackUpgs`` become the request's, so the engine fails over exactly as
-it does on ``/PaymentGateway/charge`` (tokenize included).
-"""
+The session's accounts and ``fallbackUpgs`` become the request's, so the engine fails over
+exactly as it does on ``/PaymentGateway/charge``."""
 
 from __future__ import annotations
 
@@ -69,7 +63,6 @@ class Paid:
 
 
 def brand(number: str) -> str:
-    """The brand of a card number (a Payments.CardTypes value), or ``Unspecified``."""
     return brand_of(number) or UNSPECIFIED_BRAND
 
 
@@ -114,8 +107,7 @@ def read_choice(runtime: Services, session: Session, body: Any) -> dict[str, Any
 
 
 def card_of(tenant: Tenant, session: Session, choice: dict[str, Any]) -> tuple[Card, CardView]:
-    """The engine's card and what results may show of it. A stored card is sent as its
-    ``@token`` reference, resolved by the engine as any request's."""
+    """The engine's card (a stored card as its ``@token``) and what results may show of it."""
     if "card" in choice:
         given = choice["card"]
         card = Card(
@@ -162,7 +154,6 @@ def card_of(tenant: Tenant, session: Session, choice: dict[str, Any]) -> tuple[C
 
 
 def engine_request(session: Session, card: Card, client_ip: str | None) -> PaymentRequest:
-    """The payment request of the session's operation, paid with ``card``."""
     operation, generate = ENGINE_OPERATION[session.operation]
     asked = session.request
     fallbacks = tuple(

@@ -1,12 +1,8 @@
 """Result tokens and the answer of ``POST /EWalletOperations/validateResults``.
 
-A result token is a three-part token of the tenant (:mod:`emulator.payments.ewallet.tokens`)
-whose body holds ``v`` (format version), ``a`` (account id of the tenant), ``s`` (session
-token), ``r`` (result id) and ``pld``, the client-side view of the result that the JS
-library's ``parseResultToken`` reads (``clientSuccess``, ``upgChargeResults`` without the
-gateway payload, the masked card). The full result stays in the tenant; validateResults
-answers it only to the tenant that owns the session.
-"""
+The token's ``pld`` is the client-side view the JS library's ``parseResultToken`` reads
+(no gateway payload, the card masked); the full result stays with the tenant, which
+answers it only to the tenant that owns the session."""
 
 from __future__ import annotations
 
@@ -46,7 +42,6 @@ _OPERATION_RESULT_KEYS = (
 
 
 def issue(tenant: Tenant, session: Session, result_id: str, data: dict[str, Any]) -> str:
-    """The result token of one payment, signed by the tenant (:mod:`.tokens`)."""
     return tenant.sign_token(
         {"v": FORMAT_VERSION, "a": tenant.account_id, "s": session.token, "r": result_id, "pld": client_view(data)}
     )
@@ -86,8 +81,6 @@ def client_view(data: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class CardView:
-    """The card paid with, as far as results may show it."""
-
     number: str | None  # the full number, only to mask it here
     brand: str
     holder: str | None
@@ -109,7 +102,7 @@ class CardView:
 
 
 def operation_result(value: dict[str, Any]) -> dict[str, Any]:
-    """Exactly the OperationResult keys (the engine's result, never anything extra)."""
+    """Exactly the OperationResult keys, never anything extra."""
     return {key: value.get(key) for key in _OPERATION_RESULT_KEYS}
 
 
@@ -122,9 +115,7 @@ def _moment(value: Any, fallback: datetime) -> str:
 def build(
     session: Session, final: dict[str, Any], attempts: list[dict[str, Any]], card: CardView, now: datetime
 ) -> dict[str, Any]:
-    """The EWalletResultData of one payment: ``final`` is the engine's OperationResult,
-    ``attempts`` the engine's attempt records (attemptNumber, paymentGatewayAccountName,
-    isFallback, timestamp, result)."""
+    """The EWalletResultData of one payment from the engine's result and attempt records."""
     final = operation_result(final)
     listed = [
         {

@@ -1,13 +1,7 @@
 """eWallet sessions: the checks beyond the schema, storage in the tenant, lookup by token.
 
-The schema already enforces types, enums (read case-insensitively, stored canonical),
-``storedCards`` ≤ 3, ``lastDigits`` of four digits and the length of certificate names.
-Here come the rules that need the tenant: the gateway accounts and certificates named must
-exist, stored-card tokens must be in the vault, charging sessions need an amount above zero.
-A session lives in ``tenant.sessions`` (a :class:`Sessions`) and expires :data:`SESSION_LIFETIME` after its
-creation on the tenant's virtual clock. The runtime keeps an index (a :class:`SessionIndex`) from session token to
-tenant, so a payment page (whose URL carries no API key) finds its session in O(1).
-"""
+A session expires :data:`SESSION_LIFETIME` after creation on the tenant's clock; the
+runtime's :class:`SessionIndex` finds a payment page's session (its URL has no API key)."""
 
 from __future__ import annotations
 
@@ -51,7 +45,7 @@ _VAULT_TOKEN = re.compile(r"^[A-Za-z0-9]{32}$")
 
 @dataclass
 class SessionResult:
-    """One payment made through the session's page (a decline is a result too)."""
+    """One payment made through the session's page (a decline too)."""
 
     result_id: str
     created_at: datetime
@@ -73,8 +67,7 @@ class Session:
     weight: int = 0  # bytes charged to the tenant's budget (weight_of), results included
 
     def weight_of(self) -> int:
-        """What the session holds: a fixed overhead, its token and its request (walked
-        once, when it is stored), its results."""
+        """What the session holds: an overhead, its token, its request and its results."""
         return (
             weights.SESSION
             + weights.text(self.token)
@@ -111,7 +104,6 @@ class Session:
         return list(self.request.get("allowedBrands") or [])
 
     def state(self, now: datetime) -> str:
-        """``paid``, ``expired`` or ``open``."""
         if self.paid_by is not None:
             return "paid"
         if now >= self.expires_at:
@@ -123,8 +115,7 @@ class Session:
 
 
 class Sessions(Mapping[str, Session]):
-    """A tenant's eWallet sessions by token, oldest first; at most ``limit`` are kept
-    (the oldest dropped first) and expired ones for :data:`KEEP_EXPIRED`."""
+    """A tenant's sessions by token, oldest first, at most ``limit``."""
 
     def __init__(self, limit: int = MAX_SESSIONS, budget: Budget | None = None) -> None:
         self._sessions: dict[str, Session] = {}
@@ -143,8 +134,7 @@ class Sessions(Mapping[str, Session]):
         return len(self._sessions)
 
     def add(self, session: Session) -> None:
-        """Keep ``session``, first dropping stale sessions and, at the limit (in count or
-        bytes), the oldest; a 507 when it does not fit even alone."""
+        """Keep ``session``, dropping stale and, at the limit, the oldest; a 507 if it cannot fit."""
         now = self._latest = session.created_at
         session.weight = weight = session.weight_of()
         if weight > self.budget.limit:
@@ -163,8 +153,7 @@ class Sessions(Mapping[str, Session]):
         budget.charge(weight)
 
     def shed(self, nbytes: int) -> int:
-        """Drop the oldest finished sessions (paid or expired, none busy) until ``nbytes``
-        are freed or none is left (a byte budget is full); the bytes freed."""
+        """Drop the oldest finished sessions until ``nbytes`` are freed; the bytes freed."""
         freed = 0
         for token, session in list(self._sessions.items()):
             if freed >= nbytes:
@@ -181,13 +170,12 @@ class Sessions(Mapping[str, Session]):
             self.budget.release(dropped.weight)
 
     def grow(self, session: Session, weight: int) -> None:
-        """``session`` now holds ``weight`` more bytes (a result)."""
         if self._sessions.get(session.token) is session:
             session.weight += weight
             self.budget.charge(weight)
 
     def clear(self) -> None:
-        """Drop every session (the tenant was removed: its payment pages close)."""
+        """Drop every session (the tenant was removed)."""
         self.budget.release(sum(session.weight for session in self._sessions.values()))
         self._sessions.clear()
 
@@ -196,8 +184,6 @@ class Sessions(Mapping[str, Session]):
 
 
 class Owner(Protocol):
-    """A tenant, as far as its sessions go: what it stores and how it signs and draws."""
-
     user_name: str
     sessions: Sessions
     certificates: Certificates
@@ -216,8 +202,6 @@ class Owner(Protocol):
 
 
 class Indexed(Protocol):
-    """What keeps the session index (the runtime)."""
-
     @property
     def session_index(self) -> SessionIndex[Any]: ...
 
@@ -285,9 +269,7 @@ def _stored_card_problems(tenant: Owner, card: dict[str, Any], where: str) -> li
 def create(
     tenant: Owner, body: dict[str, Any], runtime: Indexed | None = None, library_url: str | None = None
 ) -> Session:
-    """Check ``body`` (already schema-valid) and store a new session, or raise a 400.
-    With ``runtime`` the session goes into its token index (see :func:`find`);
-    ``library_url`` is the absolute base of payemu's library endpoints (the token's ``url``)."""
+    """Check a schema-valid ``body`` and store a new session, or raise a 400."""
     problems = check_request(tenant, body)
     if problems:
         raise errors.invalid_many(problems)
@@ -307,9 +289,9 @@ def create(
 
 
 def payload(request: Mapping[str, Any], library_url: str | None = None, merchant: str | None = None) -> dict[str, Any]:
-    """The ``pld`` object of a session token: what the eWallet JS library reads. ``stg``
-    ``Dev`` makes the library open its card form at ``http://localhost:4200//pay/`` when
-    the merchant page runs on localhost: payemu's own form (``payemu serve --card-form-port``)."""
+    """The ``pld`` of a session token, read by the eWallet JS library."""
+    # ``stg: Dev`` makes the library open its card form on localhost:4200 when the merchant
+    # page runs on localhost: payemu's own form (``--card-form-port``).
     return {
         "op": request["operation"],
         "amt": request.get("amount"),
@@ -326,9 +308,7 @@ def payload(request: Mapping[str, Any], library_url: str | None = None, merchant
 
 
 def wallets(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The token's ``wlt``: the card form, whatever eWallet accounts the request allows.
-    An account id naming an offline wallet (``OFFLINE_WALLETS``, e.g. ``applepay-main``)
-    is left out; every other id is a card account, and the card form is listed once."""
+    """The token's ``wlt``: the card form, less the offline wallets (``OFFLINE_WALLETS``)."""
     allowed = [str(a) for a in request.get("allowedeWalletAccountIds") or []]
     cards = [a for a in allowed if not any(w.lower() in a.lower() for w in OFFLINE_WALLETS)]
     return [{"name": WALLET}] if cards or not allowed else []
@@ -342,10 +322,7 @@ OwnerT = TypeVar("OwnerT", bound=_HasSessions)
 
 
 class SessionIndex(Generic[OwnerT]):
-    """Session token → tenant for every session created through the API, so a payment page
-    (whose URL carries no API key) finds its session in O(1). Every
-    :data:`CHECK_INDEX_EVERY` additions, entries whose session is gone (dropped, tenant
-    reset or removed) are swept, so the index stays bounded by the sessions kept."""
+    """Session token → tenant, swept of gone sessions every :data:`CHECK_INDEX_EVERY` additions."""
 
     def __init__(self) -> None:
         self._tenants: dict[str, OwnerT] = {}
@@ -371,7 +348,7 @@ class SessionIndex(Generic[OwnerT]):
 
 
 def find(runtime: Indexed, token: str) -> tuple[Any, Session] | None:
-    """The session of that token and its tenant (the page URL carries no API key)."""
+    """The session of that token and its tenant."""
     return runtime.session_index.find(token)
 
 

@@ -1,16 +1,8 @@
-"""Three-part eWallet tokens: session tokens and result tokens.
+"""Three-part eWallet tokens (``header.body.signature``, base64url): session and result tokens.
 
-A token is ``header.body.signature``, each part base64url without padding. The header and
-the body are compact JSON objects: that is the shape the real eWallet JS library decodes (it
-reads ``body["pld"]`` and never looks at the signature). payemu signs ``header.body`` with
-HMAC-SHA256 under the secret of the tenant that issued it and checks that signature on
-every call, so a token cannot be forged or moved to another API key.
-
-The header names the tenant's shard id in ``kid`` (see
-:func:`emulator.payments.tenants.shard_of`): a load balancer can send a request that carries
-only a token (a payment page, a library call with ``Authorization: Bearer``) to the instance
-that hosts the tenant, with nothing but its own configuration (``deploy/haproxy.cfg``).
-"""
+The real JS library reads only ``body["pld"]``; payemu signs with HMAC-SHA256 under the
+issuing tenant's secret, so a token cannot be forged or moved to another key. ``kid``
+names the tenant's shard, so a load balancer can route a request that carries only a token."""
 
 from __future__ import annotations
 
@@ -43,7 +35,6 @@ def _signature(secret: bytes, signed: str) -> str:
 
 
 def encode(body: Mapping[str, Any], kid: str, secret: bytes) -> str:
-    """A signed token carrying ``body``, its header naming ``kid``."""
     signed = f"{b64encode(_json({'alg': ALGORITHM, 'kid': kid, 'typ': 'JWT'}))}.{b64encode(_json(body))}"
     return f"{signed}.{_signature(secret, signed)}"
 
@@ -70,7 +61,6 @@ def header(token: str) -> dict[str, Any] | None:
 
 
 def kid(token: str) -> str | None:
-    """The shard id a token names, unverified."""
     found = header(token)
     value = found.get("kid") if found else None
     return value if isinstance(value, str) else None
