@@ -2,9 +2,8 @@
 machine: ``http://localhost:4200//pay/#/cardEntry`` (note the double slash).
 
 ``--card-form-port`` (4200; 0 picks a free port, ``--no-card-form`` turns it off) listens in
-the same process; :class:`PortSplit`
-sends what arrives there to :func:`app`. The card goes to the library endpoints
-(:mod:`emulator.http.pages.library`)."""
+the same process; :class:`PortSplit` sends what arrives there to :func:`app`. The card goes
+to the library endpoints (:mod:`emulator.http.pages.library`)."""
 
 from __future__ import annotations
 
