@@ -5,8 +5,8 @@ buffer: the limits that keep a flood of slow clients from starving the others.
   default the process's file-descriptor limit (``RLIMIT_NOFILE``, soft) less a reserve
   for everything else payemu opens (:func:`default_cap`: 1,024 descriptors give 896
   connections). When a new connection would pass the cap, the connection that has waited
-  longest *without a request in progress* (one that sent nothing, part of a head, or sits
-  idle between kept-alive requests) is closed to make room; when every open connection
+  longest *without a request in progress* (one that sent nothing, part of a head or of a
+  body, or sits idle between kept-alive requests) is closed to make room; when every open connection
   is running a request, the new one gets a ``503`` JSON error and is closed. Reaching the
   cap is logged once (one line), and again only after the count has fallen back below
   nine tenths of it. A slowloris flood therefore costs legitimate clients nothing: each
@@ -16,6 +16,9 @@ buffer: the limits that keep a flood of slow clients from starving the others.
   until the client reads), so a connection holds at most that plus the answer being
   written. A client that reads nothing for ``write_timeout_seconds`` while its buffer is
   above the mark has its connection aborted, and what was waiting is freed.
+* **Bytes in flight**: what the server holds of requests still arriving — bodies not yet
+  complete, reads not yet parsed behind waiting requests — is bounded for the whole process
+  (:data:`IN_FLIGHT_BYTES`); past it, the request that brought the bytes gets a ``503``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,15 @@ log = logging.getLogger("payemu")
 WRITE_HIGH_WATER = 256 * 1024  # bytes waiting in a connection's write buffer before it pauses
 WRITE_LOW_WATER = 64 * 1024  # ... and resumes
 MIN_CAP = 16
+IN_FLIGHT_BYTES = 64 * 1024 * 1024  # of requests arriving, held at once by the process
+
+
+class InFlight:
+    """The bytes of requests arriving held by one server's connections (see the module doc)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
 
 
 def default_cap(limit: int | None = None) -> int:

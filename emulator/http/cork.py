@@ -15,13 +15,15 @@ after the other (uvicorn writes a response's head, then its body) go out in one 
 call. What one connection may have waiting is bounded (:data:`MOST_HELD` bytes): past
 it, the batch goes out at once, so a streamed answer that never yields to the loop
 cannot grow the batch without bound. An answer waits at most for the rest of the turn
-it was made in (under one request, a turn of the loop: microseconds).
+it was made in (under one request, a turn of the loop: microseconds). Resuming reading
+asks the protocol first (``may_resume``): payemu's guards may keep a connection unread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger("payemu")
@@ -51,11 +53,14 @@ def flush(loop: asyncio.AbstractEventLoop) -> None:
 class Corked:
     """A connection's transport whose writes wait for the end of the loop's turn."""
 
-    __slots__ = ("held", "loop", "transport")
+    __slots__ = ("held", "loop", "may_resume", "transport")
 
-    def __init__(self, transport: Any, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, transport: Any, loop: asyncio.AbstractEventLoop, may_resume: Callable[[], bool] = lambda: True
+    ) -> None:
         self.transport = transport
         self.loop = loop
+        self.may_resume = may_resume
         self.held = 0  # bytes of this connection's in the loop's batch
 
     def write(self, data: bytes) -> None:
@@ -84,6 +89,10 @@ class Corked:
         if self.held:
             flush(self.loop)
         self.transport.abort()
+
+    def resume_reading(self) -> None:
+        if self.may_resume():
+            self.transport.resume_reading()
 
     def is_closing(self) -> bool:
         return bool(self.transport.is_closing())

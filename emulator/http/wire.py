@@ -23,6 +23,7 @@ from emulator.http.openapi import Parameter
 from emulator.safeparse import TooComplex, check_json_depth, has_long_number
 
 JSON_MEDIA = "application/json"
+ABORT = "payemu.abort"  # scope["extensions"][ABORT](): close the connection without an answer (payemu's server)
 _JSON_TYPES = ("application/json", "text/json")
 # values the standard library would refuse are refused by orjson too (then json raises)
 _STRICT = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
@@ -41,7 +42,6 @@ def dumps(body: Any) -> bytes:
 
 
 NOSNIFF = "X-Content-Type-Options"
-NOSNIFF_LINE = b"x-content-type-options: nosniff\r\n"  # the header as the fast path writes it
 _NOSNIFF_RAW = (b"x-content-type-options", b"nosniff")
 
 
@@ -134,13 +134,10 @@ def parse_json(raw: bytes) -> Any:
         raise errors.invalid("body", f"The request body is not valid JSON: {exc}.") from None
 
 
-async def read_body(request: Request, limit: int, declared: str | None = None, given: bytes | None = None) -> bytes:
+async def read_body(request: Request, limit: int, declared: str | None = None) -> bytes:
     """The request's body, read from the ASGI ``receive`` (a 413 past ``limit`` bytes,
     :class:`ClientDisconnect` when the client goes first). ``declared``: the
-    Content-Length header when the caller has it at hand; ``given``: the whole body when
-    the server has it already (:mod:`emulator.http.direct`), checked against ``limit``."""
-    if given is not None:
-        return within(given, limit)
+    Content-Length header when the caller has it at hand."""
     if declared is None:
         declared = request.headers.get("content-length")
     if declared is not None:
@@ -168,13 +165,6 @@ async def read_body(request: Request, limit: int, declared: str | None = None, g
             chunks.append(chunk)
             return b"".join(chunks)
         chunks.append(chunk)
-
-
-def within(body: bytes, limit: int) -> bytes:
-    """``body``, a whole request body the server read already; a 413 past ``limit`` bytes."""
-    if len(body) > limit:
-        raise errors.too_large(limit)
-    return body
 
 
 def is_json_media(content_type: str) -> bool:

@@ -1,13 +1,15 @@
 """payemu's benchmark: the same HTTP load against payemu and a bare Starlette app.
 
     python -m tests.benchmarks.run [--duration 10] [--rounds 3] [--connections 16] [--transactions 1000000]
+                                   [--forwarded-for 203.0.113.7]
 
 Each server runs pinned to core 0 (``taskset``), wrk runs pinned to core 1. Both servers
 run side by side and take turns under wrk, ``--rounds`` times per path, so drift in the
 machine's speed during the run weighs on both. Printed per path: the median of the rounds'
 requests/s, p50 and p99 latency, and the payemu / bare-Starlette ratio from the same run;
 then payemu's start-up time to the first 200, its RSS idle, and its RSS per stored
-transaction. Needs Debian's ``wrk`` (``apt-get install wrk``). Not part of the test suite.
+transaction. ``--forwarded-for`` adds an ``X-Forwarded-For`` header to every request, as
+the shipped HAProxy does (``deploy/haproxy.cfg``). Needs Debian's ``wrk`` (``apt-get install wrk``). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -119,6 +121,9 @@ def _ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
 
 
+FORWARDED_FOR: str | None = None  # --forwarded-for: the X-Forwarded-For of every request
+
+
 def wrk(base: str, name: str, duration: int, connections: int) -> Load:
     method, path, body = PATHS[name]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
@@ -127,6 +132,8 @@ def wrk(base: str, name: str, duration: int, connections: int) -> Load:
     argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", "-s", str(HERE / "post.lua"), base + path]
     if method == "GET":
         env["BODY_FILE"] = "/dev/null"
+    if FORWARDED_FOR:
+        env["FORWARDED_FOR"] = FORWARDED_FOR
     out = subprocess.run(pinned(1, argv), env=env, capture_output=True, text=True, check=True).stdout
     os.unlink(handle.name)
     return wrk_output(out, name)
@@ -218,7 +225,10 @@ def main() -> int:
     parser.add_argument("--transactions", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3, help="turns each server takes per path (median)")
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
+    parser.add_argument("--forwarded-for", help="an X-Forwarded-For header on every request (as behind HAProxy)")
     args = parser.parse_args()
+    global FORWARDED_FOR
+    FORWARDED_FOR = args.forwarded_for
     if not shutil.which("wrk"):
         print("wrk is missing: apt-get install wrk", file=sys.stderr)
         return 2
@@ -247,6 +257,7 @@ def main() -> int:
     print(
         f"load: wrk -t1 -c{args.connections} -d{args.duration}s, servers on core 0, wrk on core 1; "
         f"the servers take turns, {args.rounds} rounds, medians shown"
+        + (f"; X-Forwarded-For: {args.forwarded_for}" if args.forwarded_for else "")
     )
     print(f"{'path':<14}{'server':<10}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
     for name in args.paths:

@@ -11,18 +11,13 @@ card goes to payemu's library endpoints (:mod:`emulator.http.pages.library`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
-
-from emulator.http import direct
-from emulator.http.direct import Whole
 
 DEFAULT_PORT = 4200
 HERE = Path(__file__).resolve().parent
@@ -93,7 +88,6 @@ class PortSplit:
         self.form = SingleSlash(form)
         self.port = port
         self.state = getattr(main, "state", None)
-        self._main_direct = direct.of(main)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._on_form_port(scope):
@@ -104,15 +98,3 @@ class PortSplit:
     def _on_form_port(self, scope: Scope) -> bool:
         server = scope.get("server")
         return server is not None and server[1] == self.port
-
-    def direct(self, scope: Scope) -> Any | None:
-        """What the main app answers directly (:mod:`emulator.http.direct`); nothing on the form's port."""
-        if self._main_direct is None or self._on_form_port(scope):
-            return None
-        return self._main_direct.direct(scope)
-
-    def answer_direct(
-        self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole, body: bytes | None
-    ) -> Awaitable[None]:
-        assert self._main_direct is not None
-        return self._main_direct.answer_direct(found, scope, receive, send, whole, body)
