@@ -70,7 +70,11 @@ def request(tenant: Payemu, method: str, path: str, body: bytes | None = None, e
 
 def slow_charge(tenant: Payemu) -> bytes:
     tenant.add_scenario(
-        {"name": "slow", "when": {"operation": "Charge"}, "then": {"operationResultCode": "Success", "delayMs": DELAY_MS}}
+        {
+            "name": "slow",
+            "when": {"operation": "Charge"},
+            "then": {"operationResultCode": "Success", "delayMs": DELAY_MS},
+        }
     )
     account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]}
     assert tenant.client.put("/PaymentGatewayAccounts/main", json=account).status_code == 200
@@ -78,7 +82,12 @@ def slow_charge(tenant: Payemu) -> bytes:
         "paymentGatewayAccountName": "main",
         "amount": 5,
         "currency": "USD",
-        "card": {"cardHolderName": "A B", "cardNumber": "4111111111111111", "expirationMonth": 1, "expirationYear": 2031},
+        "card": {
+            "cardHolderName": "A B",
+            "cardNumber": "4111111111111111",
+            "expirationMonth": 1,
+            "expirationYear": 2031,
+        },
     }
     return request(tenant, "POST", "/PaymentGateway/charge", json.dumps(body).encode())
 
@@ -93,7 +102,10 @@ def test_a_timed_out_request_behind_a_slow_charge_is_refused_after_the_charges_a
     assert json.loads(got[0][2])["operationResultCode"] == "Success"
     assert got[1][1]["connection"] == "close"
     assert json.loads(got[1][2]) == [
-        {"fieldName": "body", "errors": [f"The request (headers and body) did not arrive within {REQUEST_TIMEOUT:g} s."]}
+        {
+            "fieldName": "body",
+            "errors": [f"The request (headers and body) did not arrive within {REQUEST_TIMEOUT:g} s."],
+        }
     ]
     assert time.monotonic() - began >= DELAY_MS / 1000
 

@@ -142,7 +142,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
             if self.body_bytes > max_body:
                 self.refuse(413, "body", f"The request body is larger than {max_body} bytes.")
             elif flight.used > flight.limit:
-                self.refuse(503, "body", crowded())
+                self.refuse(503, "request", crowded())
 
         def on_message_complete(self) -> None:
             super().on_message_complete()
