@@ -51,7 +51,9 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
         """uvicorn's protocol with payemu's guards (see the module doc)."""
 
         held = b""  # read and not yet parsed: the rest of a read while requests wait
+        held_counted = 0  # ... as counted in flight
         counted = 0  # this connection's bytes in flight: ``held`` and the body arriving
+        chunk = 0  # the bytes being parsed
         gated = False  # reading paused by payemu (through uvicorn's flow control)
         refusal: bytes | None = None  # a refusal waiting for the answers before it
         before: tuple[Any, ...] = ()  # ... those answers' request cycles
@@ -82,7 +84,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
             self.head_due = self.request_due = self.write_due = None
             if self.watch is not None:
                 self.watch.cancel()
-            self.held = b""
+            self.held, self.held_counted = b"", 0
             self.count(-self.counted)
             super().connection_lost(exc)
             cap.released(len(self.connections))
@@ -92,10 +94,6 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
                 return
             super().data_received(b"")  # uvicorn's own of a read (its keep-alive timer); parsed below
             self.held = self.held + data if self.held else data
-            self.count(len(data))
-            if flight.used > flight.limit:
-                self.refuse(503, "request", crowded())
-                return
             self.feed()
 
         def pause_writing(self) -> None:
@@ -111,11 +109,11 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
         def on_message_begin(self) -> None:
             super().on_message_begin()
             cast(dict[str, Any], self.scope)["extensions"] = {ABORT: self.transport.abort}
-            self.in_head, self.head_fed, self.body_bytes, self.declared = True, 0, 0, None
+            self.in_head, self.head_fed, self.body_bytes, self.declared = True, self.chunk, 0, None
             now = self.loop.time()
             self.head_due, self.request_due = now + head_timeout, now + request_timeout
             self.waiting_from = next(cap.waiting_order)
-            self.watch_for(min(self.head_due, self.request_due))
+            self.watch_for(now + (head_timeout if head_timeout < request_timeout else request_timeout))
 
         def on_url(self, url: bytes) -> None:
             super().on_url(url)
@@ -124,8 +122,8 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
                 raise Refused
 
         def on_headers_complete(self) -> None:
-            size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
-            if size > max_head:
+            # (head_fed, the bytes parsed since the head began, is never less than its size)
+            if self.head_fed > max_head and head_size(self.url, self.headers) > max_head:
                 self.refuse(431, "headers", f"The request line and headers are larger than {max_head} bytes.")
                 raise Refused
             self.in_head, self.in_body, self.head_due = False, True, None
@@ -162,9 +160,9 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
                     size = max(self.declared - self.body_bytes, SLICE) if self.declared else 65536
                 held = self.held
                 chunk, self.held = (held, b"") if len(held) <= size else (held[:size], held[size:])
-                self.count(-len(chunk))
+                self.chunk = len(chunk)
                 if self.in_head:
-                    self.head_fed += len(chunk)
+                    self.head_fed += self.chunk
                 try:
                     self.parser.feed_data(chunk)
                 except httptools.HttpParserUpgrade:
@@ -176,9 +174,14 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
                 if self.in_head and self.head_fed > max_head:
                     self.refuse(431, "headers", f"The request line and headers are larger than {max_head} bytes.")
                     return
-            if self.held:
-                self.gated = True
-                self.flow.pause_reading()
+            if len(self.held) != self.held_counted:  # what is kept for later counts in flight
+                self.count(len(self.held) - self.held_counted)
+                self.held_counted = len(self.held)
+                if flight.used > flight.limit:
+                    self.refuse(503, "request", crowded())
+                elif self.held:
+                    self.gated = True
+                    self.flow.pause_reading()
 
         def holding(self) -> bool:
             return bool(self.held) or self.refusal is not None or len(self.pipeline) >= MOST_QUEUED
@@ -223,8 +226,8 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
             self.refusal = b"" if started else refusal(status, field, message)
             self.in_head = self.in_body = False
             self.head_due = self.request_due = None
-            self.count(-len(self.held))
-            self.held = b""
+            self.count(-self.held_counted)
+            self.held, self.held_counted = b"", 0
             self.gated = True
             self.flow.pause_reading()
             self.refuse_when_due()
@@ -284,6 +287,11 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
 
 class Refused(Exception):
     """Raised in a parser callback once the request is refused: the parser stops there."""
+
+
+def head_size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
+    """The bytes of a parsed request head: the URL and each header with its separators."""
+    return len(url) + sum(len(name) + len(value) + 4 for name, value in headers)
 
 
 def crowded() -> str:
