@@ -9,7 +9,8 @@ machine's speed during the run weighs on both. Printed per path: the median of t
 requests/s, p50 and p99 latency, and the payemu / bare-Starlette ratio from the same run;
 then payemu's start-up time to the first 200, its RSS idle, and its RSS per stored
 transaction. ``--forwarded-for`` adds an ``X-Forwarded-For`` header to every request, as
-the shipped HAProxy does (``deploy/haproxy.cfg``). Needs Debian's ``wrk`` (``apt-get install wrk``). Not part of the test suite.
+the shipped HAProxy does (``deploy/haproxy.cfg``). Needs Debian's ``wrk`` (``apt-get install
+wrk``). Not part of the test suite.
 """
 
 from __future__ import annotations
