@@ -9,30 +9,18 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
 
-from emulator.config import Settings
-from emulator.testing import Payemu, PayemuServer
+from emulator.testing import Payemu
+from tests.serving import server_and_tenant, slow_charge
 
 REQUEST_TIMEOUT = 1.0
 DELAY_MS = 1500  # the charge's answer comes after the later request's deadline
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[PayemuServer]:
-    running = PayemuServer.start(Settings(log_level="warning", request_timeout_seconds=REQUEST_TIMEOUT))
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def tenant(server: PayemuServer) -> Iterator[Payemu]:
-    made = server.tenant()
-    yield made
-    made.close()
+server, tenant = server_and_tenant(request_timeout_seconds=REQUEST_TIMEOUT)
 
 
 def connect(base_url: str) -> socket.socket:
@@ -68,35 +56,15 @@ def request(tenant: Payemu, method: str, path: str, body: bytes | None = None, e
     return head.encode("latin-1") + (body or b"")
 
 
-def slow_charge(tenant: Payemu) -> bytes:
-    tenant.add_scenario(
-        {
-            "name": "slow",
-            "when": {"operation": "Charge"},
-            "then": {"operationResultCode": "Success", "delayMs": DELAY_MS},
-        }
-    )
-    account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]}
-    assert tenant.client.put("/PaymentGatewayAccounts/main", json=account).status_code == 200
-    body = {
-        "paymentGatewayAccountName": "main",
-        "amount": 5,
-        "currency": "USD",
-        "card": {
-            "cardHolderName": "A B",
-            "cardNumber": "4111111111111111",
-            "expirationMonth": 1,
-            "expirationYear": 2031,
-        },
-    }
-    return request(tenant, "POST", "/PaymentGateway/charge", json.dumps(body).encode())
+def delayed_charge(tenant: Payemu) -> bytes:
+    return request(tenant, "POST", "/PaymentGateway/charge", slow_charge(tenant, DELAY_MS))
 
 
 def test_a_timed_out_request_behind_a_slow_charge_is_refused_after_the_charges_answer(tenant: Payemu) -> None:
     never_finished = request(tenant, "POST", "/StringTokens", b"{").replace(b"Length: 1", b"Length: 100")
     with connect(tenant.base_url) as sock:
         began = time.monotonic()
-        sock.sendall(slow_charge(tenant) + never_finished)
+        sock.sendall(delayed_charge(tenant) + never_finished)
         got = answers(until_closed(sock))
     assert [status for status, _, _ in got] == [200, 408]
     assert json.loads(got[0][2])["operationResultCode"] == "Success"
@@ -113,7 +81,7 @@ def test_a_timed_out_request_behind_a_slow_charge_is_refused_after_the_charges_a
 def test_a_pipelined_long_url_behind_a_slow_charge_is_refused_after_the_charges_answer(tenant: Payemu) -> None:
     long_url = f"GET /Utils/apiKey?q={'a' * 9000} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
     with connect(tenant.base_url) as sock:
-        sock.sendall(slow_charge(tenant) + long_url)
+        sock.sendall(delayed_charge(tenant) + long_url)
         got = answers(until_closed(sock))
     assert [status for status, _, _ in got] == [200, 414]
     assert json.loads(got[0][2])["operationResultCode"] == "Success"
@@ -157,7 +125,7 @@ def test_an_early_413_closes_the_connection(tenant: Payemu) -> None:
     assert json.loads(body) == [{"fieldName": "body", "errors": ["The request body is larger than 1048576 bytes."]}]
 
 
-def test_a_connection_with_requests_waiting_is_not_read_further(tenant: Payemu, server: PayemuServer) -> None:
+def test_a_connection_with_requests_waiting_is_not_read_further(tenant: Payemu) -> None:
     """16 MiB of pipelined requests from a client that reads nothing: the server holds
     at most a few of them, and the client's writes stall."""
     sent = [0]

@@ -27,22 +27,12 @@ from emulator.http.app import create_app
 from emulator.http.protocol import MissingParser, http_protocol, refusal
 from emulator.server import loopback_socket
 from emulator.testing import Payemu, PayemuServer
+from tests.serving import server_and_tenant, slow_charge
 
 HEAD_TIMEOUT = 0.5
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[PayemuServer]:
-    running = PayemuServer.start(Settings(log_level="warning", head_timeout_seconds=HEAD_TIMEOUT))
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def tenant(server: PayemuServer) -> Iterator[Payemu]:
-    made = server.tenant()
-    yield made
-    made.close()
+server, tenant = server_and_tenant(head_timeout_seconds=HEAD_TIMEOUT)
 
 
 def test_the_protocol_is_uvicorns_with_the_guards_added() -> None:
@@ -102,28 +92,7 @@ def test_a_slow_body_is_not_cut_by_the_head_deadline(server: PayemuServer, tenan
 
 
 def test_a_slow_answer_and_kept_alive_requests_are_not_cut(server: PayemuServer, tenant: Payemu) -> None:
-    tenant.add_scenario(
-        {
-            "name": "slow",
-            "when": {"operation": "Charge"},
-            "then": {"operationResultCode": "Success", "delayMs": int(HEAD_TIMEOUT * 2000)},
-        }
-    )
-    account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]}
-    assert tenant.client.put("/PaymentGatewayAccounts/main", json=account).status_code == 200
-    body = json.dumps(
-        {
-            "paymentGatewayAccountName": "main",
-            "amount": 5,
-            "currency": "USD",
-            "card": {
-                "cardHolderName": "A B",
-                "cardNumber": "4111111111111111",
-                "expirationMonth": 1,
-                "expirationYear": 2031,
-            },
-        }
-    )
+    body = slow_charge(tenant, int(HEAD_TIMEOUT * 2000)).decode()
     with _connect(server) as sock:
         began = time.monotonic()
         sock.sendall(_head(tenant, "POST", "/PaymentGateway/charge", len(body)) + body.encode())
