@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -43,8 +44,15 @@ def test_the_protocol_is_uvicorns_with_the_guards_added() -> None:
 
 def test_without_httptools_payemu_refuses_to_start_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "httptools", None)  # as if not installed
-    with pytest.raises(MissingParser, match=r"^payemu needs the httptools package \(pip install httptools\)$"):
+    with pytest.raises(MissingParser, match=r"^the httptools package is missing \(pip install httptools\)"):
         http_protocol(Settings())
+    code = "import sys; sys.modules['httptools'] = None; from emulator.cli import main; sys.exit(main(['serve']))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stdout == ""  # no banner: nothing says it is listening
+    assert done.stderr.strip().splitlines() == [
+        "payemu: the httptools package is missing (pip install httptools): payemu's HTTP guards need it"
+    ]
 
 
 def test_a_refusal_is_a_whole_json_answer_that_closes() -> None:

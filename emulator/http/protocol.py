@@ -33,14 +33,23 @@ class MissingParser(ConfigError):
     """httptools is not installed: payemu's guards are built on its parser."""
 
 
+def require_parser() -> None:
+    """Raise :class:`MissingParser` when httptools is not installed."""
+    try:
+        import httptools  # noqa: F401
+    except ImportError:
+        raise MissingParser(
+            "the httptools package is missing (pip install httptools): payemu's HTTP guards need it"
+        ) from None
+
+
 def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
     """The ``http`` argument of ``uvicorn.Config``: uvicorn's httptools protocol with the
     guards and limits of ``settings``; :class:`MissingParser` without httptools."""
-    try:
-        import httptools
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-    except ImportError:
-        raise MissingParser("payemu needs the httptools package (pip install httptools)") from None
+    require_parser()
+    import httptools
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
     max_head, max_url, max_body = settings.max_head_bytes, settings.max_url_bytes, settings.max_body_bytes
     head_timeout, request_timeout = settings.head_timeout_seconds, settings.request_timeout_seconds
     write_timeout = settings.write_timeout_seconds
