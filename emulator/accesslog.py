@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Awaitable
 from typing import Any, TextIO
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from emulator.http import direct
-from emulator.http.direct import Whole
-from emulator.http.protocol import WHOLE
 from emulator.payments.masking import mask_text
 
 API_KEY = b"x-api-key"
@@ -39,12 +35,11 @@ def line(scope: Scope, status: int | None, seconds: float) -> str:
 
 
 class AccessLog:
-    """The ASGI app ``app``, writing one line to ``out`` per HTTP request."""
+    """The ASGI app ``app``, writing one line to ``out`` for each HTTP request."""
 
     def __init__(self, app: ASGIApp, out: TextIO | None = None) -> None:
         self.app = app
         self.out = out
-        self._inner = direct.of(app)  # the app's own direct way, when it has one
 
     def __getattr__(self, name: str) -> Any:  # app.state and the like stay reachable
         return getattr(self.app, name)
@@ -53,27 +48,9 @@ class AccessLog:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        extensions = scope.get("extensions")
-        whole: Whole | None = extensions.get(WHOLE) if extensions else None
-        logged = _Logged(scope, send, whole)
-        if logged.whole is not None:
-            scope = {**scope, "extensions": {**(extensions or {}), WHOLE: logged.whole}}
+        logged = _Logged(scope, send)
         try:
             await self.app(scope, receive, logged.send)
-        finally:
-            self._write(logged)
-
-    def direct(self, scope: Scope) -> Any | None:
-        """What the app answers straight from the protocol: logged too."""
-        return self._inner.direct(scope) if self._inner is not None else None
-
-    async def answer_direct(
-        self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole, body: bytes | None
-    ) -> None:
-        logged = _Logged(scope, send, whole)
-        try:
-            assert self._inner is not None and logged.whole is not None
-            await self._inner.answer_direct(found, scope, receive, logged.send, logged.whole, body)
         finally:
             self._write(logged)
 
@@ -85,23 +62,18 @@ class AccessLog:
 
 
 class _Logged:
-    def __init__(self, scope: Scope, send: Send, whole: Whole | None) -> None:
+    """One request's answer as the access log sees it: its status, its time."""
+
+    def __init__(self, scope: Scope, send: Send) -> None:
         self.scope = scope
         self.began = time.perf_counter()
         self.status: list[int] = []
         self._send = send
-        self._whole = whole
-        self.whole: Whole | None = self._whole_logged if whole is not None else None
 
     async def send(self, message: Message) -> None:
         if message["type"] == "http.response.start":
             self.status.append(message["status"])
         await self._send(message)
-
-    def _whole_logged(self, code: int, lines: bytes, body: bytes) -> Awaitable[None] | None:
-        self.status.append(code)
-        assert self._whole is not None
-        return self._whole(code, lines, body)
 
 
 def wrap(app: ASGIApp, out: TextIO | None = None) -> AccessLog:

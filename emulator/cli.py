@@ -287,9 +287,11 @@ def _origin(text: str) -> str:
 
 def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False), ready_file: str | None = None) -> int:
     from emulator.http.app import create_app
+    from emulator.http.protocol import require_parser
     from emulator.http.versions import DocumentError
     from emulator.server import bind_socket, serve_forever
 
+    require_parser()  # before anything says payemu is listening
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
         app = create_app(settings)

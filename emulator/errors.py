@@ -107,7 +107,8 @@ def unavailable(message: str) -> ApiError:
 
 
 def too_large(limit: int) -> ApiError:
-    return ApiError(413, [("body", [f"The request body is larger than {limit} bytes."])])
+    # sent before the body is all read: the connection closes (its rest is never a request)
+    return ApiError(413, [("body", [f"The request body is larger than {limit} bytes."])], {"Connection": "close"})
 
 
 def unsupported_media_type(content_type: str) -> ApiError:

@@ -2,7 +2,7 @@
 
 The ``payemu serve`` command, the pytest plugin (:mod:`emulator.testing`) and the test
 suite all start servers here, so every one of them runs the same HTTP stack: uvloop when
-installed, the guarded httptools protocol of :mod:`emulator.http.protocol`, no access log, the
+installed, uvicorn's httptools protocol with payemu's guards (:mod:`emulator.http.protocol`), no access log, the
 app's lifespan on (background tasks start and stop with it), and SIGINT/SIGTERM ending
 the process with exit status 0.
 """
@@ -50,7 +50,7 @@ def config_for(
         host=settings.host,
         port=settings.port,
         loop=best_loop(),
-        http=http_protocol(settings, app),
+        http=http_protocol(settings),
         ws="none",  # payemu serves no WebSocket: uvicorn need not load a WebSocket library
         access_log=False,
         log_level=log_level or settings.log_level,

@@ -3,14 +3,20 @@ real server: a free port, the command, the wait for its health answer, and what 
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+
+from emulator.config import Settings
+from emulator.testing import Payemu, PayemuServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,3 +66,39 @@ def output_of(process: subprocess.Popen[Any]) -> str:
         process.kill()
     out, _ = process.communicate(timeout=30)
     return out.decode() if isinstance(out, bytes) else out or ""
+
+
+def server_and_tenant(**settings: Any) -> tuple[Any, Any]:
+    """Two fixtures for a test module: ``server``, a payemu server in this process with
+    ``settings`` (warnings only) for the module, and ``tenant``, a new tenant of it for each
+    test. ``server, tenant = server_and_tenant(...)`` at the module's top."""
+
+    @pytest.fixture(scope="module")
+    def server() -> Iterator[PayemuServer]:
+        running = PayemuServer.start(Settings(log_level="warning", **settings))
+        yield running
+        running.stop()
+
+    @pytest.fixture
+    def tenant(server: PayemuServer) -> Iterator[Payemu]:
+        made = server.tenant()
+        yield made
+        made.close()
+
+    return server, tenant
+
+
+def slow_charge(tenant: Payemu, delay_ms: int) -> bytes:
+    """The JSON body of a charge that ``tenant``'s scenario answers after ``delay_ms``
+    (the scenario and a Stripe account ``main`` are set up here)."""
+    rule = {
+        "name": "slow",
+        "when": {"operation": "Charge"},
+        "then": {"operationResultCode": "Success", "delayMs": delay_ms},
+    }
+    tenant.add_scenario(rule)
+    account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]}
+    assert tenant.client.put("/PaymentGatewayAccounts/main", json=account).status_code == 200
+    card = {"cardHolderName": "A B", "cardNumber": "4111111111111111", "expirationMonth": 1, "expirationYear": 2031}
+    body = {"paymentGatewayAccountName": "main", "amount": 5, "currency": "USD", "card": card}
+    return json.dumps(body).encode()

@@ -106,9 +106,9 @@ def test_a_flood_of_idle_and_slow_connections_does_not_starve_requests(
     _until(lambda: _open(capped) == CAP)
     slow = []
     with caplog.at_level(logging.WARNING, logger="payemu"):
-        for _ in range(CAP):  # part of a head each: each takes the place of the oldest idle one
-            sock = _connect(capped)
-            sock.sendall(b"GET /Utils/apiKey HTTP/1.1\r\nHost: x\r\n")
+        for n in range(CAP):  # part of a head, or a head and part of a body, each: each takes
+            sock = _connect(capped)  # the place of the oldest idle one
+            sock.sendall(b"GET /Utils/apiKey HTTP/1.1\r\nHost: x\r\n" if n % 2 else SLOW_BODY)
             slow.append(sock)
         _until(lambda: all(_closed_by_server(sock) for sock in idle))
         for _ in range(5):  # legitimate clients, each on a new connection
@@ -121,17 +121,57 @@ def test_a_flood_of_idle_and_slow_connections_does_not_starve_requests(
         sock.close()
 
 
-def test_when_every_connection_runs_a_request_a_new_one_gets_a_json_503(capped: BackgroundServer) -> None:
-    busy = []
-    for _ in range(CAP):  # each request waits for a body that never comes: running, not idle
+SLOW_BODY = (
+    b"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: sandbox-api-key\r\n"
+    b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+)
+
+
+def test_a_flood_of_slow_bodies_makes_room_for_a_legitimate_request(capped: BackgroundServer) -> None:
+    slow = []
+    for _ in range(CAP + 5):  # a head and the first byte of a body each, the rest never sent
         sock = _connect(capped)
-        sock.sendall(
-            b"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: sandbox-api-key\r\n"
-            b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
-        )
+        sock.sendall(SLOW_BODY)
+        slow.append(sock)
+        time.sleep(0.01)
+    began = time.monotonic()
+    answer = httpx.get(capped.url + "/Utils/apiKey", headers={"X-Api-Key": "sandbox-api-key"}, timeout=10)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["status"] == "OK"
+    assert time.monotonic() - began < 2  # not after the request timeout
+    assert _closed_by_server(slow[0])  # the longest-waiting one made room
+    for sock in slow:
+        sock.close()
+
+
+def _slow_charges(running: BackgroundServer) -> bytes:
+    headers = {"X-Api-Key": "sandbox-api-key"}
+    rule = {
+        "name": "slow",
+        "when": {"operation": "Charge"},
+        "then": {"operationResultCode": "Success", "delayMs": 1500},
+    }
+    assert httpx.post(running.url + "/_emulator/scenarios", json=rule, headers=headers).status_code == 201
+    account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]}
+    assert httpx.put(running.url + "/PaymentGatewayAccounts/main", json=account, headers=headers).status_code == 200
+    card = {"cardHolderName": "A B", "cardNumber": "4111111111111111", "expirationMonth": 1, "expirationYear": 2031}
+    body = json.dumps({"paymentGatewayAccountName": "main", "amount": 5, "currency": "USD", "card": card}).encode()
+    return (
+        b"POST /PaymentGateway/charge HTTP/1.1\r\nHost: x\r\nX-Api-Key: sandbox-api-key\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+
+
+def test_when_every_connection_runs_a_request_a_new_one_gets_a_json_503(capped: BackgroundServer) -> None:
+    charge = _slow_charges(capped)
+    _until(lambda: _open(capped) == 0)
+    busy = []
+    for _ in range(CAP):  # each a charge a scenario delays: running, not idle
+        sock = _connect(capped)
+        sock.sendall(charge)
         busy.append(sock)
     _until(lambda: _open(capped) == CAP)
-    time.sleep(0.1)  # let each head be parsed
+    time.sleep(0.1)  # let each request start
     with _connect(capped) as sock:
         received = b""
         with contextlib.suppress(ConnectionResetError):
@@ -142,8 +182,8 @@ def test_when_every_connection_runs_a_request_a_new_one_gets_a_json_503(capped: 
     assert b"content-type: application/json" in head
     assert json.loads(body)[0]["fieldName"] == "connection"
     assert "connections open (its cap)" in json.loads(body)[0]["errors"][0]
-    assert not any(_closed_by_server(sock) for sock in busy)  # nobody running was cut
-    for sock in busy:
+    for sock in busy:  # nobody running was cut: each gets its charge's answer
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
         sock.close()
     _until(lambda: _open(capped) == 0)
     assert httpx.get(capped.url + "/_emulator/health", timeout=10).status_code == 200

@@ -1,21 +1,13 @@
-"""How many connections payemu holds open, and what a connection may hold in its write
-buffer: the limits that keep a flood of slow clients from starving the others.
+"""The limits that keep a flood of slow clients from starving the others
+(docs/http-limits-and-exposure.md).
 
-* **Connection cap**: at most ``max_connections`` connections are open at once, by
-  default the process's file-descriptor limit (``RLIMIT_NOFILE``, soft) less a reserve
-  for everything else payemu opens (:func:`default_cap`: 1,024 descriptors give 896
-  connections). When a new connection would pass the cap, the connection that has waited
-  longest *without a request in progress* (one that sent nothing, part of a head, or sits
-  idle between kept-alive requests) is closed to make room; when every open connection
-  is running a request, the new one gets a ``503`` JSON error and is closed. Reaching the
-  cap is logged once (one line), and again only after the count has fallen back below
-  nine tenths of it. A slowloris flood therefore costs legitimate clients nothing: each
-  of them takes the place of the oldest stalled connection.
-* **Write buffer and write timeout**: a connection's transport pauses the application
-  once more than :data:`WRITE_HIGH_WATER` bytes wait to be sent (the next answer waits
-  until the client reads), so a connection holds at most that plus the answer being
-  written. A client that reads nothing for ``write_timeout_seconds`` while its buffer is
-  above the mark has its connection aborted, and what was waiting is freed.
+* **Connection cap** (:class:`ConnectionCap`): at most ``max_connections`` open, by default
+  the file-descriptor limit less a reserve (:func:`default_cap`). Past it, the connection
+  waiting longest without a request being answered (idle, or sending a head or a body) is
+  closed to make room; when all are busy, the newcomer gets a JSON ``503``.
+* **Write buffer**: answers wait past :data:`WRITE_HIGH_WATER` bytes unsent; a client
+  reading nothing for ``write_timeout_seconds`` is cut.
+* **Bytes in flight** (:class:`InFlight`): requests still arriving, at most :data:`IN_FLIGHT_BYTES`.
 """
 
 from __future__ import annotations
@@ -31,6 +23,15 @@ log = logging.getLogger("payemu")
 WRITE_HIGH_WATER = 256 * 1024  # bytes waiting in a connection's write buffer before it pauses
 WRITE_LOW_WATER = 64 * 1024  # ... and resumes
 MIN_CAP = 16
+IN_FLIGHT_BYTES = 64 * 1024 * 1024  # of requests arriving, held at once by the process
+
+
+class InFlight:
+    """The bytes of requests arriving held by one server's connections (see the module doc)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
 
 
 def default_cap(limit: int | None = None) -> int:

@@ -23,7 +23,7 @@ from starlette.responses import Response
 
 from emulator.http import binder, errors, leniency, projection
 from emulator.http.openapi import Operation
-from emulator.http.wire import JsonResponse, dumps, is_json_media, parse_json, read_body, read_parameter, within
+from emulator.http.wire import ABORT, JsonResponse, dumps, is_json_media, parse_json, read_body, read_parameter
 from emulator.payments import tenant_settings
 from emulator.payments.model import DropConnection
 
@@ -150,10 +150,9 @@ class Endpoint:
             return Response(status_code=answer.status, headers=answer.headers)
         return JsonResponse(answer.payload, status_code=answer.status, headers=answer.headers)
 
-    async def respond(self, request: Request, given: bytes | None = None) -> Answer | None:
+    async def respond(self, request: Request) -> Answer | None:
         """The whole pipeline for one request; None when the connection is to close
-        without an answer (a scenario's fault, or a client that left). ``given``: the
-        request's whole body, when the server has it already (else it is received)."""
+        without an answer (a scenario's fault, or a client that left)."""
         started = perf_counter()
         op = self.operation
         tenant: Tenant | None = None
@@ -176,11 +175,10 @@ class Endpoint:
                 path_values, query_values = self._parameters(request)
             else:
                 path_values, query_values = {}, {}
-            if op.raw_body or op.body is not None:  # received, unless the server has it all already
+            if op.raw_body or op.body is not None:
                 limit = self.runtime.settings.max_body_bytes
-                declared = _text(headers.get(b"content-length"))
-                given = await read_body(request, limit, declared) if given is None else within(given, limit)
-                body, sent = self._body(given, headers, tenant, warnings)
+                raw = await read_body(request, limit, _text(headers.get(b"content-length")))
+                body, sent = self._body(raw, headers, tenant, warnings)
             call = Call(self.runtime, tenant, op, body, path_values, query_values, request)  # type: ignore[arg-type]
             reply = await self.handler(call)
         except errors.ApiError as exc:
@@ -363,13 +361,13 @@ def _text(value: bytes | None) -> str | None:
 
 
 async def _drop(request: Request, exc: DropConnection) -> None:
-    """Close the client's connection without answering. Under uvicorn the transport is
-    aborted; in-process (ASGI transport) the exception reaches the client instead."""
-    cycle = getattr(request.receive, "__self__", None)
-    transport = getattr(cycle, "transport", None)
-    if transport is None:
+    """Close the client's connection without answering. Under payemu's server the
+    connection is aborted (:data:`~emulator.http.wire.ABORT`); in-process (ASGI
+    transport) the exception reaches the client instead."""
+    abort = (request.scope.get("extensions") or {}).get(ABORT)
+    if abort is None:
         raise exc
-    transport.abort()
+    abort()
     await asyncio.sleep(0)
 
 

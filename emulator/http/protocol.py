@@ -1,380 +1,318 @@
-"""The HTTP protocol payemu's server runs: uvicorn's httptools protocol with the guards
-that httptools lacks, and three savings per request.
+"""The HTTP protocol payemu's server runs: uvicorn's httptools protocol and request cycle,
+with payemu's guards added around them (docs/http-limits-and-exposure.md).
 
-* **Head size**: the request line and headers may take at most ``max_head_bytes``
-  (64 KiB by default). httptools buffers a header of any length and any number of
-  headers, so one client sending an endless header could grow the server without bound.
-  A longer head gets a ``431`` JSON error and the connection is closed. The bytes are
-  counted per read of the socket, so a head that completes within the read that crosses
-  the limit is still served: what is held stays under the limit plus one read (256 KiB).
-* **URL size**: a request target longer than ``max_url_bytes`` (8 KiB by default) gets a
-  ``414`` JSON error and the connection is closed; the head, once complete, is measured
-  exactly too (a body in the same read does not count toward the ``431``).
-* **Malformed requests**: what the parser refuses (``Content-Length`` with
-  ``Transfer-Encoding``, control characters in a header, a bad request line) gets a
-  ``400`` JSON error naming the parser's reason, where uvicorn answers ``text/plain``.
-* **Connections and slow readers**: the cap and the write timeout of :mod:`emulator.http.connections`.
-* **Head deadline**: the request line and headers must arrive within
-  ``head_timeout_seconds`` (30 s by default) of the connection opening or of the request's
-  first byte, otherwise a ``408`` JSON error and the connection is closed (closed without
-  an answer when not a byte came): a slowloris client cannot hold a connection for ever.
-* **Request deadline**: the whole request — head and body — must arrive within
-  ``request_timeout_seconds`` (60 s by default) of its first byte, otherwise a ``408``
-  JSON error on ``body`` and the connection is closed: a client sending its body a byte
-  every few seconds cannot hold a connection (nor the server's shutdown) for ever. The
-  application sees the client disconnect, which it journals as such.
-
-All three deadlines, the write deadline and uvicorn's keep-alive one, are kept by one timer per
-connection (a watchdog that, when it fires, looks at the deadlines then running and sleeps again until
-the earliest), not by arming and cancelling timers on every request. The answers of a turn of the event
-loop go out together at its end, a response's head and body in one write (:mod:`emulator.http.cork`).
-An application that has its whole answer at once (payemu's documented operations) may hand it over in
-one call, the ``payemu.whole`` scope extension (:data:`WHOLE`), which skips the checks uvicorn makes
-of each header of a ``send``.
-
-Bodies are bounded by the pipeline (``max_body_bytes``, a ``413``). Without httptools
-installed, uvicorn's h11 protocol is used; h11 bounds the head itself (16 KiB).
+The guards live only in the asyncio protocol methods and the parser's callbacks, each
+calling uvicorn's own, and in the transport uvicorn is given (:mod:`emulator.http.cork`):
+the head's and the URL's size (``431``, ``414``), the head and request deadlines
+(``408``), the connection cap and the write timeout (:mod:`emulator.http.connections`),
+the bytes in flight, and refusals that keep their place in a pipelined connection (a
+refusal waits for the answers before it). Reads are parsed a slice at a time, and a
+connection with :data:`MOST_QUEUED` requests waiting is not read further.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
-import weakref
-from collections.abc import Mapping
-from functools import partial
+from collections import deque
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import unquote
 
-from emulator.http import connections, direct, errors
+from emulator.config import ConfigError
+from emulator.http import connections, errors
 from emulator.http.cork import Corked
-from emulator.http.cycle import Cycle
-from emulator.http.direct import forwarded
-from emulator.http.wire import dumps
+from emulator.http.wire import ABORT, dumps
 
 if TYPE_CHECKING:
     from emulator.config import Settings
 
+SLICE = 1024  # bytes of a read parsed at a time outside a body (so requests queue a few at a time)
+MOST_QUEUED = 4  # requests waiting behind the one answered before the connection is no longer read
 
-def http_protocol(settings: Settings, app: Any = None) -> type[asyncio.Protocol] | str:
-    """The ``http`` argument of ``uvicorn.Config``: the guarded httptools protocol with
-    the limits of ``settings``, or ``"h11"`` when httptools is not installed. ``app``: the
-    application when it answers some requests directly (a :class:`~emulator.http.direct.Direct`)."""
+
+class MissingParser(ConfigError):
+    """httptools is not installed: payemu's guards are built on its parser."""
+
+
+def require_parser() -> None:
+    """Raise :class:`MissingParser` when httptools is not installed."""
     try:
-        import httptools
-        from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT, service_unavailable
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+        import httptools  # noqa: F401
     except ImportError:
-        return "h11"
-    max_head_bytes = settings.max_head_bytes
-    max_url_bytes = settings.max_url_bytes
-    head_timeout = settings.head_timeout_seconds
-    request_timeout = settings.request_timeout_seconds
+        raise MissingParser(
+            "the httptools package is missing (pip install httptools): payemu's HTTP guards need it"
+        ) from None
+
+
+def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
+    """The ``http`` argument of ``uvicorn.Config``: uvicorn's httptools protocol with the
+    guards and limits of ``settings``; :class:`MissingParser` without httptools."""
+    require_parser()
+    import httptools
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    max_head, max_url, max_body = settings.max_head_bytes, settings.max_url_bytes, settings.max_body_bytes
+    head_timeout, request_timeout = settings.head_timeout_seconds, settings.request_timeout_seconds
     write_timeout = settings.write_timeout_seconds
     cap = connections.ConnectionCap(settings.max_connections or connections.default_cap())
-    answers = direct.of(app)
+    flight = connections.InFlight(connections.IN_FLIGHT_BYTES)
 
-    class GuardedHttpToolsProtocol(HttpToolsProtocol):
-        """Counts the bytes of each request head and times it (see the module doc)."""
+    class GuardedProtocol(HttpToolsProtocol):
+        """uvicorn's protocol with payemu's guards (see the module doc)."""
 
-        _head_bytes: int | None = 0  # None once the head is complete (body, response)
-        _head_started = False  # a byte of the current request came
-        # the deadlines (event-loop times) now running; None: not running
-        _head_due: float | None = None
-        _request_due: float | None = None  # from the first byte to the body's end
-        _write_due: float | None = None  # the client reads nothing while the write buffer is full
-        _idle_due: float | None = None  # kept alive, waiting for the next request (uvicorn's)
-        _watch: asyncio.TimerHandle | None = None  # the one timer: fires at or before the earliest
-        _watch_at = 0.0
-        _waiting_from = 0  # cap.waiting_order as it last began waiting (head or idle)
+        held = b""  # read and not yet parsed: the rest of a read while requests wait
+        held_counted = 0  # ... as counted in flight
+        counted = 0  # this connection's bytes in flight: ``held`` and the body arriving
+        chunk = 0  # the bytes being parsed
+        gated = False  # reading paused by payemu (through uvicorn's flow control)
+        refusal: bytes | None = None  # a refusal waiting for the answers before it
+        before: tuple[Any, ...] = ()  # ... those answers' request cycles
+        in_head = in_body = False  # the request arriving: its head, its body
+        head_fed = body_bytes = 0
+        declared: int | None = None  # its Content-Length (0: none), once looked up
+        head_due: float | None = None  # the deadlines now running (event-loop times)
+        request_due: float | None = None
+        write_due: float | None = None
+        watch: asyncio.TimerHandle | None = None  # the one timer: fires at or before the earliest
+        watch_at = 0.0
+        waiting_from = 0  # cap.waiting_order as the connection last began waiting
 
+        # -- the asyncio protocol ---------------------------------------------------
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(cast(asyncio.Transport, Corked(transport, self.loop)))  # a Transport by duck typing
+            super().connection_made(cast(asyncio.Transport, Corked(transport, self.loop, self.may_resume)))
             transport.set_write_buffer_limits(high=connections.WRITE_HIGH_WATER, low=connections.WRITE_LOW_WATER)
+            self.answering: deque[Any] = deque()  # the request cycles whose answers are not all out
+            self.waiting_from = next(cap.waiting_order)
             count = len(self.connections)
             if count > cap.limit and not cap.admit(self, self.connections, count):
-                message = f"payemu has {cap.limit} connections open (its cap), all running requests; retry shortly."
-                self._refuse(503, message, "connection")
+                self.refuse(503, "connection", f"payemu has {cap.limit} connections open (its cap); retry shortly.")
                 return
-            self._head_bytes = 0
-            self._head_due = self.loop.time() + head_timeout
-            self._waiting_from = next(cap.waiting_order)
-            self._watch_for(self._head_due)
+            self.head_due = self.loop.time() + head_timeout
+            self.watch_for(self.head_due)
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._head_due = self._request_due = self._idle_due = self._write_due = None
-            if self._watch is not None:
-                self._watch.cancel()
-                self._watch = None
+            self.head_due = self.request_due = self.write_due = None
+            if self.watch is not None:
+                self.watch.cancel()
+            self.held, self.held_counted = b"", 0
+            self.count(-self.counted)
             super().connection_lost(exc)
             cap.released(len(self.connections))
 
         def data_received(self, data: bytes) -> None:
-            if self.transport.is_closing():
+            if self.refusal is not None or self.transport.is_closing():
                 return
-            self._idle_due = None
-            if self._head_bytes is not None:
-                self._head_bytes += len(data)
-            try:
-                self.parser.feed_data(data)
-            except httptools.HttpParserUpgrade:
-                if self._should_upgrade():
-                    self.handle_websocket_upgrade()
-                else:
-                    self._unsupported_upgrade_warning()
-            except httptools.HttpParserError as exc:
-                if not self.transport.is_closing():  # else refused by a callback already
-                    self._refuse(400, malformed(exc), "request")
-                return
-            # counted before parsing, checked after: a chunk that ends the head is checked
-            # exactly by on_headers_complete
-            if self._head_bytes is not None and self._head_bytes > max_head_bytes:
-                self._refuse_head()
+            super().data_received(b"")  # uvicorn's own of a read (its keep-alive timer); parsed below
+            self.held = self.held + data if self.held else data
+            self.feed()
 
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            now = self.loop.time()
-            self._request_due = now + request_timeout
-            self._head_started = True
-            if self._head_bytes is None:  # the next request on a kept-alive connection
-                self._head_bytes = 0
-                self._head_due = now + head_timeout
-                self._waiting_from = next(cap.waiting_order)
-            self._watch_for(self._request_due if self._head_due is None else min(self._head_due, self._request_due))
-
-        def on_headers_complete(self) -> None:
-            if len(self.url) > max_url_bytes or (
-                self._head_bytes is not None and self._head_bytes > max_head_bytes and head_size(self) > max_head_bytes
-            ):
-                self._refuse_head()
-                raise Refused  # the parser stops; no application call
-            self._head_bytes = None
-            self._head_started = False
-            self._head_due = None
-            # uvicorn's, with payemu's request cycle (emulator.http.cycle)
-            parser, scope = self.parser, self.scope
-            http_version = parser.get_http_version()
-            scope["method"] = parser.get_method().decode("ascii")
-            if http_version != "1.1":
-                scope["http_version"] = http_version
-            if parser.should_upgrade() and self._should_upgrade():
-                return
-            url = httptools.parse_url(self.url)
-            raw_path = url.path
-            path = raw_path.decode("ascii")
-            if "%" in path:
-                path = unquote(path)
-            root = self.root_path
-            scope["path"] = root + path if root else path
-            scope["raw_path"] = root.encode("ascii") + raw_path if root else raw_path
-            scope["query_string"] = url.query or b""
-            app = self.app
-            limit = self.limit_concurrency
-            if limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit):
-                app = service_unavailable
-                self.logger.warning("Exceeded concurrency limit.")
-            existing = self.cycle
-            self.cycle = cycle = Cycle(
-                scope,
-                self.transport,
-                self.flow,
-                self.server_state.default_headers,
-                http_version != "1.0" and parser.should_keep_alive(),
-                self.expect_100_continue,
-                self.on_response_complete,
-            )
-            if existing is None or existing.response_complete:
-                self._start_asgi_task(cycle, app)
-            else:  # pipelined: queued until the answers before it are out
-                self.flow.pause_reading()
-                self.pipeline.appendleft((cycle, app))
-
-        def on_body(self, body: bytes) -> None:
-            # uvicorn's, without its question about an upgrade (payemu serves no WebSocket)
-            cycle = self.cycle
-            if cycle.response_complete:
-                return
-            cycle.body += body
-            if len(cycle.body) > HIGH_WATER_LIMIT:
-                self.flow.pause_reading()
-            cycle.message_event.set()
-
-        def _start_asgi_task(self, cycle: Any, app: Any) -> None:
-            scope = cycle.scope
-            if answers is not None:  # a documented operation: straight to its endpoint (emulator.http.direct)
-                found = answers.direct(scope)
-                if found is not None and not (self.config.proxy_headers and forwarded(scope["headers"])):
-                    direct.queue(self.loop, direct.answer(answers, found, cycle), self.tasks)
-                    return
-            scope["extensions"] = {WHOLE: partial(self._send_whole, weakref.ref(cycle))}
-            super()._start_asgi_task(cycle, app)
-
-        def on_message_complete(self) -> None:
-            self._request_due = None
-            cycle = self.cycle  # uvicorn's, without its question about an upgrade
-            if not cycle.response_complete:
-                cycle.more_body = False
-                cycle.message_event.set()
-
-        def on_response_complete(self) -> None:
-            # uvicorn's, except that the keep-alive deadline goes to the watchdog (uvicorn arms a timer)
-            self.server_state.total_requests += 1
-            if self.transport.is_closing():
-                return
-            if self.flow.read_paused:
-                self.flow.resume_reading()
-            if self.pipeline:
-                cycle, app = self.pipeline.pop()
-                self._start_asgi_task(cycle, app)
-            else:
-                self._idle_due = self.loop.time() + self.timeout_keep_alive
-                self._waiting_from = next(cap.waiting_order)
-                self._watch_for(self._idle_due)
-
-        async def _send_whole(self, ref: weakref.ref[Any], status: int, lines: bytes, body: bytes) -> None:
-            """The :data:`WHOLE` extension (the cycle held weakly: the scope holds this)."""
-            cycle = ref()
-            if cycle is not None:
-                waiting = cycle.whole(status, lines, body)
-                if waiting is not None:
-                    await waiting
-
-        # -- the write buffer and the connection cap (emulator.http.connections) --------
         def pause_writing(self) -> None:
             super().pause_writing()
-            self._write_due = self.loop.time() + write_timeout
-            self._watch_for(self._write_due)
+            self.write_due = self.loop.time() + write_timeout
+            self.watch_for(self.write_due)
 
         def resume_writing(self) -> None:
-            self._write_due = None
+            self.write_due = None
             super().resume_writing()
 
+        # -- the parser's callbacks -------------------------------------------------
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            cast(dict[str, Any], self.scope)["extensions"] = {ABORT: self.transport.abort}
+            self.in_head, self.head_fed, self.body_bytes, self.declared = True, self.chunk, 0, None
+            now = self.loop.time()
+            self.head_due, self.request_due = now + head_timeout, now + request_timeout
+            self.waiting_from = next(cap.waiting_order)
+            self.watch_for(now + (head_timeout if head_timeout < request_timeout else request_timeout))
+
+        def on_url(self, url: bytes) -> None:
+            super().on_url(url)
+            if len(self.url) > max_url:
+                self.refuse(414, "url", f"The request URL is longer than {max_url} bytes.")
+                raise Refused
+
+        def on_headers_complete(self) -> None:
+            # (head_fed, the bytes parsed since the head began, is never less than its size)
+            if self.head_fed > max_head and head_size(self.url, self.headers) > max_head:
+                self.refuse(431, "headers", f"The request line and headers are larger than {max_head} bytes.")
+                raise Refused
+            self.in_head, self.in_body, self.head_due = False, True, None
+            super().on_headers_complete()
+            answering = self.answering
+            while answering and answering[0].response_complete:
+                answering.popleft()
+            answering.append(self.cycle)
+
+        def on_body(self, body: bytes) -> None:
+            super().on_body(body)
+            self.body_bytes += len(body)
+            self.count(len(body))
+            if self.body_bytes > max_body:
+                self.refuse(413, "body", f"The request body is larger than {max_body} bytes.")
+            elif flight.used > flight.limit:
+                self.refuse(503, "request", crowded())
+
+        def on_message_complete(self) -> None:
+            super().on_message_complete()
+            self.in_body, self.request_due = False, None
+            self.count(-self.body_bytes)
+            self.body_bytes = 0
+
+        # -- reading a slice at a time, and only while few requests wait ------------
+        def feed(self) -> None:
+            while self.held and len(self.pipeline) < MOST_QUEUED:
+                size = SLICE
+                if self.in_body:
+                    if self.declared is None:
+                        length = next((v for n, v in self.headers if n == b"content-length"), b"0")
+                        self.declared = int(length) if length.isdigit() else 0
+                    # up to the body's end, where the next request may begin (chunked: 64 KiB)
+                    size = max(self.declared - self.body_bytes, SLICE) if self.declared else 65536
+                held = self.held
+                chunk, self.held = (held, b"") if len(held) <= size else (held[:size], held[size:])
+                self.chunk = len(chunk)
+                if self.in_head:
+                    self.head_fed += self.chunk
+                try:
+                    self.parser.feed_data(chunk)
+                except httptools.HttpParserUpgrade:
+                    pass  # payemu serves no upgrade: the request was answered as a plain one
+                except httptools.HttpParserError as exc:
+                    self.refuse(400, "request", malformed(exc))  # (no-op once refused by a callback)
+                if self.refusal is not None:
+                    return
+                if self.in_head and self.head_fed > max_head:
+                    self.refuse(431, "headers", f"The request line and headers are larger than {max_head} bytes.")
+                    return
+            if len(self.held) != self.held_counted:  # what is kept for later counts in flight
+                self.count(len(self.held) - self.held_counted)
+                self.held_counted = len(self.held)
+                if flight.used > flight.limit:
+                    self.refuse(503, "request", crowded())
+                elif self.held:
+                    self.gated = True
+                    self.flow.pause_reading()
+
+        def holding(self) -> bool:
+            return bool(self.held) or self.refusal is not None or len(self.pipeline) >= MOST_QUEUED
+
+        def may_resume(self) -> bool:
+            """Asked by the transport as uvicorn resumes reading: False (and reading stays
+            paused, uvicorn's flag set again) while payemu holds the connection."""
+            if not self.holding():
+                self.gated = False
+                return True
+            self.gated = True
+            self.flow.pause_reading()
+            self.loop.call_soon(self.unhold)
+            return False
+
+        def unhold(self) -> None:
+            if self.transport.is_closing():
+                return
+            if self.refusal is not None:
+                self.refuse_when_due()
+                return
+            self.feed()
+            if self.gated and not self.holding():
+                self.flow.resume_reading()
+
+        def count(self, nbytes: int) -> None:
+            self.counted += nbytes
+            flight.used += nbytes
+
+        # -- refusals, in their place -----------------------------------------------
+        def refuse(self, status: int, field: str, message: str) -> None:
+            """Answer the request arriving with a JSON error and close, once the answers
+            to the requests before it are out."""
+            if self.refusal is not None or self.transport.is_closing():
+                return
+            own = self.cycle if self.in_body else None  # the refused request's, when its head is in
+            for queued in list(self.pipeline):
+                if queued[0] is own:
+                    self.pipeline.remove(queued)
+            started = own is not None and own.response_started
+            self.before = tuple(c for c in self.answering if c is not own or started)
+            self.refusal = b"" if started else refusal(status, field, message)
+            self.in_head = self.in_body = False
+            self.head_due = self.request_due = None
+            self.count(-self.held_counted)
+            self.held, self.held_counted = b"", 0
+            self.gated = True
+            self.flow.pause_reading()
+            self.refuse_when_due()
+
+        def refuse_when_due(self) -> None:
+            if all(cycle.response_complete for cycle in self.before):
+                if self.refusal:
+                    self.transport.write(self.refusal)
+                self.transport.close()
+
+        # -- the connection cap -----------------------------------------------------
         def waiting_since(self) -> int | None:
-            if self.transport.is_closing() or (self.cycle is not None and not self.cycle.response_complete):
+            if self.refusal is not None or self.transport.is_closing():
                 return None
-            if (self._head_bytes is not None and self._head_due is not None) or self._idle_due is not None:
-                return self._waiting_from
+            if self.in_head or self.in_body or all(c.response_complete for c in self.answering):
+                return self.waiting_from  # a request arriving (however slowly), or idle
             return None
 
         def make_room(self) -> None:
             self.transport.close()
 
-        # -- the watchdog ------------------------------------------------------------
-        def _watch_for(self, due: float) -> None:
-            """Make sure the watchdog fires no later than ``due``. A request that starts
-            and ends before the timer fires costs no timer of its own: the watchdog,
-            once it fires, looks at the deadlines then running and sleeps again."""
-            if self._watch is not None:
-                if self._watch_at <= due:
+        # -- the deadlines, one timer ------------------------------------------------
+        def watch_for(self, due: float) -> None:
+            """Make sure the timer fires no later than ``due``; once it fires it looks at
+            the deadlines then running and sleeps again until the earliest."""
+            if self.watch is not None:
+                if self.watch_at <= due:
                     return
-                self._watch.cancel()
-            self._watch_at = due
-            self._watch = self.loop.call_at(due, self._check)
+                self.watch.cancel()
+            self.watch_at = due
+            self.watch = self.loop.call_at(due, self.check)
 
-        def _check(self) -> None:
-            self._watch = None
+        def check(self) -> None:
+            self.watch = None
             now = self.loop.time()
-            if self._write_due is not None and now >= self._write_due:
-                self._write_due = None  # a client that reads nothing: what waits for it is dropped
-                self.transport.abort()
-                return
-            if self.transport.is_closing():
-                if self._write_due is not None:
-                    self._watch_for(self._write_due)
-                return
-            if self._head_due is not None and now >= self._head_due:
-                self._head_too_slow()
-            elif self._request_due is not None and now >= self._request_due:
-                self._request_too_slow()
-            elif self._idle_due is not None and now >= self._idle_due:
-                self._idle_due = None
-                self.timeout_keep_alive_handler()
-            else:
-                pending = [
-                    due
-                    for due in (self._head_due, self._request_due, self._idle_due, self._write_due)
-                    if due is not None
-                ]
-                if pending:
-                    self._watch_for(min(pending))
-
-        def _request_too_slow(self) -> None:
-            self._request_due = None
-            cycle = getattr(self, "cycle", None)
-            if cycle is not None and cycle.response_started:  # answered already (e.g. a 413)
-                self.transport.close()
-            else:
+            if self.write_due is not None and now >= self.write_due:
+                self.transport.abort()  # a client that reads nothing: what waits for it is dropped
+            elif self.transport.is_closing():
+                if self.write_due is not None:
+                    self.watch_for(self.write_due)
+            elif self.request_due is not None and now >= self.request_due:
                 message = f"The request (headers and body) did not arrive within {request_timeout:g} s."
-                self.transport.write(refusal(408, "body", message))
-                self.transport.close()
-
-        def _head_too_slow(self) -> None:
-            self._head_due = None
-            if self._head_started:
-                self._refuse(408, f"The request line and headers did not arrive within {head_timeout:g} s.")
-            else:  # an idle connection: closed quietly, as uvicorn closes idle kept-alive ones
-                self.transport.close()
-
-        def _refuse(self, status: int, message: str, field: str = "headers") -> None:
-            if not self.transport.is_closing():
-                self.transport.write(refusal(status, field, message))
-                self.transport.close()
-
-        def _refuse_head(self) -> None:
-            if len(getattr(self, "url", b"")) > max_url_bytes:  # the URL so far, or the whole
-                self._refuse(414, f"The request URL is longer than {max_url_bytes} bytes.", "url")
+                self.refuse(408, "body", message)
+            elif self.head_due is not None and now >= self.head_due:
+                if self.in_head:
+                    message = f"The request line and headers did not arrive within {head_timeout:g} s."
+                    self.refuse(408, "headers", message)
+                else:  # not a byte came: closed quietly, as uvicorn closes idle connections
+                    self.transport.close()
             else:
-                self._refuse(431, f"The request line and headers are larger than {max_head_bytes} bytes.")
+                pending = [due for due in (self.head_due, self.request_due, self.write_due) if due is not None]
+                if pending:
+                    self.watch_for(min(pending))
 
-    return GuardedHttpToolsProtocol
+    return GuardedProtocol
 
 
 class Refused(Exception):
     """Raised in a parser callback once the request is refused: the parser stops there."""
 
 
+def head_size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
+    """The bytes of a parsed request head: the URL and each header with its separators."""
+    return len(url) + sum(len(name) + len(value) + 4 for name, value in headers)
+
+
+def crowded() -> str:
+    """The message of the ``503`` once the bytes in flight pass their bound."""
+    return f"payemu holds {connections.IN_FLIGHT_BYTES >> 20} MiB of requests arriving; retry shortly."
+
+
 def malformed(exc: Exception) -> str:
     """The message of the ``400`` for a request that is not valid HTTP/1.1 (httptools'
-    reason when it gives one: "Invalid header value char", "Transfer-Encoding can't be
-    present with Content-Length", ...)."""
+    reason when it gives one: "Invalid header value char", ...)."""
     reason = str(exc) if type(exc).__name__ != "HttpParserCallbackError" else ""
     return f"The request is not valid HTTP/1.1{': ' + reason if reason else ''}."
-
-
-def head_size(protocol: Any) -> int:
-    """The bytes of a parsed request head: the URL and each header (with its separators)."""
-    return len(protocol.url) + sum(len(name) + len(value) + 4 for name, value in protocol.headers)
-
-
-# what uvicorn refuses in a header's name and in its value (uvicorn's own expressions)
-_BAD_NAME = re.compile(b'[\x00-\x1f\x7f()<>@,;:\\[\\]={} \t\\\\"]')
-_BAD_VALUE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
-_FRAMING = frozenset({b"content-length", b"connection", b"transfer-encoding"})
-
-
-def header_lines(headers: Mapping[str, str]) -> bytes | None:
-    """``headers`` as the header lines :data:`WHOLE` takes (``name: value\\r\\n``, names
-    in lower case); None when one is not valid HTTP, not Latin-1, or frames the message
-    (the caller then sends as usual, and uvicorn refuses what it refuses)."""
-    lines: list[bytes] = []
-    for name, value in headers.items():
-        try:
-            raw_name, raw_value = name.lower().encode("latin-1"), value.encode("latin-1")
-        except UnicodeEncodeError:
-            return None
-        if raw_name in _FRAMING or _BAD_NAME.search(raw_name) or _BAD_VALUE.search(raw_value):
-            return None
-        lines += (raw_name, b": ", raw_value, b"\r\n")
-    return b"".join(lines)
-
-
-WHOLE = "payemu.whole"
-"""The scope extension (``scope["extensions"][WHOLE]``) under payemu's server:
-``await whole(status, header_lines, body)`` sends a complete response at once; the
-header lines (``content-type: …\\r\\n``) must be valid HTTP, and no ``connection``,
-``content-length`` other than the body's, or ``transfer-encoding``. It writes no access
-log line (payemu runs uvicorn without its access log)."""
 
 
 def refusal(status: int, field: str, message: str) -> bytes:

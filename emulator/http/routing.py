@@ -1,12 +1,11 @@
-"""The routes of a document's operations, and a Starlette router with a dictionary in
-front for paths without parameters.
+"""The routes of a document's operations, and payemu's one router.
 
 :func:`build_routes` makes one route per documented path (its endpoints by method).
-
-Starlette tries each route's regular expression in turn; with some thirty routes that
-scan was a third of a simple request's cost. Static paths are found here by one lookup;
-everything else (path parameters, 404, 405 through partial matches, slash redirects) goes
-to Starlette's own scan, so behaviour is unchanged.
+:class:`FastRouter` is Starlette's router with an index of its paths without parameters:
+Starlette tries each route's regular expression in turn, and with some thirty routes that
+scan was a third of a simple request's cost. A fixed path is found by one lookup (then
+matched by its route as Starlette would); everything else (path parameters, 404, 405
+through partial matches, slash redirects) goes to Starlette's own scan.
 """
 
 from __future__ import annotations
@@ -20,13 +19,16 @@ from starlette.routing import BaseRoute, Match, Route, Router
 from starlette.types import Lifespan, Receive, Scope, Send
 
 from emulator.http.openapi import OpenApi
-from emulator.http.pipeline import Endpoint, Handler, TenantOf
+from emulator.http.pipeline import Answer, Endpoint, Handler, TenantOf
+from emulator.http.wire import JSON_MEDIA
 
 if TYPE_CHECKING:
     from emulator.runtime import Runtime
 
 
 class FastRouter(Router):
+    """Starlette's router, a fixed path found by one lookup (see the module doc)."""
+
     def __init__(self, routes: Sequence[BaseRoute], lifespan: Lifespan[Any] | None = None) -> None:
         super().__init__(list(routes), lifespan=lifespan)
         self._static: dict[str, Route] = {}
@@ -74,20 +76,53 @@ def build_routes(
 
 class OperationRoute(Route):
     """The route of one documented path: its endpoints by method, and the chooser that
-    may hand a request to another version's endpoint (read by :mod:`emulator.http.entry`)."""
+    may hand a request to another version's endpoint. Its endpoint is an ASGI app
+    (:class:`Operations`), so Starlette calls it without a Response in between."""
 
     def __init__(self, path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> None:
         self.endpoints = endpoints
         self.chooser = chooser
+        super().__init__(path, Operations(endpoints, chooser), methods=list(endpoints), name=path)
 
-        async def dispatch(request: Request) -> Response:
-            method = "GET" if request.method == "HEAD" else request.method
-            if chooser is not None:
-                return await chooser(endpoints[method], request)(request)
-            return await endpoints[method](request)
 
-        methods: Sequence[str] = list(endpoints)
-        super().__init__(path, dispatch, methods=methods, name=path)
+class Operations:
+    """The ASGI app of one documented path: the endpoint of the request's method answers,
+    its :class:`~emulator.http.pipeline.Answer` sent as two ASGI messages."""
+
+    def __init__(self, endpoints: dict[str, Endpoint], chooser: Chooser | None) -> None:
+        self.endpoints = endpoints
+        self.chooser = chooser
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive, send)
+        method = scope["method"]
+        endpoint = self.endpoints["GET" if method == "HEAD" else method]
+        if self.chooser is not None:
+            chosen = self.chooser(endpoint, request)
+            if not isinstance(chosen, Endpoint):  # a path another version lacks: a Starlette response
+                response = await chosen(request)
+                await response(scope, receive, send)
+                return
+            endpoint = chosen
+        answer = await endpoint.respond(request)
+        if answer is not None:  # (None: the connection closes without an answer)
+            await send_answer(answer, method, send)
+
+
+_JSON_HEADERS = [(b"content-type", JSON_MEDIA.encode("latin-1")), (b"x-content-type-options", b"nosniff")]
+
+
+async def send_answer(answer: Answer, method: str, send: Send) -> None:
+    """``answer`` as an ASGI response (the headers a Starlette JSON response would have)."""
+    payload = answer.payload
+    headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers.items()]
+    named = {name for name, _ in headers} if headers else ()
+    if payload is not None and b"content-type" not in named:
+        headers += _JSON_HEADERS
+    if not (answer.status < 200 or answer.status in (204, 304) or b"content-length" in named):
+        headers.append((b"content-length", b"%d" % len(payload or b"")))
+    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload if payload is not None and method != "HEAD" else b""})
 
 
 def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:

@@ -20,6 +20,7 @@ from emulator.http.openapi import Parameter
 from emulator.safeparse import TooComplex, check_json_depth, has_long_number
 
 JSON_MEDIA = "application/json"
+ABORT = "payemu.abort"  # scope["extensions"][ABORT](): close the connection without an answer (payemu's server)
 _JSON_TYPES = ("application/json", "text/json")
 # values the standard library would refuse are refused by orjson too (then json raises)
 _STRICT = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
@@ -38,12 +39,12 @@ def dumps(body: Any) -> bytes:
 
 
 NOSNIFF = "X-Content-Type-Options"
-NOSNIFF_LINE = b"x-content-type-options: nosniff\r\n"  # the header as the fast path writes it
 _NOSNIFF_RAW = (b"x-content-type-options", b"nosniff")
 
 
 class JsonResponse(Response):
-    """A JSON answer, with ``nosniff`` so a browser never reads it as a script or a page."""
+    """A JSON answer: ``application/json`` and ``X-Content-Type-Options: nosniff`` (a
+    browser never reads a JSON answer as a script or a page, whatever it holds)."""
 
     media_type = JSON_MEDIA
 
@@ -79,7 +80,8 @@ def _finite_float(text: str) -> float:
 
 
 def _has_lone_surrogate(value: Any) -> bool:
-    """True when a string or key of ``value`` holds half a UTF-16 surrogate pair."""
+    """True when a string (or key) of ``value`` holds half of a UTF-16 surrogate pair, which
+    ``\\ud800`` escapes produce and which no UTF-8 text can carry."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -95,9 +97,10 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 
 def parse_json(raw: bytes) -> Any:
-    """The JSON value of a request body, or a 400 naming what is wrong."""
-    # Bodies orjson refuses, or with 19+ digit integers it would make floats, are read again
-    # by the standard library for the exact value or message.
+    """The JSON value of a request body, or a 400 naming what is wrong with it. orjson reads
+    the bodies it can; whatever it refuses, and any body with an integer it would turn
+    into a float (19 digits and more), is read again by the standard library for the
+    exact answer (value or error message)."""
     if not has_long_number(raw):
         try:
             check_json_depth(raw)
@@ -128,10 +131,10 @@ def parse_json(raw: bytes) -> Any:
         raise errors.invalid("body", f"The request body is not valid JSON: {exc}.") from None
 
 
-async def read_body(request: Request, limit: int, declared: str | None = None, given: bytes | None = None) -> bytes:
-    """The request's body from ASGI ``receive``: a 413 past ``limit`` (``given``: already read)."""
-    if given is not None:
-        return within(given, limit)
+async def read_body(request: Request, limit: int, declared: str | None = None) -> bytes:
+    """The request's body, read from the ASGI ``receive`` (a 413 past ``limit`` bytes,
+    :class:`ClientDisconnect` when the client goes first). ``declared``: the
+    Content-Length header when the caller has it at hand."""
     if declared is None:
         declared = request.headers.get("content-length")
     if declared is not None:
@@ -159,13 +162,6 @@ async def read_body(request: Request, limit: int, declared: str | None = None, g
             chunks.append(chunk)
             return b"".join(chunks)
         chunks.append(chunk)
-
-
-def within(body: bytes, limit: int) -> bytes:
-    """``body``, already read by the server; a 413 past ``limit`` bytes."""
-    if len(body) > limit:
-        raise errors.too_large(limit)
-    return body
 
 
 def is_json_media(content_type: str) -> bool:

@@ -170,8 +170,7 @@ async def _measure(run: Runner, count: int) -> float:
 
 
 class Timed:
-    """``app``, noting in ``times`` the nanoseconds each call spent inside it: an ASGI call,
-    or a documented operation's answer straight from the protocol (emulator.http.direct)."""
+    """``app``, noting in ``times`` the nanoseconds each ASGI call spent inside it."""
 
     def __init__(self, app: Any, times: list[int]) -> None:
         self.app = app
@@ -181,14 +180,6 @@ class Timed:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         began = time.perf_counter_ns()
         await self.app(scope, receive, send)
-        self.times.append(time.perf_counter_ns() - began)
-
-    def direct(self, scope: Any) -> Any:
-        return self.app.direct(scope)
-
-    async def answer_direct(self, found: Any, scope: Any, receive: Any, send: Any, whole: Any, body: Any) -> None:
-        began = time.perf_counter_ns()
-        await self.app.answer_direct(found, scope, receive, send, whole, body)
         self.times.append(time.perf_counter_ns() - began)
 
 

@@ -5,3 +5,6 @@ wrk.body = f:read("*a")
 f:close()
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["X-Api-Key"] = os.getenv("API_KEY") or "sandbox-api-key"
+if os.getenv("FORWARDED_FOR") then
+  wrk.headers["X-Forwarded-For"] = os.getenv("FORWARDED_FOR")  -- as behind deploy/haproxy.cfg
+end

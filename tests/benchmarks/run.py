@@ -6,7 +6,8 @@ on both. payemu's charge runs everything (validation both ways, the NULLSuccess 
 the ledger, the journal); its token limits and byte budgets are raised for the load.
 Start-up is the median of five launches after an untimed one, with the bytecode cache on
 as in an installed payemu. Then idle RSS and, with --transactions N, bytes per stored
-transaction. Needs wrk (apt-get install wrk); not part of the test suite.
+transaction. --forwarded-for adds an X-Forwarded-For header to every request, as the shipped HAProxy
+does. Needs wrk (apt-get install wrk); not part of the test suite.
 """
 
 from __future__ import annotations
@@ -118,6 +119,9 @@ def _ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
 
 
+FORWARDED_FOR: str | None = None  # --forwarded-for: the X-Forwarded-For of every request
+
+
 def wrk(base: str, name: str, duration: int, connections: int) -> Load:
     method, path, body = PATHS[name]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
@@ -126,6 +130,8 @@ def wrk(base: str, name: str, duration: int, connections: int) -> Load:
     argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", "-s", str(HERE / "post.lua"), base + path]
     if method == "GET":
         env["BODY_FILE"] = "/dev/null"
+    if FORWARDED_FOR:
+        env["FORWARDED_FOR"] = FORWARDED_FOR
     out = subprocess.run(pinned(1, argv), env=env, capture_output=True, text=True, check=True).stdout
     os.unlink(handle.name)
     return wrk_output(out, name)
@@ -217,7 +223,10 @@ def main() -> int:
     parser.add_argument("--transactions", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3, help="turns each server takes per path (median)")
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
+    parser.add_argument("--forwarded-for", help="an X-Forwarded-For header on every request (as behind HAProxy)")
     args = parser.parse_args()
+    global FORWARDED_FOR
+    FORWARDED_FOR = args.forwarded_for
     if not shutil.which("wrk"):
         print("wrk is missing: apt-get install wrk", file=sys.stderr)
         return 2
@@ -246,6 +255,7 @@ def main() -> int:
     print(
         f"load: wrk -t1 -c{args.connections} -d{args.duration}s, servers on core 0, wrk on core 1; "
         f"the servers take turns, {args.rounds} rounds, medians shown"
+        + (f"; X-Forwarded-For: {args.forwarded_for}" if args.forwarded_for else "")
     )
     print(f"{'path':<14}{'server':<10}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
     for name in args.paths:

@@ -7,18 +7,13 @@ to the library endpoints (:mod:`emulator.http.pages.library`)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
-
-from emulator.http import direct
-from emulator.http.direct import Whole
 
 DEFAULT_PORT = 4200
 HERE = Path(__file__).resolve().parent
@@ -53,7 +48,8 @@ async def _home(request: Request) -> Response:
 
 
 def app() -> Starlette:
-    """The form's own little site: ``/pay/``, ``/pay/cardform.js`` and ``/pay/payemu.css``."""
+    """The form's own little site: ``/pay/`` (the page; the library adds ``#/cardEntry``),
+    ``/pay/cardform.js`` and ``/pay/payemu.css``."""
     routes = [
         Route("/", _home, methods=["GET"]),
         Route("/pay/", _file, methods=["GET"]),
@@ -63,7 +59,8 @@ def app() -> Starlette:
 
 
 class SingleSlash:
-    """Collapse repeated slashes (``//pay/`` → ``/pay/``), which Starlette's routes do not match."""
+    """Collapse repeated slashes in the path (``//pay/`` → ``/pay/``): Starlette's routes
+    do not match the library's double slash."""
 
     def __init__(self, inner: ASGIApp) -> None:
         self.inner = inner
@@ -79,14 +76,14 @@ class SingleSlash:
 
 
 class PortSplit:
-    """One ASGI app for two listeners: the form's port to ``form``, the rest to ``main``."""
+    """One ASGI app for two listeners: requests that arrived on ``port`` go to ``form``,
+    the rest (and the lifespan) to ``main``."""
 
     def __init__(self, main: ASGIApp, form: ASGIApp, port: int) -> None:
         self.main = main
         self.form = SingleSlash(form)
         self.port = port
         self.state = getattr(main, "state", None)
-        self._main_direct = direct.of(main)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._on_form_port(scope):
@@ -97,15 +94,3 @@ class PortSplit:
     def _on_form_port(self, scope: Scope) -> bool:
         server = scope.get("server")
         return server is not None and server[1] == self.port
-
-    def direct(self, scope: Scope) -> Any | None:
-        """What the main app answers directly; nothing on the form's port."""
-        if self._main_direct is None or self._on_form_port(scope):
-            return None
-        return self._main_direct.direct(scope)
-
-    def answer_direct(
-        self, found: Any, scope: Scope, receive: Receive, send: Send, whole: Whole, body: bytes | None
-    ) -> Awaitable[None]:
-        assert self._main_direct is not None
-        return self._main_direct.answer_direct(found, scope, receive, send, whole, body)
