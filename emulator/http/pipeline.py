@@ -25,6 +25,7 @@ from emulator.http import binder, errors, leniency, projection
 from emulator.http.openapi import Operation
 from emulator.http.wire import JsonResponse, dumps, is_json_media, parse_json, read_body, read_parameter, within
 from emulator.payments import tenant_settings
+from emulator.payments.journal import Entry
 from emulator.payments.model import DropConnection
 
 if TYPE_CHECKING:
@@ -334,20 +335,20 @@ class Endpoint:
         op = self.operation
         attempts = call.attempts if call else []
         path = scope["path"]
-        record = (  # in the order of journal.FIELDS
-            tenant.now(),  # written as ISO text when the journal is first read
-            scope["method"],
-            op.path if path == op.path else path,  # the document's own string: one per operation, not per entry
-            scope["query_string"].decode("latin-1") if scope["query_string"] else "",
-            op.operation_id,
-            op.api.interface_version if op.api else None,
-            reply.status if reply else None,
-            (perf_counter() - started) * 1000,  # latencyMs, rounded when first read
-            body,  # the journal masks entries before anything reads them
-            payload if payload is not None else (reply.body if reply else None),
-            attempts,
-            dropped or None,
-            list(warnings) if warnings else None,
+        record = Entry(
+            time=tenant.now(),
+            method=scope["method"],
+            path=op.path if path == op.path else path,  # the document's own string: one per operation, not per entry
+            query=scope["query_string"].decode("latin-1") if scope["query_string"] else "",
+            operation_id=op.operation_id,
+            interface_version=op.api.interface_version if op.api else None,
+            status=reply.status if reply else None,
+            latency_ms=(perf_counter() - started) * 1000,
+            request=body,  # the journal masks entries before anything reads them
+            response=payload if payload is not None else (reply.body if reply else None),
+            attempts=attempts,
+            fault=dropped or None,
+            warnings=list(warnings) if warnings else None,
         )
         tenant.journal.record(record, None if size is None else size + ENTRY_OVERHEAD * (1 + len(attempts)))
 
