@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from emulator.testing import ControlError, Payemu, PayemuServer
@@ -74,3 +78,14 @@ def test_requests_reads_every_page(payemu: Payemu) -> None:
     page = payemu.client.get("/_emulator/requests", params={"pageSize": 2}).json()
     assert page["next"] == 2  # the listing pages ...
     assert [e["id"] for e in payemu.requests(pageSize=2)] == [1, 2, 3]  # ... the helper reads them all
+
+
+def test_the_journal_example_of_the_ci_docs(payemu: Payemu) -> None:
+    """docs/ci.md's pytest example of the journal filters, run as written there."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ci.md").read_text()
+    section = text[text.index("## The journal") :]
+    block = re.search(r"^```python\n(.*?)^```$", section, re.S | re.M)
+    assert block is not None
+    scope: dict[str, Any] = {}
+    exec(compile(block.group(1), "docs/ci.md", "exec"), scope)  # noqa: S102 - the repository's own docs
+    scope["test_one_decline_and_the_rule_behind_it"](payemu)
