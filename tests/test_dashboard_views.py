@@ -248,3 +248,32 @@ def test_the_demo_set_shows_no_secret_anywhere(client: TestClient) -> None:
             assert forbidden not in text
     assert "411111******1111" in pages[1]
     assert any("PUT /PaymentGatewayAccounts/adyen" in text for text in pages)  # its body is there, masked
+
+
+def test_the_rule_that_decided_each_attempt_is_shown(client: TestClient) -> None:
+    _accounts(client)
+    rule = {"name": "no-funds", "when": {"amount": 42}, "then": {"operationResultCode": "Rejected"}}
+    assert client.post("/_emulator/scenarios", json=rule).status_code == 201
+    charged = client.post(
+        "/PaymentGateway/charge",
+        json={
+            "amount": 42,
+            "currency": "USD",
+            "card": CARD,
+            "paymentGatewayAccountName": "backup",
+            "fallbackUpgs": [{"paymentGatewayAccountName": "failing"}],
+        },
+    )
+    assert charged.status_code == 409, charged.text
+    listing = client.get("/_emulator/", headers=HTML).text
+    assert re.findall(r'data-testid="rule" title="[^"]*\(runtime\)">rule ([^<]+)<', listing) == ["no-funds"]
+    # both attempts (NULLSuccess, then the NULLFailure fallback) were decided by the rule
+    assert re.findall(r'data-testid="attempt-rule"[^>]*>rule ([^<]+)<', listing) == ["no-funds", "no-funds"]
+    detail = client.get("/_emulator/", params={"tx": charged.json()["gatewayReference"]}, headers=HTML).text
+    assert re.findall(r'data-testid="rule"[^>]*>([^<]+)<', detail) == ["rule no-funds", "rule no-funds"]
+    client.delete("/_emulator/scenarios")
+    plain = client.post(
+        "/PaymentGateway/charge", json={"amount": 10, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "backup"}
+    ).json()
+    detail = client.get("/_emulator/", params={"tx": plain["gatewayReference"]}, headers=HTML).text
+    assert re.findall(r'data-testid="rule"[^>]*>([^<]+)<', detail) == ["no rule: the gateway's default"]
