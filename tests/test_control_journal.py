@@ -108,7 +108,12 @@ def _charge(client: TestClient, amount: float, gateway: str, my_ref: str | None 
     body: dict[str, object] = {
         "amount": amount,
         "currency": "USD",
-        "card": {"cardHolderName": "Ada", "cardNumber": "4242424242424242", "expirationMonth": 12, "expirationYear": 2030},
+        "card": {
+            "cardHolderName": "Ada",
+            "cardNumber": "4242424242424242",
+            "expirationMonth": 12,
+            "expirationYear": 2030,
+        },
         "paymentGatewayAccount": {"paymentGatewayName": gateway, "credentials": credentials},
     }
     if my_ref:
@@ -158,7 +163,9 @@ def test_every_attempt_names_the_rule_that_decided_it(client: TestClient) -> Non
     decided, default, stripe_card, amount = (e["attempts"][0] for e in _journal(client)["requests"])
     assert (decided["rule"], decided["ruleSource"]) == ("no-funds", "runtime")
     assert (default["rule"], default["ruleSource"]) == (None, None)
-    listed = {r["name"]: r["source"] for r in client.get("/_emulator/scenarios", params={"pageSize": 1000}).json()["rules"]}
+    listed = {
+        r["name"]: r["source"] for r in client.get("/_emulator/scenarios", params={"pageSize": 1000}).json()["rules"]
+    }
     assert (stripe_card["rule"], amount["rule"]) == ("stripe-success-card", "insufficient-funds-amount")
     for attempt in (stripe_card, amount):  # their source as the scenario listing reports it
         assert attempt["ruleSource"] == listed[attempt["rule"]]

@@ -273,7 +273,8 @@ def test_the_rule_that_decided_each_attempt_is_shown(client: TestClient) -> None
     assert re.findall(r'data-testid="rule"[^>]*>([^<]+)<', detail) == ["rule no-funds", "rule no-funds"]
     client.delete("/_emulator/scenarios")
     plain = client.post(
-        "/PaymentGateway/charge", json={"amount": 10, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "backup"}
+        "/PaymentGateway/charge",
+        json={"amount": 10, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "backup"},
     ).json()
     detail = client.get("/_emulator/", params={"tx": plain["gatewayReference"]}, headers=HTML).text
     assert re.findall(r'data-testid="rule"[^>]*>([^<]+)<', detail) == ["no rule: the gateway's default"]

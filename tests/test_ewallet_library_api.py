@@ -333,7 +333,8 @@ def test_the_library_finds_its_strings_on_the_form_site(app: Starlette) -> None:
     url = "http://localhost:4200//pay/assets/i18n/en.json"
     origin = {"Origin": "http://localhost:5173"}
     preflight = client.options(
-        url, headers={**origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"}
+        url,
+        headers={**origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"},
     )
     assert preflight.status_code == 204
     assert preflight.headers["access-control-allow-origin"] == "*"

@@ -14,9 +14,10 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Response, expect, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, FrameLocator, Page, Response, expect, sync_playwright
 
 from emulator.config import Settings
 from emulator.http.app import create_app
@@ -147,6 +148,26 @@ def test_a_plain_payment_logs_no_error(
         frame = page.frame_locator(f'iframe[src^="{LIBRARY_FORM}//pay/"]')
         expect(frame.get_by_test_id("otp")).to_be_hidden()
         pay_with_card(frame, CARD)
+        expect(page.get_by_test_id("result")).to_contain_text("Success: paid 12.50 EUR")
+    assert watched.strings == [200]
+    assert watched.errors == []
+
+
+def test_a_payment_in_the_popup_logs_no_error(
+    payemu: Served,
+    node_modules: Path,  # noqa: F811
+    watched: Watched,
+) -> None:
+    """The library's default display: the form in a popup window of its own."""
+    page = watched.page
+    with shop(payemu, node_modules, "form-popup") as site, screenshot_on_failure(page, "form-popup"):
+        page.goto(f"{site.url}/?kind=card&display=popup")
+        with page.context.expect_page() as opened:
+            page.locator("#pay-by-card button").click()
+        popup = opened.value
+        assert popup.url.startswith(f"{LIBRARY_FORM}//pay/")
+        expect(popup.get_by_test_id("otp")).to_be_hidden()
+        pay_with_card(cast(FrameLocator, popup), CARD)  # a page finds the form as a frame does
         expect(page.get_by_test_id("result")).to_contain_text("Success: paid 12.50 EUR")
     assert watched.strings == [200]
     assert watched.errors == []

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from emulator.payments import journal as journal_module
-from emulator.payments.journal import FIELDS, Entry, Filters, Journal
+from emulator.payments.journal import FIELDS, Entry, Journal
 
 PAN = "4111111111111111"
 

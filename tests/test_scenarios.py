@@ -222,7 +222,11 @@ def test_builtin_test_cards_and_amounts_skip_mock_gateways(tenant: Tenant) -> No
 def test_a_runtime_rule_applies_on_mock_gateways(tenant: Tenant) -> None:
     book = ScenarioBook()
     tenant.rules.add(
-        [build_rule({"name": "mine", "when": {"amount": 42.0}, "then": {"operationResultCode": "Rejected"}}, "runtime", 0)]
+        [
+            build_rule(
+                {"name": "mine", "when": {"amount": 42.0}, "then": {"operationResultCode": "Rejected"}}, "runtime", 0
+            )
+        ]
     )
     assert book.may_match(tenant, mock=True, gateway="NULLSuccess")
     outcome = book.decide(tenant, replace(BASE, amount=42.0, gateway="NULLSuccess"), mock=True)

@@ -83,7 +83,9 @@ class ScenarioBook:
         # on a mock gateway: the user's rules, and the built-in ones naming it (or an account)
         builtin = self._builtin_for(files)
         self._mock_rules = tuple(
-            r for r in rules if r.match.names_gateway_or_account or builtin is None or not _same(Path(r.source), builtin)
+            r
+            for r in rules
+            if r.match.names_gateway_or_account or builtin is None or not _same(Path(r.source), builtin)
         )
         self._by_gateway = {}
         self._test_cards = {}

@@ -31,6 +31,7 @@ FILES = {
     "": (HERE / "form" / "index.html", "text/html; charset=utf-8"),
     "cardform.js": (HERE / "form" / "cardform.js", "text/javascript; charset=utf-8"),
     "payemu.css": (HERE / "static" / "payemu.css", "text/css; charset=utf-8"),
+    "favicon.svg": (HERE / "static" / "favicon.svg", "image/svg+xml"),
 }
 # The page is embedded by (or opened from) the merchant's page, on any local origin, and
 # calls payemu's library endpoints, wherever the session token's url says they are.
@@ -80,7 +81,7 @@ async def _home(request: Request) -> Response:
 
 def app() -> Starlette:
     """The form's own little site: ``/pay/`` (the page; the library adds ``#/cardEntry``),
-    ``/pay/cardform.js``, ``/pay/payemu.css`` and the library's ``/pay/assets/i18n/*.json``."""
+    its script, style and icon, and the library's ``/pay/assets/i18n/*.json``."""
     routes = [
         Route("/", _home, methods=["GET"]),
         Route("/pay/", _file, methods=["GET"]),
