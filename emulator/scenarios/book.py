@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from emulator.datafiles import data_path
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
-from emulator.scenarios.model import Attempt, Outcome, Rule
+from emulator.scenarios.model import RUNTIME_SOURCE, Attempt, Outcome, Rule
 
 if TYPE_CHECKING:
     from emulator.config import Settings
@@ -81,16 +81,16 @@ class ScenarioBook:
             raise ScenarioError(problems)
         self._rules = tuple(rules)
         # on a mock gateway: the user's rules, and the built-in ones naming it (or an account)
-        builtin = self._builtin_for(files)
-        self._mock_rules = tuple(
-            r
-            for r in rules
-            if r.match.names_gateway_or_account or builtin is None or not _same(Path(r.source), builtin)
-        )
+        self._mock_rules = tuple(r for r in rules if r.match.names_gateway_or_account or not self.is_builtin(r))
         self._by_gateway = {}
         self._test_cards = {}
         self._signature = _signature(self.files())
         return len(rules)
+
+    def is_builtin(self, rule: Rule) -> bool:
+        """Whether ``rule`` is one of payemu's built-in test cards and amounts (not the user's)."""
+        builtin = self.builtin
+        return builtin is not None and rule.source != RUNTIME_SOURCE and _same(Path(rule.source), builtin)
 
     def test_cards(self, gateway: str) -> frozenset[str]:
         """The card numbers the built-in rules name for ``gateway``: its own test cards and
