@@ -165,7 +165,7 @@ def test_a_new_plain_transaction_packs_from_its_fields_as_from_the_object() -> N
             "ref-new", operation, "Stripe", "main", Decimal("10.5"), "USD", code, reason, WHEN, my_ref, "4111", "A1"
         )
         tx.weight = tx.weight_of()
-        new = packing.Finished(
+        new = packing.NewTransaction(
             reference=tx.reference,
             operation=operation,
             gateway="Stripe",
@@ -181,4 +181,4 @@ def test_a_new_plain_transaction_packs_from_its_fields_as_from_the_object() -> N
             weight=tx.weight,
         )
         assert packing.pack_new(new) == packing.pack(tx)
-        assert set(packing.Finished._fields) <= {spec.name for spec in fields(Transaction)}
+        assert set(packing.NewTransaction._fields) <= {spec.name for spec in fields(Transaction)}

@@ -121,13 +121,13 @@ class Ledger(Mapping[str, Transaction]):
     def __contains__(self, reference: object) -> bool:  # Mapping's would raise and catch a KeyError
         return reference in self._transactions
 
-    def add(self, tx: Transaction | packing.Finished) -> None:
+    def add(self, tx: Transaction | packing.NewTransaction) -> None:
         """Keep ``tx`` (already admitted), charging its weight to the budget. The ledger
-        packs what is finished: a :class:`~emulator.payments.packing.Finished` at once,
-        from its fields; a Transaction when nothing can change it any more (``tx`` is then
+        packs what is finished: a :class:`~emulator.payments.packing.NewTransaction`
+        (finished as it is made) at once, from its fields; a Transaction when nothing can change it any more (``tx`` is then
         not the ledger's own: change it through :meth:`find`), else it is kept as an
         object among the newest."""
-        if type(tx) is packing.Finished:
+        if type(tx) is packing.NewTransaction:
             self._put(tx.reference, packing.pack_new(tx), tx.weight)
             return
         assert isinstance(tx, Transaction)

@@ -141,11 +141,12 @@ def pack(tx: Transaction) -> bytes:
     return _packed(flags, tx.weight, tx.my_ref, body)
 
 
-class Finished(NamedTuple):
-    """A new transaction finished as it is made (a charge, a decline, a tokenize: not an
-    authorization, not pending, on no earlier transaction, the first attempt of its
-    request), every other field of :class:`Transaction` at its default: what the ledger
-    packs from its fields, with no Transaction made (:meth:`Ledger.add`)."""
+class NewTransaction(NamedTuple):
+    """What one attempt gives a new transaction: its first fields, in :class:`Transaction`'s
+    order, and its weight. The ledger packs one finished as it is made (a charge, a
+    decline, a tokenize: not an authorization, not pending, on no earlier transaction, the
+    first attempt of its request) from these fields alone (:meth:`Ledger.add`); any other
+    becomes its :meth:`transaction`."""
 
     reference: str
     operation: Operation
@@ -161,8 +162,23 @@ class Finished(NamedTuple):
     authorization_code: str | None
     weight: int
 
+    def transaction(self, *, parent: str | None, attempt_number: int, clock: Clock | None) -> Transaction:
+        """The :class:`Transaction` of these fields, made by attempt ``attempt_number``."""
+        return Transaction(
+            *self[:-1],
+            parent=parent,
+            attempt_number=attempt_number,
+            attempts=attempt_number,
+            clock=clock,
+            weight=self.weight,
+        )
 
-def pack_new(new: Finished) -> bytes:
+
+if NewTransaction._fields[:-1] != tuple(spec.name for spec in fields(Transaction))[: len(NewTransaction._fields) - 1]:
+    raise ImportError("packing.NewTransaction's fields are not the first fields of Transaction")
+
+
+def pack_new(new: NewTransaction) -> bytes:
     """What :func:`pack` makes of the Transaction ``new`` stands for."""
     reason = new.reject_reason
     body = (

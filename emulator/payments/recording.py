@@ -48,7 +48,7 @@ def record(
     earlier transaction, apply it there when it succeeded); the time it was recorded. A
     plain attempt — the first of its request, on no earlier transaction, neither an
     authorization nor pending: finished as it is made — goes to the ledger as its fields
-    (:class:`packing.Finished`), which the ledger packs without a Transaction object."""
+    (:class:`packing.NewTransaction`), which the ledger packs without a Transaction object."""
     now = tenant.now()
     operation, code, reference, gateway = result.operation, result.code, result.gateway_reference, result.gateway_name
     if reference is None or gateway is None:
@@ -56,28 +56,7 @@ def record(
     ledger = tenant.ledger
     money = result.money
     approval = result.authorization_code
-    if parent is None and attempt_number == 1 and code != ResultCode.ACCEPTED and operation != Operation.PRE_AUTH:
-        weight = weight_of_texts(reference, card_number, approval, my_ref)
-        ledger.admit(now, weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
-        ledger.add(
-            packing.Finished(
-                reference=reference,
-                operation=operation,
-                gateway=gateway,
-                account=account,
-                amount=money.amount,
-                currency=money.currency,
-                result_code=code,
-                reject_reason=result.reject_reason,
-                created_at=now,
-                my_ref=my_ref,
-                card_number=card_number,
-                authorization_code=approval,
-                weight=weight,
-            )
-        )
-        return now
-    tx = Transaction(
+    new = packing.NewTransaction(
         reference=reference,
         operation=operation,
         gateway=gateway,
@@ -90,17 +69,19 @@ def record(
         my_ref=my_ref,
         card_number=card_number,
         authorization_code=approval,
-        parent=parent.reference if parent else None,
-        attempt_number=attempt_number,
-        attempts=attempt_number,
-        clock=tenant.clock,
+        weight=weight_of_texts(reference, card_number, approval, my_ref),
     )
+    if parent is None and attempt_number == 1 and code != ResultCode.ACCEPTED and operation != Operation.PRE_AUTH:
+        ledger.admit(now, new.weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
+        ledger.add(new)  # finished as it is made: packed from its fields
+        return now
+    tx = new.transaction(parent=parent.reference if parent else None, attempt_number=attempt_number, clock=tenant.clock)
     if operation == Operation.PRE_AUTH:
         tx.expires_at = now + timedelta(days=authorization_days)
     if code == ResultCode.ACCEPTED and settles_to:
         tx.settles_to = settles_to
         tx.settle_at = now + timedelta(seconds=settle_after_seconds or 0)
-    tx.weight = weight = tx.weight_of()
+    weight = tx.weight
     if parent is not None:
         weight += weights.OPERATION  # the entry in the parent's history
     ledger.admit(now, weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
