@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from emulator.payments import journal as journal_module
-from emulator.payments.journal import FIELDS, Entry, Journal
+from emulator.payments.journal import FIELDS, Entry, Filters, Journal
 
 PAN = "4111111111111111"
 
@@ -166,3 +166,37 @@ def test_loaded_entries_keep_their_ids_and_the_bounds() -> None:
     journal.load(list(source))
     assert [e["id"] for e in journal] == [3, 4, 5]
     assert journal.record(_entry(9)) == 6
+
+
+def test_entries_of_an_older_state_file_name_no_rule() -> None:
+    """A state file written before attempts named their rule: read back, each attempt
+    says null (what the control schema requires of every attempt)."""
+    journal = Journal(5)
+    old = {**_entry_dict(1), "attempts": [{"attemptNumber": 1, "gatewayName": "NULLSuccess"}]}
+    journal.load([old])
+    [entry] = list(journal)
+    assert entry["attempts"] == [{"attemptNumber": 1, "gatewayName": "NULLSuccess", "rule": None, "ruleSource": None}]
+
+
+def _entry_dict(number: int) -> dict[str, object]:
+    return {**dict(zip(FIELDS[:-2], _entry(number)[:-2], strict=True)), "id": number}
+
+
+def test_filters_keep_what_every_one_given_matches() -> None:
+    journal = Journal(10)
+    charge = _entry(1, {"myRef": "order-1"})._replace(
+        attempts=[{"gatewayName": "NULLSuccess"}], response={"operationResultCode": "Rejected"}, status=409
+    )
+    journal.record(charge)
+    journal.record(_entry(2)._replace(method="GET", response=[{"fieldName": "x"}], status=400))
+    ids = {
+        Filters(method="post"): [1],
+        Filters(status=400): [2],
+        Filters(result_code="Rejected"): [1],
+        Filters(gateway="nullsuccess"): [1],
+        Filters(my_ref="order-1", status=409): [1],
+        Filters(my_ref="order-1", status=400): [],
+        Filters(): [1, 2],
+    }
+    for filters, expected in ids.items():
+        assert [e["id"] for e in journal.query(filters=filters)] == expected, filters
