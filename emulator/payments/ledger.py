@@ -124,9 +124,9 @@ class Ledger(Mapping[str, Transaction]):
     def add(self, tx: Transaction | packing.NewTransaction) -> None:
         """Keep ``tx`` (already admitted), charging its weight to the budget. The ledger
         packs what is finished: a :class:`~emulator.payments.packing.NewTransaction`
-        (finished as it is made) at once, from its fields; a Transaction when nothing can change it any more (``tx`` is then
-        not the ledger's own: change it through :meth:`find`), else it is kept as an
-        object among the newest."""
+        (finished as it is made) at once, from its fields; a Transaction when nothing can
+        change it any more (``tx`` is then not the ledger's own: change it through
+        :meth:`find`), else it is kept as an object among the newest."""
         if type(tx) is packing.NewTransaction:
             self._put(tx.reference, packing.pack_new(tx), tx.weight)
             return
