@@ -180,13 +180,12 @@ if NewTransaction._fields[:-1] != tuple(spec.name for spec in fields(Transaction
 
 def pack_new(new: NewTransaction) -> bytes:
     """What :func:`pack` makes of the Transaction ``new`` stands for."""
-    reason = new.reject_reason
+    reference, operation, gateway, account, amount, currency, code, reason, created, my_ref, card, approval, heft = new
     body = (
-        new.reference, new.operation._value_, new.gateway, new.account, str(new.amount), new.currency,
-        new.result_code._value_, None if reason is None else str(reason), _moment(new.created_at), new.card_number,
-        new.authorization_code, None,
+        reference, operation._value_, gateway, account, str(amount), currency, code._value_,
+        None if reason is None else str(reason), _moment(created), card, approval, None,
     )  # fmt: skip
-    return _packed(ORIGINAL if new.operation in ORIGINALS else 0, new.weight, new.my_ref, body)
+    return _packed(ORIGINAL if operation in ORIGINALS else 0, heft, my_ref, body)
 
 
 def _packed(flags: int, weight: int, my_ref: str | None, body: tuple[Any, ...]) -> bytes:

@@ -56,20 +56,21 @@ def record(
     ledger = tenant.ledger
     money = result.money
     approval = result.authorization_code
+    # positional, in the field order: a charge's hot path (keywords there cost it instructions)
     new = packing.NewTransaction(
-        reference=reference,
-        operation=operation,
-        gateway=gateway,
-        account=account,
-        amount=money.amount,
-        currency=money.currency,
-        result_code=code,
-        reject_reason=result.reject_reason,
-        created_at=now,
-        my_ref=my_ref,
-        card_number=card_number,
-        authorization_code=approval,
-        weight=weight_of_texts(reference, card_number, approval, my_ref),
+        reference,
+        operation,
+        gateway,
+        account,
+        money.amount,  # amount
+        money.currency,  # currency
+        code,  # result_code
+        result.reject_reason,  # reject_reason
+        now,  # created_at
+        my_ref,
+        card_number,
+        approval,  # authorization_code
+        weight_of_texts(reference, card_number, approval, my_ref),  # weight
     )
     if parent is None and attempt_number == 1 and code != ResultCode.ACCEPTED and operation != Operation.PRE_AUTH:
         ledger.admit(now, new.weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
