@@ -136,38 +136,26 @@ def test_the_code_box_waits_for_the_challenge_and_a_wrong_code_says_why(
     assert watched.errors == []
 
 
+@pytest.mark.parametrize("display", ["iframe", "popup"])  # the library's default is a popup
 def test_a_plain_payment_logs_no_error(
     payemu: Served,
     node_modules: Path,  # noqa: F811
     watched: Watched,
+    display: str,
 ) -> None:
     page = watched.page
-    with shop(payemu, node_modules, "form-card") as site, screenshot_on_failure(page, "form-card"):
-        page.goto(f"{site.url}/?kind=card")
-        page.locator("#pay-by-card button").click()
-        frame = page.frame_locator(f'iframe[src^="{LIBRARY_FORM}//pay/"]')
-        expect(frame.get_by_test_id("otp")).to_be_hidden()
-        pay_with_card(frame, CARD)
-        expect(page.get_by_test_id("result")).to_contain_text("Success: paid 12.50 EUR")
-    assert watched.strings == [200]
-    assert watched.errors == []
-
-
-def test_a_payment_in_the_popup_logs_no_error(
-    payemu: Served,
-    node_modules: Path,  # noqa: F811
-    watched: Watched,
-) -> None:
-    """The library's default display: the form in a popup window of its own."""
-    page = watched.page
-    with shop(payemu, node_modules, "form-popup") as site, screenshot_on_failure(page, "form-popup"):
-        page.goto(f"{site.url}/?kind=card&display=popup")
-        with page.context.expect_page() as opened:
+    with shop(payemu, node_modules, f"form-{display}") as site, screenshot_on_failure(page, f"form-{display}"):
+        page.goto(f"{site.url}/?kind=card&display={display}")
+        if display == "popup":
+            with page.context.expect_page() as opened:
+                page.locator("#pay-by-card button").click()
+            form: FrameLocator = cast(FrameLocator, opened.value)  # a page finds the form as a frame does
+            assert opened.value.url.startswith(f"{LIBRARY_FORM}//pay/")
+        else:
             page.locator("#pay-by-card button").click()
-        popup = opened.value
-        assert popup.url.startswith(f"{LIBRARY_FORM}//pay/")
-        expect(popup.get_by_test_id("otp")).to_be_hidden()
-        pay_with_card(cast(FrameLocator, popup), CARD)  # a page finds the form as a frame does
+            form = page.frame_locator(f'iframe[src^="{LIBRARY_FORM}//pay/"]')
+        expect(form.get_by_test_id("otp")).to_be_hidden()
+        pay_with_card(form, CARD)
         expect(page.get_by_test_id("result")).to_contain_text("Success: paid 12.50 EUR")
     assert watched.strings == [200]
     assert watched.errors == []
