@@ -35,7 +35,7 @@ def line(scope: Scope, status: int | None, seconds: float) -> str:
 
 
 class AccessLog:
-    """The ASGI app ``app``, writing one line to ``out`` for each HTTP request."""
+    """The ASGI app ``app``, writing one line to ``out`` per HTTP request."""
 
     def __init__(self, app: ASGIApp, out: TextIO | None = None) -> None:
         self.app = app

@@ -152,7 +152,7 @@ class Settings:
     return_origins: tuple[str, ...] = ()  # extra origins a payment page's returnUrl may have
     state_path: str | None = None  # --state: the SQLite file of every tenant's state
     state_interval_seconds: float = 60.0  # ignored since --state writes each change within 1 s
-    card_form_port: int = 4200  # payemu serve: the eWallet card form's listener (0: none)
+    card_form_port: int | None = 4200  # payemu serve: the eWallet card form's listener (0: any free port; None: off)
     access_log: bool = False  # payemu serve --access-log: one line per request (emulator.accesslog)
     # per key: the accounts, string tokens and sessions the config file preloads
     preload: dict[str, dict[str, Any]] = field(default_factory=dict)

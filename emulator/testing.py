@@ -179,13 +179,23 @@ class Payemu:
         rules: list[dict[str, Any]] = self._control("GET", "/scenarios")["rules"]
         return rules
 
-    def requests(
-        self, path: str | None = None, since: str | None = None, until: str | None = None, limit: int | None = None
-    ) -> list[dict[str, Any]]:
-        """Journal entries of this tenant, oldest first; ``path`` matches a prefix."""
-        params = {k: v for k, v in {"path": path, "since": since, "until": until, "limit": limit}.items() if v}
-        entries: list[dict[str, Any]] = self._control("GET", "/requests", params=params)["requests"]
-        return entries
+    def requests(self, **filters: str | int) -> list[dict[str, Any]]:
+        """Journal entries of this tenant, oldest first, every page; ``filters`` as the
+        control API's: ``path`` (a prefix), ``since``, ``until``, ``method``, ``status``,
+        ``operationId``, ``resultCode``, ``gateway``, ``myRef``, ``limit``."""
+        params: dict[str, str | int] = {key: value for key, value in filters.items() if value is not None}
+        entries: list[dict[str, Any]] = []
+        while True:
+            page = self._control("GET", "/requests", params=params)
+            entries += page["requests"]
+            if page["next"] is None:
+                return entries
+            params["after"] = page["next"]
+
+    def count(self, **filters: str | int) -> int:
+        """How many journal entries of this tenant pass ``filters`` (as :meth:`requests`)."""
+        params = {key: value for key, value in filters.items() if value is not None}
+        return int(self._control("GET", "/requests/count", params=params)["count"])
 
     def advance_clock(self, by: str | float) -> dict[str, Any]:
         """Move this tenant's clock forward (``"8d"``, ``"1h30m"``, or seconds)."""

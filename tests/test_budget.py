@@ -46,7 +46,7 @@ def record(who: Tenant, operation: str = "Charge", code: str = "Success", **fiel
         gateway_reference=f"big{next(_references)}",
         reject_reason=RejectReason.CARD_DECLINED if code == "Rejected" else None,
     )
-    return recording.record(
+    recording.record(
         who,
         result,
         account="main",
@@ -54,6 +54,7 @@ def record(who: Tenant, operation: str = "Charge", code: str = "Success", **fiel
         my_ref=fields.get("my_ref", "order"),
         authorization_days=7,
     )
+    return who.ledger[str(result.gateway_reference)]
 
 
 def held(who: Tenant) -> int:

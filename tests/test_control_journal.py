@@ -79,13 +79,96 @@ def test_filter_by_time(make_app: Callable[..., Starlette]) -> None:
         assert [e["id"] for e in _journal(client, since=plain, until=plain)["requests"]] == [2]
 
 
-@pytest.mark.parametrize(
-    ("name", "value"), [("since", "yesterday"), ("until", "2030-13-01"), ("limit", "0"), ("limit", "many")]
-)
-def test_bad_filters(client: TestClient, name: str, value: str) -> None:
-    response = client.get("/_emulator/requests", params={name: value})
+BAD_FILTERS = [
+    ("since", "yesterday"),
+    ("until", "2030-13-01"),
+    ("limit", "0"),
+    ("limit", "many"),
+    ("status", "ok"),
+    ("status", "42"),
+    ("resultCode", "Declined"),
+    ("method", "GET POST"),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), BAD_FILTERS)
+@pytest.mark.parametrize("path", ["/_emulator/requests", "/_emulator/requests/count"])
+def test_bad_filters(client: TestClient, path: str, name: str, value: str) -> None:
+    response = client.get(path, params={name: value})
     assert response.status_code == 400
     assert response.json()[0]["fieldName"] == name
+    assert client.get(path).status_code == 200  # and the server keeps serving
+
+
+STRIPE_KEY = [{"key": "SecretKey", "value": "sk_test_x"}]
+
+
+def _charge(client: TestClient, amount: float, gateway: str, my_ref: str | None = None) -> int:
+    credentials = STRIPE_KEY if gateway == "Stripe" else []
+    body: dict[str, object] = {
+        "amount": amount,
+        "currency": "USD",
+        "card": {
+            "cardHolderName": "Ada",
+            "cardNumber": "4242424242424242",
+            "expirationMonth": 12,
+            "expirationYear": 2030,
+        },
+        "paymentGatewayAccount": {"paymentGatewayName": gateway, "credentials": credentials},
+    }
+    if my_ref:
+        body["myRef"] = my_ref
+    return client.post("/PaymentGateway/charge", json=body).status_code
+
+
+def _count(client: TestClient, **params: object) -> int:
+    response = client.get("/_emulator/requests/count", params=params)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert list(answer) == ["count"]
+    return int(answer["count"])
+
+
+def test_filters_by_method_status_operation_result_gateway_and_my_ref(client: TestClient) -> None:
+    rule = {"name": "no-funds", "when": {"amount": 42.0}, "then": {"operationResultCode": "Rejected"}}
+    assert client.post("/_emulator/scenarios", json=rule).status_code == 201
+    assert _charge(client, 42.0, "NULLSuccess", my_ref="order-1") == 409
+    assert _charge(client, 10.0, "NULLSuccess", my_ref="order-2") == 200
+    assert _charge(client, 10.0, "NULLFailure") == 409
+    client.get("/Utils/apiKey")
+    ids = {
+        "status": ([1, 3], {"status": 409}),
+        "method": ([4], {"method": "get"}),
+        "operationId": ([1, 2, 3], {"operationId": "GatewayCharge"}),
+        "resultCode": ([1, 3], {"resultCode": "Rejected"}),
+        "gateway": ([3], {"gateway": "nullfailure"}),
+        "myRef": ([2], {"myRef": "order-2"}),
+        "combined": ([1], {"status": 409, "gateway": "NULLSuccess"}),
+        "none": ([], {"status": 201}),
+    }
+    for name, (expected, params) in ids.items():
+        assert [e["id"] for e in _journal(client, **params)["requests"]] == expected, name
+        assert _count(client, **params) == len(expected), name
+    assert _count(client) == 4
+    assert _count(client, resultCode="Rejected", limit=1) == 1
+
+
+def test_every_attempt_names_the_rule_that_decided_it(client: TestClient) -> None:
+    rule = {"name": "no-funds", "when": {"amount": 42.0}, "then": {"operationResultCode": "Rejected"}}
+    assert client.post("/_emulator/scenarios", json=rule).status_code == 201
+    _charge(client, 42.0, "NULLSuccess")
+    _charge(client, 10.0, "NULLSuccess")
+    _charge(client, 10.0, "Stripe")  # 4242 4242 4242 4242: Stripe's own success card
+    _charge(client, 9011.0, "Stripe")  # a built-in test amount
+    decided, default, stripe_card, amount = (e["attempts"][0] for e in _journal(client)["requests"])
+    assert (decided["rule"], decided["ruleSource"]) == ("no-funds", "runtime")
+    assert (default["rule"], default["ruleSource"]) == (None, None)
+    listed = {
+        r["name"]: r["source"] for r in client.get("/_emulator/scenarios", params={"pageSize": 1000}).json()["rules"]
+    }
+    assert (stripe_card["rule"], amount["rule"]) == ("stripe-success-card", "insufficient-funds-amount")
+    for attempt in (stripe_card, amount):  # their source as the scenario listing reports it
+        assert attempt["ruleSource"] == listed[attempt["rule"]]
 
 
 def test_bounded_oldest_dropped_first(make_app: Callable[..., Starlette]) -> None:

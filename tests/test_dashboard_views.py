@@ -266,3 +266,33 @@ def test_the_chart_counts_a_202_as_accepted_after_it_settled(app: Starlette, cli
     counts = dict(re.findall(r'<li data-code="(\w+)".*?<span class="count">(\d+)</span>', legend))
     assert counts["Accepted"] == "1", counts
     assert counts["Success"] == "0", counts
+
+
+def test_the_rule_that_decided_each_attempt_is_shown(client: TestClient) -> None:
+    _accounts(client)
+    rule = {"name": "no-funds", "when": {"amount": 42}, "then": {"operationResultCode": "Rejected"}}
+    assert client.post("/_emulator/scenarios", json=rule).status_code == 201
+    charged = client.post(
+        "/PaymentGateway/charge",
+        json={
+            "amount": 42,
+            "currency": "USD",
+            "card": CARD,
+            "paymentGatewayAccountName": "backup",
+            "fallbackUpgs": [{"paymentGatewayAccountName": "failing"}],
+        },
+    )
+    assert charged.status_code == 409, charged.text
+    listing = client.get("/_emulator/", headers=HTML).text
+    assert re.findall(r'data-testid="rule" title="[^"]*\(runtime\)">rule ([^<]+)<', listing) == ["no-funds"]
+    # both attempts (NULLSuccess, then the NULLFailure fallback) were decided by the rule
+    assert re.findall(r'data-testid="attempt-rule"[^>]*>rule ([^<]+)<', listing) == ["no-funds", "no-funds"]
+    detail = client.get("/_emulator/", params={"tx": charged.json()["gatewayReference"]}, headers=HTML).text
+    assert re.findall(r'data-testid="rule"[^>]*>([^<]+)<', detail) == ["rule no-funds", "rule no-funds"]
+    client.delete("/_emulator/scenarios")
+    plain = client.post(
+        "/PaymentGateway/charge",
+        json={"amount": 10, "currency": "USD", "card": CARD, "paymentGatewayAccountName": "backup"},
+    ).json()
+    detail = client.get("/_emulator/", params={"tx": plain["gatewayReference"]}, headers=HTML).text
+    assert re.findall(r'data-testid="rule"[^>]*>([^<]+)<', detail) == ["no rule: the gateway's default"]

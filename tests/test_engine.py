@@ -86,6 +86,8 @@ def test_outcome_carries_result_status_and_the_attempts(world: tuple[Runtime, Te
         "gatewayName",
         "isFallback",
         "timestamp",
+        "rule",
+        "ruleSource",
         "result",
     }
     assert entry["result"] == outcome.result

@@ -19,7 +19,7 @@ from emulator.config import Settings
 from emulator.http.api.ewallet import LIBRARY_PREFIX
 from emulator.http.pages import cardform
 from emulator.payments.ewallet import sessions
-from emulator.payments.ewallet.cardform import OTP_CODE
+from emulator.payments.ewallet.cardform import OTP_CODE, WRONG_CODE
 from emulator.payments.tenants import Tenant
 from emulator.scenarios import ScenarioError, parse_rules
 from tests.conftest import EWALLET_CARD as CARD
@@ -284,8 +284,10 @@ def test_a_scenario_rule_asks_for_an_otp(shop: TestClient) -> None:
 
     wrong = call(shop, token, "POST", "startPayment", card).json()["transactionId"]
     assert call(shop, token, "GET", "otpStatus", transactionId=wrong).json()["data"] == "Pending"
+    assert call(shop, token, "GET", "otpStatus", transactionId=wrong).json()["message"] == ""
     assert call(shop, token, "POST", "sendOtp", literal("0000"), transactionId=wrong).json()["success"] is False
-    assert call(shop, token, "GET", "otpStatus", transactionId=wrong).json()["data"] == "Failure"
+    failed = call(shop, token, "GET", "otpStatus", transactionId=wrong).json()
+    assert (failed["data"], failed["message"]) == ("Failure", WRONG_CODE)  # what the library shows
     assert call(shop, token, "POST", "charge", literal(wrong)).status_code == 400
 
     right = call(shop, token, "POST", "startPayment", card).json()["transactionId"]
@@ -322,6 +324,29 @@ def test_the_form_is_served_at_the_double_slash_path(app: Starlette) -> None:
     assert 'send("Ready"' in script.text
     elsewhere = client.get("http://localhost:8080//pay/")  # payemu's own port: not the form
     assert elsewhere.status_code == 404
+
+
+def test_the_library_finds_its_strings_on_the_form_site(app: Starlette) -> None:
+    """The library reads ``assets/i18n/{language}.json`` beside the form, CORS-preflighted
+    (it sends an Authorization header): an empty map, so it keeps its own strings."""
+    client = TestClient(cardform.PortSplit(app, cardform.app(), 4200))
+    url = "http://localhost:4200//pay/assets/i18n/en.json"
+    origin = {"Origin": "http://localhost:5173"}
+    preflight = client.options(
+        url,
+        headers={**origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"},
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == "*"
+    assert "authorization" in preflight.headers["access-control-allow-headers"]
+    strings = client.get(url, headers={**origin, "Authorization": ""})
+    assert (strings.status_code, strings.json()) == (200, {})
+    assert strings.headers["access-control-allow-origin"] == "*"
+    unknown = client.get("http://localhost:4200//pay/assets/i18n/../../x.json")
+    assert unknown.status_code == 404 and unknown.json()["error"]
+    odd = client.get("http://localhost:4200//pay/assets/i18n/english.json", headers=origin)
+    assert odd.status_code == 404 and "two-letter" in odd.json()["error"]
+    assert odd.headers["access-control-allow-origin"] == "*"
 
 
 def test_a_busy_card_form_port_is_reported_not_fatal() -> None:

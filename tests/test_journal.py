@@ -8,24 +8,26 @@ from datetime import UTC, datetime
 import pytest
 
 from emulator.payments import journal as journal_module
-from emulator.payments.journal import FIELDS, Journal
+from emulator.payments.journal import FIELDS, Entry, Filters, Journal
 
 PAN = "4111111111111111"
 
 
-def _entry(n: int, body: object = None) -> tuple[object, ...]:
-    """A call as the pipeline records it: a tuple in the order of journal.FIELDS."""
-    values: dict[str, object] = {
-        "time": f"2030-01-01T00:00:{n:02d}.000Z",
-        "method": "POST",
-        "path": "/PaymentGateway/charge" if n % 2 else "/StringTokens",
-        "query": f"number={PAN}",
-        "status": 200,
-        "request": body,
-        "response": {"ok": True},
-        "attempts": [],
-    }
-    return tuple(values.get(name) for name in FIELDS)
+def _entry(n: int, body: object = None) -> Entry:
+    """A call as the pipeline records it."""
+    return Entry(
+        time=f"2030-01-01T00:00:{n:02d}.000Z",
+        method="POST",
+        path="/PaymentGateway/charge" if n % 2 else "/StringTokens",
+        query=f"number={PAN}",
+        operation_id=None,
+        interface_version=None,
+        status=200,
+        latency_ms=0.0,
+        request=body,
+        response={"ok": True},
+        attempts=[],
+    )
 
 
 def test_bounded_and_counts_what_it_dropped() -> None:
@@ -62,30 +64,28 @@ def test_query_filters() -> None:
     assert [e["id"] for e in journal.query(limit=2)] == [5, 6]
 
 
-def _call(n: int, fault: str | None = None) -> tuple[object, ...]:
-    """A call as the pipeline records it: a tuple in the order of journal.FIELDS."""
+def _call(n: int, fault: str | None = None, answer: bytes = b'{"ok":true}') -> Entry:
+    """A call as the pipeline records it: the request and answer as their JSON text."""
     request = json.dumps({"card": {"cardNumber": PAN, "cvv": "123"}}).encode()
-    when = datetime(2030, 1, 1, 0, 0, n, tzinfo=UTC)
-    return (
-        when,
-        "POST",
-        "/PaymentGateway/charge",
-        "",
-        "GatewayCharge",
-        "1.0.11.6",
-        200,
-        1.23456,
-        request,
-        b'{"ok":true}',
-        [],
-        fault,
-        None,
+    return Entry(
+        time=datetime(2030, 1, 1, 0, 0, n, tzinfo=UTC),
+        method="POST",
+        path="/PaymentGateway/charge",
+        query="",
+        operation_id="GatewayCharge",
+        interface_version="1.0.11.6",
+        status=200,
+        latency_ms=1.23456,
+        request=request,
+        response=answer,
+        attempts=[],
+        fault=fault,
     )
 
 
-def test_a_call_recorded_as_a_tuple_reads_as_an_entry_and_keeps_its_place() -> None:
+def test_a_recorded_call_reads_as_an_entry_and_keeps_its_place() -> None:
     journal = Journal(3)
-    assert FIELDS[0] == "time" and FIELDS[-2:] == ("fault", "warnings") and len(FIELDS) == len(_call(0))
+    assert FIELDS[0] == "time" and FIELDS[-2:] == ("fault", "warnings") and len(FIELDS) == len(Entry._fields)
     assert journal.record(_entry(0)) == 1
     assert journal.record(_call(1), weight=100) == 2
     assert journal.record(_call(2, fault="reset"), weight=100) == 3
@@ -108,7 +108,7 @@ def test_an_answer_recorded_as_text_keeps_an_integer_past_64_bits() -> None:
     """orjson would read 2**100 as a float: the journal shows the integer the answer held."""
     journal = Journal(3)
     answer = b'{"customGatewayResponse":{"trace":1267650600228229401496703205376},"amount":10.5}'
-    journal.record((*_call(1)[:9], answer, *_call(1)[10:]), weight=100)
+    journal.record(_call(1, answer=answer), weight=100)
     (entry,) = list(journal)
     assert entry["response"] == {"customGatewayResponse": {"trace": 2**100}, "amount": 10.5}
 
@@ -145,17 +145,17 @@ def test_entries_after_finds_its_place_among_ids_with_gaps() -> None:
             assert [e["id"] for e in journal.entries_after(after, limit=100, until=until)] == upto, (after, until)
 
 
-def test_entries_after_an_old_id_looks_at_a_few_entries_not_all_the_newer_ones(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A save takes the entries after the last one saved a few at a time: finding where
-    they start must not walk every newer entry at each call (that made a save quadratic)."""
+def test_entries_after_an_old_id_renders_only_what_it_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A save takes the entries after the last one saved a few at a time: only those are
+    rendered and masked, not every newer entry at each call."""
     journal = Journal(5000)
     for n in range(4000):
         journal.record(_call(n % 60), weight=100)
-    looked: list[object] = []
-    real = journal_module._id_of
-    monkeypatch.setattr(journal_module, "_id_of", lambda stored: looked.append(stored) or real(stored))
+    rendered: list[object] = []
+    real = journal_module._render_and_mask
+    monkeypatch.setattr(journal_module, "_render_and_mask", lambda entry: rendered.append(entry) or real(entry))
     assert [e["id"] for e in journal.entries_after(10, limit=8)] == list(range(11, 19))
-    assert len(looked) <= 2 * (4000).bit_length()
+    assert len(rendered) == 8
 
 
 def test_loaded_entries_keep_their_ids_and_the_bounds() -> None:
@@ -166,3 +166,37 @@ def test_loaded_entries_keep_their_ids_and_the_bounds() -> None:
     journal.load(list(source))
     assert [e["id"] for e in journal] == [3, 4, 5]
     assert journal.record(_entry(9)) == 6
+
+
+def test_entries_of_an_older_state_file_name_no_rule() -> None:
+    """A state file written before attempts named their rule: read back, each attempt
+    says null (what the control schema requires of every attempt)."""
+    journal = Journal(5)
+    old = {**_entry_dict(1), "attempts": [{"attemptNumber": 1, "gatewayName": "NULLSuccess"}]}
+    journal.load([old])
+    [entry] = list(journal)
+    assert entry["attempts"] == [{"attemptNumber": 1, "gatewayName": "NULLSuccess", "rule": None, "ruleSource": None}]
+
+
+def _entry_dict(number: int) -> dict[str, object]:
+    return {**dict(zip(FIELDS[:-2], _entry(number)[:-2], strict=True)), "id": number}
+
+
+def test_filters_keep_what_every_one_given_matches() -> None:
+    journal = Journal(10)
+    charge = _entry(1, {"myRef": "order-1"})._replace(
+        attempts=[{"gatewayName": "NULLSuccess"}], response={"operationResultCode": "Rejected"}, status=409
+    )
+    journal.record(charge)
+    journal.record(_entry(2)._replace(method="GET", response=[{"fieldName": "x"}], status=400))
+    ids = {
+        Filters(method="post"): [1],
+        Filters(status=400): [2],
+        Filters(result_code="Rejected"): [1],
+        Filters(gateway="nullsuccess"): [1],
+        Filters(my_ref="order-1", status=409): [1],
+        Filters(my_ref="order-1", status=400): [],
+        Filters(): [1, 2],
+    }
+    for filters, expected in ids.items():
+        assert [e["id"] for e in journal.query(filters=filters)] == expected, filters

@@ -165,5 +165,20 @@ def test_a_new_plain_transaction_packs_from_its_fields_as_from_the_object() -> N
             "ref-new", operation, "Stripe", "main", Decimal("10.5"), "USD", code, reason, WHEN, my_ref, "4111", "A1"
         )
         tx.weight = tx.weight_of()
-        fields = (tx.reference, operation, "Stripe", "main", tx.amount, "USD", code, reason, WHEN, my_ref, "4111", "A1")
-        assert packing.pack_new(*fields, tx.weight) == packing.pack(tx)
+        new = packing.NewTransaction(
+            reference=tx.reference,
+            operation=operation,
+            gateway="Stripe",
+            account="main",
+            amount=tx.amount,
+            currency="USD",
+            result_code=code,
+            reject_reason=reason,
+            created_at=WHEN,
+            my_ref=my_ref,
+            card_number="4111",
+            authorization_code="A1",
+            weight=tx.weight,
+        )
+        assert packing.pack_new(new) == packing.pack(tx)
+        assert set(packing.NewTransaction._fields) <= {spec.name for spec in fields(Transaction)}

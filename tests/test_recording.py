@@ -1,14 +1,17 @@
-"""emulator.payments.recording: what record_attempt() keeps is what record() would keep,
-a plain attempt packed straight from its result and any other through a Transaction."""
+"""emulator.payments.recording: one way to record an attempt. What the ledger keeps of a
+plain attempt, packed from its fields, is what it keeps of the same attempt made a
+Transaction; any other attempt is kept as a Transaction."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from emulator.payments import recording
 from emulator.payments.model import Money, OperationResult
+from emulator.payments.transaction import Transaction
 from emulator.vocabulary import ORIGINALS, Operation, RejectReason, ResultCode
 from tests.conftest import bare_tenant
 
@@ -38,39 +41,58 @@ CASES = [
 
 
 @pytest.mark.parametrize(("name", "fields", "kept_as"), CASES)
-def test_an_attempt_is_kept_as_record_keeps_it(name: str, fields: dict[str, Any], kept_as: type) -> None:
-    fast, slow = bare_tenant(), bare_tenant()
+def test_an_attempt_is_kept_as_its_transaction_would_be(name: str, fields: dict[str, Any], kept_as: type) -> None:
+    recorded, made = bare_tenant(), bare_tenant()
     options = {"account": "main", "card_number": CARD, "my_ref": "order-7", "authorization_days": 7}
-    when = recording.record_attempt(fast, _result(f"r-{name}", **fields), **options)
-    recorded = recording.record(slow, _result(f"r-{name}", **fields), **options)
-    stored = fast.ledger._transactions[f"r-{name}"]
+    result = _result(f"r-{name}", **fields)
+    when = recording.record(recorded, result, **options)
+    stored = recorded.ledger._transactions[f"r-{name}"]
     assert isinstance(stored, kept_as)
-    assert type(slow.ledger._transactions[f"r-{name}"]) is type(stored)
-    kept = fast.ledger[f"r-{name}"]
+    kept = recorded.ledger[f"r-{name}"]
     assert kept.created_at == when
-    recorded.created_at = when  # recorded a moment later by the other tenant
-    assert kept == recorded
-    assert kept.weight == recorded.weight == recorded.weight_of()
-    assert fast.ledger.bytes == slow.ledger.bytes == recorded.weight
-    by_my_ref = fast.ledger.find(None, "order-7")  # a charge or authorization, packed or not
-    assert (by_my_ref is not None) is (recorded.operation in ORIGINALS)
+    # the same attempt, made a Transaction by hand and added: the ledger keeps the same
+    tx = Transaction(
+        reference=f"r-{name}",
+        operation=result.operation,
+        gateway="Stripe",
+        account="main",
+        amount=result.money.amount,
+        currency="USD",
+        result_code=result.code,
+        reject_reason=result.reject_reason,
+        created_at=when,
+        my_ref="order-7",
+        card_number=CARD,
+        authorization_code=result.authorization_code,
+        expires_at=when + timedelta(days=7) if result.operation == Operation.PRE_AUTH else None,
+        clock=made.clock,
+    )
+    made.ledger.add(tx)
+    assert type(made.ledger._transactions[f"r-{name}"]) is type(stored)
+    if isinstance(stored, bytes):
+        assert made.ledger._transactions[f"r-{name}"] == stored  # byte for byte
+    assert made.ledger[f"r-{name}"] == kept
+    assert kept.weight == tx.weight == tx.weight_of()
+    assert recorded.ledger.bytes == made.ledger.bytes == tx.weight
+    by_my_ref = recorded.ledger.find(None, "order-7")  # a charge or authorization, packed or not
+    assert (by_my_ref is not None) is (tx.operation in ORIGINALS)
 
 
 def test_a_follow_up_goes_through_record_and_changes_its_parent() -> None:
     who = bare_tenant()
     options = {"account": "main", "card_number": CARD, "my_ref": None, "authorization_days": 7}
-    recording.record_attempt(who, _result("auth", "PreAuth"), **options)
+    recording.record(who, _result("auth", "PreAuth"), **options)
     parent = who.ledger.find("auth")
     assert parent is not None
-    recording.record_attempt(who, _result("cap", "Capture", amount=10), parent=parent, **options)
+    recording.record(who, _result("cap", "Capture", amount=10), parent=parent, **options)
     assert who.ledger.find("auth").captured_by == "cap"  # type: ignore[union-attr]
     assert [entry.reference for entry in who.ledger["auth"].operations] == ["cap"]
 
 
-def test_an_attempt_at_a_full_ledger_makes_room_as_record_does() -> None:
+def test_an_attempt_at_a_full_ledger_makes_room() -> None:
     who = bare_tenant(transactions=3)
     options = {"account": None, "card_number": None, "my_ref": None, "authorization_days": 7}
     for number in range(5):
-        recording.record_attempt(who, _result(f"c{number}"), **options)
+        recording.record(who, _result(f"c{number}"), **options)
     assert list(who.ledger) == ["c2", "c3", "c4"]
     assert who.ledger.bytes == sum(tx.weight for tx in who.ledger.transactions())

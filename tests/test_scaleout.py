@@ -314,7 +314,7 @@ def test_a_stopped_instance_finishes_its_requests_and_comes_back_from_its_state(
     first = cluster.instances[0]
     run = next(r for r in runs if _home(holders, r.key) == first.name)
     key = {"X-Api-Key": run.key}
-    # a Stripe account (the mock NULL gateways follow no rules) and a rule that makes its charge slow
+    # a Stripe account and a rule that makes its charge slow
     stripe = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_scale"}]}
     _ok(cluster.client.put("/PaymentGatewayAccounts/slow", json=stripe, headers=key))
     slow = {"name": "slow", "when": {"amount": 42.42}, "then": {"operationResultCode": "Success", "delayMs": 1500}}

@@ -13,6 +13,7 @@ from emulator.config import Settings
 from emulator.payments.cards import luhn_valid
 from emulator.payments.tenants import Tenant, TenantRegistry
 from emulator.scenarios import REJECT_REASONS, RESULT_CODES, Attempt, Outcome, ScenarioBook, ScenarioError, parse_rules
+from emulator.scenarios.build import build_rule
 
 BASE = Attempt(
     card_number="4111111111111111",
@@ -191,7 +192,7 @@ def test_first_matching_rule_wins(tmp_path: Path, tenant: Tenant) -> None:
     assert result(book, tenant, currency="EUR") == "wide"
 
 
-def test_mock_gateways_only_heed_rules_naming_a_gateway_or_account(tmp_path: Path, tenant: Tenant) -> None:
+def test_a_users_rule_applies_on_mock_gateways_too(tmp_path: Path, tenant: Tenant) -> None:
     book = book_of(
         tmp_path,
         """
@@ -203,12 +204,34 @@ def test_mock_gateways_only_heed_rules_naming_a_gateway_or_account(tmp_path: Pat
     )
     mock = {"gateway": "NULLFailure", "account": "nullAcct"}
     assert result(book, tenant, **mock) == "by-card"
-    assert result(book, tenant, mock=True, **mock) is None
-    assert result(book, tenant, mock=True, amount=7.0, **mock) == "by-account"
-    assert result(book, tenant, mock=True, gateway="nullsuccess") == "by-gateway"
-    # the built-in test cards and amounts never apply to mock gateways
+    assert result(book, tenant, mock=True, **mock) == "by-card"  # an explicit rule wins everywhere
+    assert result(book, tenant, mock=True, card_number="4242424242424242", amount=7.0, **mock) == "by-account"
+    assert result(book, tenant, mock=True, card_number="4242424242424242", gateway="nullsuccess") == "by-gateway"
+    # ... unless it names another gateway
+    assert result(book, tenant, mock=True, card_number="4242424242424242", gateway="NULLFailure") is None
+
+
+def test_builtin_test_cards_and_amounts_skip_mock_gateways(tenant: Tenant) -> None:
+    book = ScenarioBook()
+    assert result(book, tenant, card_number="4000000000000002") is not None
     assert result(book, tenant, mock=True, card_number="4000000000000002", gateway="NULLFailure") is None
     assert result(book, tenant, mock=True, amount=9011.0, gateway="NULLFailure") is None
+    assert not book.may_match(tenant, mock=True, gateway="NULLSuccess")
+
+
+def test_a_runtime_rule_applies_on_mock_gateways(tenant: Tenant) -> None:
+    book = ScenarioBook()
+    tenant.rules.add(
+        [
+            build_rule(
+                {"name": "mine", "when": {"amount": 42.0}, "then": {"operationResultCode": "Rejected"}}, "runtime", 0
+            )
+        ]
+    )
+    assert book.may_match(tenant, mock=True, gateway="NULLSuccess")
+    outcome = book.decide(tenant, replace(BASE, amount=42.0, gateway="NULLSuccess"), mock=True)
+    assert outcome is not None and (outcome.rule, outcome.source) == ("mine", "runtime")
+    assert book.decide(tenant, replace(BASE, amount=43.0, gateway="NULLSuccess"), mock=True) is None
 
 
 # -- sequences ----------------------------------------------------------------------------
@@ -405,21 +428,18 @@ def test_a_test_amount_beats_a_test_card(builtin: ScenarioBook, tenant: Tenant) 
 
 def test_a_mock_gateway_without_rules_for_it_asks_no_rule(tmp_path: Path, tenant: Tenant) -> None:
     """may_match: False lets the simulator skip describing the attempt (the mock gateways'
-    fast path); a rule naming a gateway in a file, or any rule of the tenant, turns it on."""
+    fast path): with the built-in rules alone; a user's file rule or a rule of the tenant
+    turns it on, unless the file rule names another gateway."""
+    assert not ScenarioBook().may_match(tenant, mock=True, gateway="NULLSuccess")
     plain = book_of(
         tmp_path, "- name: plain\n  when: {cardNumber: '4111111111111111'}\n  then: {operationResultCode: Rejected}\n"
     )
-    plain.reload()
-    assert plain.may_match(tenant, mock=False)
-    assert not plain.may_match(tenant, mock=True)  # the mock gateways ignore card rules
-    named = book_of(
-        tmp_path, "- name: named\n  when: {gateway: NULLSuccess}\n  then: {operationResultCode: Rejected}\n"
-    )
-    named.reload()
-    assert named.may_match(tenant, mock=True)
+    assert plain.may_match(tenant, mock=True, gateway="NULLSuccess")
+    other = book_of(tmp_path, "- name: other\n  when: {gateway: Stripe}\n  then: {operationResultCode: Rejected}\n")
+    assert not other.may_match(tenant, mock=True, gateway="NULLSuccess")
     runtime_rule = "{name: mine, when: {cardNumber: '4000000000000002'}, then: {operationResultCode: Rejected}}"
     tenant.rules.add([parse_rules(runtime_rule, "runtime")[0]])
-    assert plain.may_match(tenant, mock=True)
+    assert other.may_match(tenant, mock=True, gateway="NULLSuccess")
 
 
 # -- holderName, postCode, cvv (each gateway's own test inputs) ------------------------------

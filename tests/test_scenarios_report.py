@@ -133,6 +133,19 @@ def test_list_of_a_mock_gateway_shows_no_default_trigger(capsys: pytest.CaptureF
     assert capsys.readouterr().out.strip() == "(no rules)"
 
 
+def test_list_of_a_mock_gateway_shows_the_users_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(
+        "scenarios:\n"
+        "  - {name: no-funds, when: {amount: 42}, then: {operationResultCode: Rejected}}\n"
+        "  - {name: stripe-only, when: {gateway: Stripe}, then: {operationResultCode: Rejected}}\n"
+    )
+    assert cli.main(["scenarios", "list", "--gateway", "NULLSuccess", str(mine)]) == 0
+    listed = capsys.readouterr().out
+    assert "no-funds" in listed  # a rule of yours applies on the mocks too
+    assert "stripe-only" not in listed and "insufficient-funds-amount" not in listed
+
+
 def test_list_of_an_unknown_gateway_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["scenarios", "list", "--gateway", "Nope"]) == 2
     assert "unknown gateway 'Nope'" in capsys.readouterr().err

@@ -208,6 +208,6 @@ def test_a_restored_tenant_reads_what_it_records_on_its_own_clock(saved: tuple[P
         gateway_name="NULLSuccess",
         gateway_reference="r1",
     )
-    recording.record_attempt(made, result, account=None, card_number=None, my_ref=None, authorization_days=7)
+    recording.record(made, result, account=None, card_number=None, my_ref=None, authorization_days=7)
     assert made.ledger["r1"].clock is made.clock
     assert all(tenant.ledger.clock is tenant.clock for tenant in tenants.values())

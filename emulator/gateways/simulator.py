@@ -61,6 +61,7 @@ _SUCCESS_TEXT = {
 }
 # (result code, catalog code key, description) of a gateway that refuses an attempt
 Refused = tuple[ResultCode, str, str]
+Decided = Outcome | None  # the outcome of the rule that decided an attempt (None: the gateway's default)
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -72,13 +73,18 @@ class AttemptResult:
     delay_ms: int = 0
     settles_to: str | None = None
     settle_after_seconds: float | None = None
-    rule: str | None = None
+    decided: Decided = None
     at: datetime | None = None  # when the ledger recorded it
     refused: bool = False  # the gateway refused the request itself (requirement_failure)
 
     @property
     def code(self) -> ResultCode:
         return self.result.code
+
+    @property
+    def rule(self) -> str | None:
+        """The name of the rule that decided the attempt (None: the gateway's default)."""
+        return self.decided.rule if self.decided else None
 
     @property
     def reference(self) -> str | None:
@@ -156,12 +162,13 @@ def live_test_card(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, 
         gateway_result_code=declined.code,
         gateway_result_description=declined.description,
         rule="live-mode-test-card",
+        source="catalog",  # the gateway's own live-mode check, not a scenario file
     )
 
 
 def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
-    """The scenario outcome for this attempt. Mock gateways (``always``) heed only rules
-    that name their gateway or account."""
+    """The scenario outcome for this attempt. Mock gateways (``always``) heed the user's
+    rules, and of the built-in ones only those naming the gateway or an account."""
     mock = account.gateway.always is not None
     if not book.may_match(tenant, mock, account.gateway.name):
         return None  # no rule to ask
@@ -222,36 +229,39 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
         delay_ms=outcome.delay_ms if outcome else 0,
         settles_to=outcome.settles_to if outcome and code == ResultCode.ACCEPTED else None,
         settle_after_seconds=outcome.settle_after_seconds if outcome and code == ResultCode.ACCEPTED else None,
-        rule=outcome.rule if outcome else None,
+        decided=outcome,
         refused=refused is not None,
     )
 
 
 async def lookup(
     book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput
-) -> OperationResult | None:
+) -> tuple[OperationResult | None, Decided]:
     """A status lookup at the gateway (its requirements, then any scenario rule for
-    Status; no card checks): None when it answers, else the failed OperationResult.
-    A fault closes the connection (:class:`DropConnection`)."""
+    Status; no card checks): None when it answers, else the failed OperationResult; and
+    the outcome of the rule that decided. A fault closes the connection
+    (:class:`DropConnection`)."""
     refused_at = requirement_failure(account, item, tenant.is_sandbox)
+    outcome: Decided = None
     if refused_at is None:
         outcome = decide(book, tenant, account, item)
         if outcome is None:
-            return None
+            return None, None
         if outcome.delay_ms > 0:
             await asyncio.sleep(outcome.delay_ms / 1000)
         if outcome.fault != Fault.NONE:
             raise DropConnection(outcome.fault)
         code = ResultCode(outcome.operation_result_code)
         if code in SUCCESSFUL:
-            return None
+            return None, outcome
         reason = outcome.reject_reason_code if code == ResultCode.REJECTED else None
         refused_at = (code, reason or code, f"The status lookup at {account.gateway.name} failed ({code}).")
     code, key, description = refused_at
     reference = new_reference(tenant, account.gateway, Operation.STATUS)
-    return speak(
+    answered = speak(
         tenant, account, item, code, key, key if code == ResultCode.REJECTED else None, description, reference=reference
     )
+    return answered, outcome
 
 
 def _description(spec: GatewaySpec, operation: Operation, code: ResultCode, reason: str | None) -> str:

@@ -25,6 +25,7 @@ from emulator.http import binder, errors, leniency, projection
 from emulator.http.openapi import Operation
 from emulator.http.wire import ABORT, JsonResponse, dumps, is_json_media, parse_json, read_body, read_parameter
 from emulator.payments import tenant_settings
+from emulator.payments.journal import Entry
 from emulator.payments.model import DropConnection
 
 if TYPE_CHECKING:
@@ -332,20 +333,20 @@ class Endpoint:
         op = self.operation
         attempts = call.attempts if call else []
         path = scope["path"]
-        record = (  # in the order of journal.FIELDS
-            tenant.now(),  # written as ISO text when the journal is first read
-            scope["method"],
-            op.path if path == op.path else path,  # the document's own string: one per operation, not per entry
-            scope["query_string"].decode("latin-1") if scope["query_string"] else "",
-            op.operation_id,
-            op.api.interface_version if op.api else None,
-            reply.status if reply else None,
-            (perf_counter() - started) * 1000,  # latencyMs, rounded when first read
-            body,  # the journal masks entries before anything reads them
-            payload if payload is not None else (reply.body if reply else None),
-            attempts,
-            dropped or None,
-            list(warnings) if warnings else None,
+        record = Entry(  # positional, in the field order: a charge's hot path (keywords there cost it instructions)
+            tenant.now(),  # time
+            scope["method"],  # method
+            op.path if path == op.path else path,  # path: the document's own string: one per operation, not per entry
+            scope["query_string"].decode("latin-1") if scope["query_string"] else "",  # query
+            op.operation_id,  # operation_id
+            op.api.interface_version if op.api else None,  # interface_version
+            reply.status if reply else None,  # status
+            (perf_counter() - started) * 1000,  # latency_ms
+            body,  # request: the journal masks entries before anything reads them
+            payload if payload is not None else (reply.body if reply else None),  # response
+            attempts,  # attempts
+            dropped or None,  # fault
+            list(warnings) if warnings else None,  # warnings
         )
         tenant.journal.record(record, None if size is None else size + ENTRY_OVERHEAD * (1 + len(attempts)))
 

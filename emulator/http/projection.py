@@ -204,8 +204,8 @@ def shape(op: Operation, status: int, body: Any, error: bool) -> tuple[Any, int 
 Plan = tuple["Shaper | None", "int | None", bool, int]
 # Answers of the runtime itself, sent whether or not an operation declares them: the key
 # check's 401, the binder's 400, the HTTP server's 408/413/414/415/431, payemu's limits'
-# 507, an internal error's 500.
-RUNTIME_ERRORS = frozenset({400, 401, 408, 413, 414, 415, 431, 500, 507})
+# 507, an internal error's 500, the 503 of a key whose --state save did not land.
+RUNTIME_ERRORS = frozenset({400, 401, 408, 413, 414, 415, 431, 500, 503, 507})
 
 
 def _plan(op: Operation, status: int, error: bool) -> Plan:

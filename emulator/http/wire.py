@@ -43,8 +43,7 @@ _NOSNIFF_RAW = (b"x-content-type-options", b"nosniff")
 
 
 class JsonResponse(Response):
-    """A JSON answer: ``application/json`` and ``X-Content-Type-Options: nosniff`` (a
-    browser never reads a JSON answer as a script or a page, whatever it holds)."""
+    """A JSON answer, with ``nosniff`` so a browser never reads it as a script or a page."""
 
     media_type = JSON_MEDIA
 
@@ -80,8 +79,7 @@ def _finite_float(text: str) -> float:
 
 
 def _has_lone_surrogate(value: Any) -> bool:
-    """True when a string (or key) of ``value`` holds half of a UTF-16 surrogate pair, which
-    ``\\ud800`` escapes produce and which no UTF-8 text can carry."""
+    """True when a string or key of ``value`` holds half a UTF-16 surrogate pair."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -97,10 +95,9 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 
 def parse_json(raw: bytes) -> Any:
-    """The JSON value of a request body, or a 400 naming what is wrong with it. orjson reads
-    the bodies it can; whatever it refuses, and any body with an integer it would turn
-    into a float (19 digits and more), is read again by the standard library for the
-    exact answer (value or error message)."""
+    """The JSON value of a request body, or a 400 naming what is wrong."""
+    # Bodies orjson refuses, or with 19+ digit integers it would make floats, are read again
+    # by the standard library for the exact value or message.
     if not has_long_number(raw):
         try:
             check_json_depth(raw)

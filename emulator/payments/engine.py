@@ -110,10 +110,18 @@ def token_for(tenant: Tenant, user_token: str | None, gateway: str) -> tuple[str
 
 
 def attempt_record(
-    tenant: Tenant, account: GatewayAccount, number: int, result: OperationResult, at: datetime | None = None
+    tenant: Tenant,
+    account: GatewayAccount,
+    number: int,
+    result: OperationResult,
+    at: datetime | None = None,
+    decided: simulator.Decided = None,
 ) -> AttemptRecord:
-    """The journal's record of one attempt (``at``: when, now if not given)."""
-    return AttemptRecord(number, account.name, account.gateway.name, at or tenant.now(), result)
+    """The journal's record of one attempt (``at``: when, now if not given; ``decided``: the
+    scenario rule that decided it, if one did)."""
+    rule, source = (None, None) if decided is None else (decided.rule or None, decided.source or None)
+    # positional, in the field order: a charge's hot path (keywords there cost it instructions)
+    return AttemptRecord(number, account.name, account.gateway.name, at or tenant.now(), result, rule, source)
 
 
 def refused(operation: Operation, money: Money, refusal: rules.Refusal) -> Outcome:
@@ -158,7 +166,7 @@ async def _pay(
         token = last.result.gateway_token
         if token:
             recording.remember_token(tenant, token, account.gateway.name, account.name, paying.number)
-        entry = attempt_record(tenant, account, number, last.result, last.at)
+        entry = attempt_record(tenant, account, number, last.result, last.at, last.decided)
         attempts.append(entry)
         call_attempts.append(entry)
         if last.fault == Fault.LOST_RESPONSE:
@@ -182,7 +190,7 @@ async def _attempt(
     result = await simulator.attempt(runtime.scenarios, tenant, account, item)
     if result.fault == Fault.RESET:
         raise DropConnection(Fault.RESET)
-    result.at = recording.record_attempt(
+    result.at = recording.record(
         tenant,
         result.result,
         account=account.name,
@@ -225,7 +233,7 @@ async def _follow_up(
         result = await _attempt(runtime, tenant, account, item, parent=tx)
     finally:
         rules.release(tx)
-    entry = attempt_record(tenant, account, 1, result.result, result.at)
+    entry = attempt_record(tenant, account, 1, result.result, result.at, result.decided)
     call_attempts.append(entry)
     if result.fault == Fault.LOST_RESPONSE:
         raise DropConnection(Fault.LOST_RESPONSE)
@@ -265,9 +273,9 @@ async def _status(
         my_ref=tx.my_ref,
         network_token_brand=request.network_token_brand,
     )
-    failed = await simulator.lookup(runtime.scenarios, tenant, account, item)
+    failed, decided = await simulator.lookup(runtime.scenarios, tenant, account, item)
     if failed is not None:
-        call_attempts.append(attempt_record(tenant, account, 1, failed))
+        call_attempts.append(attempt_record(tenant, account, 1, failed, decided=decided))
         return answer(failed, lookup=LOOKUP_FAILED)
     state = tx.state(now)
     code, reason = tx.result_code, tx.reject_reason
@@ -282,5 +290,5 @@ async def _status(
         reference=tx.reference,
         approval=tx.authorization_code,
     )
-    call_attempts.append(attempt_record(tenant, account, 1, result))
+    call_attempts.append(attempt_record(tenant, account, 1, result, decided=decided))
     return answer(result, lookup=LOOKUP_FOUND)

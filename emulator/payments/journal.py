@@ -4,11 +4,11 @@ as its JSON text), oldest dropped first, bodies masked.
 Entries are stored as recorded and masked the first time anything reads them (the
 masked copy then replaces the raw one); attempts may be recorded as objects with a
 ``to_json`` (the engine's AttemptRecords), and the request and response as their JSON
-text (bytes), and are rendered then too. A call is recorded as a tuple of
-:data:`FIELDS` (200 bytes with its id, where a dict of 13 keys took 460) and becomes its
-entry, a dict, on first read. Every way out of the journal — iteration and
-:meth:`Journal.query` — hands out masked entries only, so card numbers, CVVs, token
-payloads and credential values never leave it; the request path pays nothing for masking.
+text (bytes), and are rendered then too. A call is recorded as an :class:`Entry` (a
+named tuple: 200 bytes, where a dict of 13 keys took 460) and becomes its entry, a dict,
+on first read. Every way out of the journal — iteration and :meth:`Journal.query` —
+hands out masked entries only, so card numbers, CVVs, token payloads and credential
+values never leave it; the request path pays nothing for masking.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from itertools import count
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 
@@ -31,8 +31,28 @@ from emulator.payments.masking import References, mask, mask_query, mask_text, n
 from emulator.safeparse import has_long_number
 
 _MASKED_FIELDS = ("request", "response", "attempts")
-# a recorded call, in this order (Journal.record takes it as a tuple); the last two are
-# left out of the entry when None
+
+
+class Entry(NamedTuple):
+    """One recorded call, as :meth:`Journal.record` takes it (rendered and masked into its
+    entry, a dict keyed by :data:`FIELDS`, when first read)."""
+
+    time: datetime | str  # written as ISO text when first read
+    method: str
+    path: str
+    query: str
+    operation_id: str | None
+    interface_version: str | None
+    status: int | None  # None: the connection was dropped
+    latency_ms: float  # rounded when first read
+    request: Any  # the body received: its value, or its JSON text (bytes)
+    response: Any  # the body answered: its value, or its JSON text (bytes)
+    attempts: list[Any]  # the engine's AttemptRecords, or their JSON
+    fault: str | None = None  # why the connection was dropped; left out of the entry when None
+    warnings: list[str] | None = None  # leniencies used to read the request; left out when None
+
+
+# the entry's keys, in the order of Entry's fields
 FIELDS = (
     "time",
     "method",
@@ -50,6 +70,8 @@ FIELDS = (
 )
 _OPTIONAL = frozenset({"fault", "warnings"})
 UNLIMITED = 1 << 62
+if len(FIELDS) != len(Entry._fields):
+    raise ImportError("journal.FIELDS does not name every field of journal.Entry")
 
 
 class Renders(Protocol):
@@ -84,7 +106,7 @@ def weigh(entry: dict[str, Any]) -> int:
 
 
 def _entry(number: int, values: tuple[Any, ...]) -> dict[str, Any]:
-    """A recorded tuple of :data:`FIELDS` as its entry (not yet rendered nor masked)."""
+    """A recorded :class:`Entry` as its entry (not yet rendered nor masked)."""
     entry = {
         name: value for name, value in zip(FIELDS, values, strict=True) if value is not None or name not in _OPTIONAL
     }
@@ -92,14 +114,19 @@ def _entry(number: int, values: tuple[Any, ...]) -> dict[str, Any]:
     return entry
 
 
-def _shown(stored: tuple[Any, ...] | dict[str, Any]) -> dict[str, Any]:
-    """An entry as handed out: a recorded call rendered and masked, a restored one (its id
-    and JSON text, masked when it was saved) parsed, a shown one as it is."""
-    if type(stored) is not tuple:
-        return stored  # type: ignore[return-value]
-    if len(stored) == 2:
-        return _loads(stored[1])  # type: ignore[no-any-return]
-    return _render_and_mask(_entry(stored[0], stored[1:]))
+def _shown(number: int, stored: Entry | bytes | dict[str, Any]) -> dict[str, Any]:
+    """An entry as handed out: a shown one as it is, a restored one (its JSON text, masked
+    when it was saved) parsed, a recorded call rendered and masked."""
+    if isinstance(stored, dict):
+        return stored
+    if isinstance(stored, bytes):
+        entry: dict[str, Any] = _loads(stored)
+        for attempt in entry.get("attempts") or ():
+            if isinstance(attempt, dict):  # a file written before attempts named their rule
+                attempt.setdefault("rule", None)
+                attempt.setdefault("ruleSource", None)
+        return entry
+    return _render_and_mask(_entry(number, stored))
 
 
 def _render_and_mask(entry: dict[str, Any]) -> dict[str, Any]:
@@ -130,8 +157,40 @@ def _render_and_mask(entry: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _id_of(stored: tuple[Any, ...] | dict[str, Any]) -> int:
-    return stored[0] if isinstance(stored, tuple) else int(stored["id"])
+class Filters(NamedTuple):
+    """What :meth:`Journal.query` keeps besides path and time (None: anything)."""
+
+    method: str | None = None  # case-insensitive
+    status: int | None = None
+    operation_id: str | None = None
+    result_code: str | None = None  # the answer's operationResultCode
+    gateway: str | None = None  # any attempt's gatewayName, case-insensitive
+    my_ref: str | None = None  # the request's (or the answer's) myRef
+
+    def keep(self, entry: dict[str, Any]) -> bool:
+        """Whether the masked ``entry`` passes every filter given."""
+        if self.method is not None and entry["method"].upper() != self.method.upper():
+            return False
+        if self.status is not None and entry["status"] != self.status:
+            return False
+        if self.operation_id is not None and entry["operationId"] != self.operation_id:
+            return False
+        request, response = _fields(entry["request"]), _fields(entry["response"])
+        if self.result_code is not None and response.get("operationResultCode") != self.result_code:
+            return False
+        if self.my_ref is not None and self.my_ref not in (request.get("myRef"), response.get("myRef")):
+            return False
+        if self.gateway is None:
+            return True
+        wanted = self.gateway.casefold()
+        return any(str(attempt.get("gatewayName", "")).casefold() == wanted for attempt in entry["attempts"])
+
+
+_ANYTHING = Filters()
+
+
+def _fields(body: object) -> dict[str, Any]:
+    return body if isinstance(body, dict) else {}
 
 
 class Journal:
@@ -142,24 +201,26 @@ class Journal:
         # budget is full (its own tenant's or the process's, for whichever tenant)
         self.budget = budget or weights.unlimited()
         self.budget.sheddable(self)
-        # (id, *FIELDS) as recorded (one tuple, one object less for the garbage collector
-        # to walk per entry); the masked entry (a dict) once read
-        self._entries: deque[tuple[Any, ...] | dict[str, Any]] = deque()
-        self._weights: deque[int] = deque()  # weigh() of each entry, in the same order
+        # each Entry as recorded (the caller's tuple, kept as it is); the masked entry (a
+        # dict) once read; their ids, and their weigh(), in the same order
+        self._entries: deque[Entry | bytes | dict[str, Any]] = deque()
+        self._numbers: deque[int] = deque()
+        self._weights: deque[int] = deque()
         self._ids = count(1)
         self.dropped = 0
         self.bytes = 0
 
-    def record(self, values: tuple[Any, ...], weight: int | None = None) -> int:
-        """Store a call (a tuple of :data:`FIELDS`, masked on first read) and give it a
-        sequence id, which is returned; the oldest entries go while there are more than
-        ``size`` or ``max_bytes``. ``weight``: the entry's bytes when the caller knows
-        them (else :func:`weigh`)."""
+    def record(self, entry: Entry, weight: int | None = None) -> int:
+        """Store a call (masked on first read) and give it a sequence id, which is
+        returned; the oldest entries go while there are more than ``size`` or
+        ``max_bytes``. ``weight``: the entry's bytes when the caller knows them (else
+        :func:`weigh`)."""
         number = next(self._ids)
         entries, weights = self._entries, self._weights
-        entries.append((number, *values))  # one tuple where (id, values) made two
+        entries.append(entry)
+        self._numbers.append(number)
         if weight is None:
-            weight = weigh(_entry(number, values))
+            weight = weigh(_entry(number, entry))
         weights.append(weight)
         self.bytes += weight
         freed = 0  # by the oldest entries past the bounds: the budget is charged the difference once
@@ -175,6 +236,7 @@ class Journal:
     def _pop_oldest(self) -> int:
         """Forget the oldest entry; its weight (the caller releases it from the budget)."""
         self._entries.popleft()
+        self._numbers.popleft()
         weight = self._weights.popleft()
         self.bytes -= weight
         self.dropped += 1
@@ -195,7 +257,7 @@ class Journal:
 
     def _masked(self) -> list[dict[str, Any]]:
         """Every entry, masked; those read for the first time replace what was recorded."""
-        entries = [_shown(stored) for stored in self._entries]
+        entries = [_shown(number, stored) for number, stored in zip(self._numbers, self._entries, strict=True)]
         self._entries = deque(entries)
         return entries
 
@@ -205,38 +267,39 @@ class Journal:
     # -- persistence (emulator.state) --
     def newest_id(self) -> int:
         """The id of the newest entry (0 when empty)."""
-        return _id_of(self._entries[-1]) if self._entries else 0
+        return self._numbers[-1] if self._numbers else 0
 
     def oldest_id(self) -> int:
         """The id of the oldest entry held (0 when empty)."""
-        return _id_of(self._entries[0]) if self._entries else 0
+        return self._numbers[0] if self._numbers else 0
 
     def entries_after(self, number: int, limit: int, until: int | None = None) -> list[dict[str, Any]]:
         """At most ``limit`` masked entries with an id above ``number`` (and at most
         ``until``), oldest first: only those are rendered and masked, so a save reads what
         is new and nothing else."""
-        entries = self._entries
+        entries, numbers = self._entries, self._numbers
         # where they start, and where ``until`` ends them, by bisection over the ids (they
         # only grow; a scan back from the newest made a save quadratic in what it wrote)
-        first = bisect_right(entries, number, key=_id_of)
-        end = len(entries) if until is None else bisect_right(entries, until, lo=first, key=_id_of)
+        first = bisect_right(numbers, number)
+        end = len(numbers) if until is None else bisect_right(numbers, until, lo=first)
         # rendered for the caller and not kept: the journal keeps its compact records (a
         # rendered entry is a tree of a dozen objects the garbage collector walks)
-        return [_shown(entries[index]) for index in range(first, min(first + limit, end))]
+        return [_shown(numbers[index], entries[index]) for index in range(first, min(first + limit, end))]
 
     def load(self, entries: Sequence[tuple[int, bytes] | dict[str, Any]]) -> None:
         """Hold ``entries`` (a state file's: masked entries, or each one's id and JSON
         text; ids increasing) as if recorded, within the same bounds; later entries are
         numbered after them. Each is kept as its text, weighed by its length, until read."""
         for given in entries:
-            entry = (int(given["id"]), orjson.dumps(given)) if isinstance(given, dict) else given
-            self._entries.append(entry)
-            weight = len(entry[1])
+            number, text = (int(given["id"]), orjson.dumps(given)) if isinstance(given, dict) else given
+            self._entries.append(text)
+            self._numbers.append(number)
+            weight = len(text)
             self._weights.append(weight)
             self.bytes += weight
             self.budget.charge(weight)
         if entries:
-            self._ids = count(_id_of(self._entries[-1]) + 1)
+            self._ids = count(self._numbers[-1] + 1)
         while len(self._entries) > self.size or (self.bytes > self.max_bytes and len(self._entries) > 1):
             self._drop_oldest()
             self.dropped -= 1  # not dropped: never held in this run
@@ -250,14 +313,17 @@ class Journal:
         since: str | None = None,
         until: str | None = None,
         limit: int | None = None,
+        filters: Filters | None = None,
     ) -> list[dict[str, Any]]:
         """Entries oldest first; ``path`` matches a prefix, ``since``/``until`` compare the
-        ISO times; ``limit`` keeps the newest."""
+        ISO times, ``filters`` the rest; ``limit`` keeps the newest."""
+        keep = None if filters is None or filters == _ANYTHING else filters.keep
         found = [
             e
             for e in self._masked()
             if (path is None or e["path"].startswith(path))
             and (since is None or e["time"] >= since)
             and (until is None or e["time"] <= until)
+            and (keep is None or keep(e))
         ]
         return found[-limit:] if limit else found

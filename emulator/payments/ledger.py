@@ -121,10 +121,16 @@ class Ledger(Mapping[str, Transaction]):
     def __contains__(self, reference: object) -> bool:  # Mapping's would raise and catch a KeyError
         return reference in self._transactions
 
-    def add(self, tx: Transaction) -> None:
-        """Keep ``tx`` (already admitted), charging its weight to the budget: packed at
-        once when it is finished (``tx`` is then not the ledger's own: change it through
-        :meth:`find`), else as an object among the newest."""
+    def add(self, tx: Transaction | packing.NewTransaction) -> None:
+        """Keep ``tx`` (already admitted), charging its weight to the budget. The ledger
+        packs what is finished: a :class:`~emulator.payments.packing.NewTransaction`
+        (finished as it is made) at once, from its fields; a Transaction when nothing can
+        change it any more (``tx`` is then not the ledger's own: change it through
+        :meth:`find`), else it is kept as an object among the newest."""
+        if type(tx) is packing.NewTransaction:
+            self._put(tx.reference, packing.pack_new(tx), tx.weight)
+            return
+        assert isinstance(tx, Transaction)
         if not tx.weight:
             tx.weight = tx.weight_of()
         if tx.clock is not None:
@@ -134,11 +140,6 @@ class Ledger(Mapping[str, Transaction]):
         else:
             self._put(tx.reference, tx, tx.weight)
             self._kept(tx.reference)
-
-    def add_packed(self, reference: str, packed: bytes, heft: int) -> None:
-        """Keep a new finished transaction packed already (:func:`packing.pack_new`), of
-        weight ``heft`` (already admitted)."""
-        self._put(reference, packed, heft)
 
     def _put(self, reference: str, stored: Transaction | bytes, heft: int) -> None:
         transactions = self._transactions

@@ -266,6 +266,8 @@ class AttemptRecord:
     gateway: str
     timestamp: datetime
     result: OperationResult
+    rule: str | None = None  # the scenario rule that decided it (None: the gateway's default)
+    rule_source: str | None = None  # where that rule was written (``file:line``, ``runtime``)
 
     @property
     def is_fallback(self) -> bool:
@@ -278,6 +280,8 @@ class AttemptRecord:
             "gatewayName": self.gateway,
             "isFallback": self.is_fallback,
             "timestamp": isoformat(self.timestamp),
+            "rule": self.rule,
+            "ruleSource": self.rule_source,
             "result": self.result.to_json(),
         }
 

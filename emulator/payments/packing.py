@@ -24,7 +24,7 @@ import struct
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from emulator.payments.clock import Clock
 from emulator.payments.model import ZERO
@@ -141,29 +141,51 @@ def pack(tx: Transaction) -> bytes:
     return _packed(flags, tx.weight, tx.my_ref, body)
 
 
-def pack_new(
-    reference: str,
-    operation: Operation,
-    gateway: str,
-    account: str | None,
-    amount: Decimal,
-    currency: str,
-    code: ResultCode,
-    reason: RejectReason | str | None,
-    created_at: datetime,
-    my_ref: str | None,
-    card: str | None,
-    approval: str | None,
-    weight: int,
-) -> bytes:
-    """What :func:`pack` makes of a new transaction that leaves every other field at its
-    default and is finished (not an authorization, not pending), made from its fields
-    without a :class:`Transaction` (:func:`emulator.payments.recording.record_attempt`)."""
+class NewTransaction(NamedTuple):
+    """What one attempt gives a new transaction: its first fields, in :class:`Transaction`'s
+    order, and its weight. The ledger packs one finished as it is made (a charge, a
+    decline, a tokenize: not an authorization, not pending, on no earlier transaction, the
+    first attempt of its request) from these fields alone (:meth:`Ledger.add`); any other
+    becomes its :meth:`transaction`."""
+
+    reference: str
+    operation: Operation
+    gateway: str
+    account: str | None
+    amount: Decimal
+    currency: str
+    result_code: ResultCode
+    reject_reason: RejectReason | str | None
+    created_at: datetime
+    my_ref: str | None
+    card_number: str | None
+    authorization_code: str | None
+    weight: int
+
+    def transaction(self, *, parent: str | None, attempt_number: int, clock: Clock | None) -> Transaction:
+        """The :class:`Transaction` of these fields, made by attempt ``attempt_number``."""
+        return Transaction(
+            *self[:-1],
+            parent=parent,
+            attempt_number=attempt_number,
+            attempts=attempt_number,
+            clock=clock,
+            weight=self.weight,
+        )
+
+
+if NewTransaction._fields[:-1] != tuple(spec.name for spec in fields(Transaction))[: len(NewTransaction._fields) - 1]:
+    raise ImportError("packing.NewTransaction's fields are not the first fields of Transaction")
+
+
+def pack_new(new: NewTransaction) -> bytes:
+    """What :func:`pack` makes of the Transaction ``new`` stands for."""
+    reference, operation, gateway, account, amount, currency, code, reason, created, my_ref, card, approval, heft = new
     body = (
         reference, operation._value_, gateway, account, str(amount), currency, code._value_,
-        None if reason is None else str(reason), _moment(created_at), card, approval, None,
+        None if reason is None else str(reason), _moment(created), card, approval, None,
     )  # fmt: skip
-    return _packed(ORIGINAL if operation in ORIGINALS else 0, weight, my_ref, body)
+    return _packed(ORIGINAL if operation in ORIGINALS else 0, heft, my_ref, body)
 
 
 def _packed(flags: int, weight: int, my_ref: str | None, body: tuple[Any, ...]) -> bytes:
@@ -196,33 +218,33 @@ def unpack(blob: bytes, clock: Clock | None) -> Transaction:
         history,
     ) = _PLAIN_REST if rest is None else rest  # fmt: skip
     return Transaction(
-        reference,
-        _OPERATIONS[operation],
-        gateway,
-        account,
-        Decimal(amount),
-        currency,
-        _CODES[code],
-        None if reason is None else _REASONS.get(reason, reason),
-        _datetime(created),  # type: ignore[arg-type]
-        my_ref,
-        card,
-        approval,
-        parent,
-        attempt_number,
-        attempts,
-        _datetime(expires),
-        settles_to,
-        _datetime(settle_at),
-        ZERO if captured is None else Decimal(captured),
-        ZERO if refunded is None else Decimal(refunded),
-        captured_by,
-        voided_by,
-        tuple(
+        reference=reference,
+        operation=_OPERATIONS[operation],
+        gateway=gateway,
+        account=account,
+        amount=Decimal(amount),
+        currency=currency,
+        result_code=_CODES[code],
+        reject_reason=None if reason is None else _REASONS.get(reason, reason),
+        created_at=_datetime(created),  # type: ignore[arg-type]
+        my_ref=my_ref,
+        card_number=card,
+        authorization_code=approval,
+        parent=parent,
+        attempt_number=attempt_number,
+        attempts=attempts,
+        expires_at=_datetime(expires),
+        settles_to=settles_to,
+        settle_at=_datetime(settle_at),
+        captured_amount=ZERO if captured is None else Decimal(captured),
+        refunded_amount=ZERO if refunded is None else Decimal(refunded),
+        captured_by=captured_by,
+        voided_by=voided_by,
+        operations=tuple(
             OperationEntry(_OPERATIONS[op], ref, Decimal(value), _CODES[result], _datetime(when))  # type: ignore[arg-type]
             for op, ref, value, result, when in history
         ),
-        None,
-        clock,
-        heft,
+        busy=None,
+        clock=clock,
+        weight=heft,
     )

@@ -1,12 +1,9 @@
 """Recording a gateway attempt in a tenant's ledger (and what it does to an earlier
 transaction), and keeping the gateway tokens a gateway minted.
 
-:func:`record` makes the attempt a :class:`~emulator.payments.ledger.Transaction`: a
-capture, void or refund lands in the history of the transaction it refers to, and
-changes it when it succeeded. :func:`record_attempt` is the engine's way in: it needs only
-the time of the recording, so a plain attempt that no later operation can change by
-itself (a charge, a decline, a tokenize, a follow-up's own record aside) goes into the
-ledger packed, without a Transaction object on the way (:func:`packing.pack_new`).
+:func:`record` is the one way in: a capture, void or refund lands in the history of the
+transaction it refers to, and changes it when it succeeded; the ledger packs what is
+finished (:meth:`Ledger.add`).
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ from emulator.payments.model import OperationResult
 from emulator.payments.transaction import weight_of_texts
 from emulator.vocabulary import Operation, ResultCode
 
-__all__ = ["Holder", "record", "record_attempt", "remember_token"]
+__all__ = ["Holder", "record", "remember_token"]
 
 
 class Holder(Protocol):
@@ -46,41 +43,46 @@ def record(
     attempt_number: int = 1,
     settles_to: str | None = None,
     settle_after_seconds: float | None = None,
-) -> Transaction:
-    """Record one attempt's OperationResult as a transaction (and, for an operation on an
-    earlier one, apply it there when it succeeded); the transaction is returned (a
-    finished one as it was recorded: the ledger keeps it packed, see :meth:`Ledger.add`)."""
+) -> datetime:
+    """Record one attempt's OperationResult in the ledger (and, for an operation on an
+    earlier transaction, apply it there when it succeeded); the time it was recorded. A
+    plain attempt — the first of its request, on no earlier transaction, neither an
+    authorization nor pending: finished as it is made — goes to the ledger as its fields
+    (:class:`packing.NewTransaction`), which the ledger packs without a Transaction object."""
     now = tenant.now()
-    operation = result.operation
-    code = result.code
-    if result.gateway_reference is None or result.gateway_name is None:
+    operation, code, reference, gateway = result.operation, result.code, result.gateway_reference, result.gateway_name
+    if reference is None or gateway is None:
         raise ValueError("only an attempt that reached a gateway is a transaction")
+    ledger = tenant.ledger
     money = result.money
-    tx = Transaction(  # positional: in the field order
-        result.gateway_reference,
+    approval = result.authorization_code
+    # positional, in the field order: a charge's hot path (keywords there cost it instructions)
+    new = packing.NewTransaction(
+        reference,
         operation,
-        result.gateway_name,
+        gateway,
         account,
-        money.amount,
-        money.currency,
-        code,
-        result.reject_reason,
-        now,
+        money.amount,  # amount
+        money.currency,  # currency
+        code,  # result_code
+        result.reject_reason,  # reject_reason
+        now,  # created_at
         my_ref,
         card_number,
-        result.authorization_code,
-        parent.reference if parent else None,
-        attempt_number,
-        attempt_number,  # attempts
-        clock=tenant.clock,
+        approval,  # authorization_code
+        weight_of_texts(reference, card_number, approval, my_ref),  # weight
     )
+    if parent is None and attempt_number == 1 and code != ResultCode.ACCEPTED and operation != Operation.PRE_AUTH:
+        ledger.admit(now, new.weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
+        ledger.add(new)  # finished as it is made: packed from its fields
+        return now
+    tx = new.transaction(parent=parent.reference if parent else None, attempt_number=attempt_number, clock=tenant.clock)
     if operation == Operation.PRE_AUTH:
         tx.expires_at = now + timedelta(days=authorization_days)
     if code == ResultCode.ACCEPTED and settles_to:
         tx.settles_to = settles_to
         tx.settle_at = now + timedelta(seconds=settle_after_seconds or 0)
-    ledger = tenant.ledger
-    tx.weight = weight = tx.weight_of()
+    weight = tx.weight
     if parent is not None:
         weight += weights.OPERATION  # the entry in the parent's history
     ledger.admit(now, weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
@@ -91,69 +93,6 @@ def record(
         ledger.grow(parent, weights.OPERATION)
         if result.successful:
             _apply(parent, tx)
-    return tx
-
-
-def record_attempt(
-    tenant: Holder,
-    result: OperationResult,
-    *,
-    account: str | None,
-    card_number: str | None,
-    my_ref: str | None,
-    authorization_days: int,
-    parent: Transaction | None = None,
-    attempt_number: int = 1,
-    settles_to: str | None = None,
-    settle_after_seconds: float | None = None,
-) -> datetime:
-    """:func:`record`, for the engine: the time the attempt was recorded. A plain attempt
-    (a first attempt on no earlier transaction, neither an authorization nor pending: what
-    :func:`packing.may_be_open` says is finished, with every field :func:`packing.pack`
-    leaves out at its default) is packed straight from the result."""
-    operation, code, reference = result.operation, result.code, result.gateway_reference
-    if (
-        parent is not None
-        or attempt_number != 1
-        or code == ResultCode.ACCEPTED
-        or operation == Operation.PRE_AUTH
-        or reference is None
-        or result.gateway_name is None
-    ):
-        return record(
-            tenant,
-            result,
-            account=account,
-            card_number=card_number,
-            my_ref=my_ref,
-            authorization_days=authorization_days,
-            parent=parent,
-            attempt_number=attempt_number,
-            settles_to=settles_to,
-            settle_after_seconds=settle_after_seconds,
-        ).created_at
-    now = tenant.now()
-    approval = result.authorization_code
-    weight = weight_of_texts(reference, card_number, approval, my_ref)
-    ledger = tenant.ledger
-    ledger.admit(now, weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
-    money = result.money
-    packed = packing.pack_new(
-        reference,
-        operation,
-        result.gateway_name,
-        account,
-        money.amount,
-        money.currency,
-        code,
-        result.reject_reason,
-        now,
-        my_ref,
-        card_number,
-        approval,
-        weight,
-    )
-    ledger.add_packed(reference, packed, weight)
     return now
 
 

@@ -23,6 +23,7 @@ from emulator.config import ConfigError
 from emulator.http import errors
 from emulator.http.openapi import OpenApi, Operation
 from emulator.http.wire import JSON_MEDIA, dumps, read_body, read_parameter
+from emulator.payments.journal import Entry
 from emulator.payments.masking import mask_text
 from emulator.proxy import har
 
@@ -269,20 +270,20 @@ class Proxy:
         tenant = self.runtime.tenants.get(key)
         if tenant is None:
             return  # no key (or one the registry refuses): no journal to write to
-        record: tuple[Any, ...] = (  # in the order of emulator.payments.journal.FIELDS
-            tenant.now(),
-            method,
-            path,
-            query,
-            op.operation_id if op else None,
-            self.runtime.api.interface_version,
-            status,
-            elapsed_ms,
-            _value(body),
-            _value(payload),
-            [],
-            fault,
-            [f"violation: {v}" for v in violations] or None,
+        record = Entry(
+            time=tenant.now(),
+            method=method,
+            path=path,
+            query=query,
+            operation_id=op.operation_id if op else None,
+            interface_version=self.runtime.api.interface_version,
+            status=status,
+            latency_ms=elapsed_ms,
+            request=_value(body),
+            response=_value(payload),
+            attempts=[],
+            fault=fault,
+            warnings=[f"violation: {v}" for v in violations] or None,
         )
         tenant.journal.record(record, len(body) + len(payload) + 512)
 

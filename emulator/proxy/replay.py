@@ -22,6 +22,7 @@ from starlette.types import Message, Receive, Scope, Send
 from emulator.http import errors
 from emulator.http.pipeline import NOTES
 from emulator.http.wire import JSON_MEDIA, dumps, read_body
+from emulator.payments.journal import Entry
 from emulator.payments.masking import mask_query, mask_text
 from emulator.proxy import har
 from emulator.proxy.forward import LOCAL_PREFIXES, NOT_RETURNED, Matcher, send_answer
@@ -225,20 +226,20 @@ class Replay:
         if tenant is None:
             return
         op, _ = self.matcher.find(scope["method"], scope["path"])
-        record: tuple[Any, ...] = (  # in the order of emulator.payments.journal.FIELDS
-            tenant.now(),
-            scope["method"],
-            scope["path"],
-            query,
-            op.operation_id if op else None,
-            self.runtime.api.interface_version,
-            status,
-            0.0,
-            _value(body),
-            _value(payload),
-            [],
-            None,
-            [note],
+        record = Entry(
+            time=tenant.now(),
+            method=scope["method"],
+            path=scope["path"],
+            query=query,
+            operation_id=op.operation_id if op else None,
+            interface_version=self.runtime.api.interface_version,
+            status=status,
+            latency_ms=0.0,
+            request=_value(body),
+            response=_value(payload),
+            attempts=[],
+            fault=None,
+            warnings=[note],
         )
         tenant.journal.record(record, len(body) + len(payload) + 512)
 

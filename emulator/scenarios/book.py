@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from emulator.datafiles import data_path
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
-from emulator.scenarios.model import Attempt, Outcome, Rule
+from emulator.scenarios.model import RUNTIME_SOURCE, Attempt, Outcome, Rule
 
 if TYPE_CHECKING:
     from emulator.config import Settings
@@ -80,11 +80,17 @@ class ScenarioBook:
         if problems:
             raise ScenarioError(problems)
         self._rules = tuple(rules)
-        self._mock_rules = tuple(r for r in rules if r.match.names_gateway_or_account)
+        # on a mock gateway: the user's rules, and the built-in ones naming it (or an account)
+        self._mock_rules = tuple(r for r in rules if r.match.names_gateway_or_account or not self.is_builtin(r))
         self._by_gateway = {}
         self._test_cards = {}
         self._signature = _signature(self.files())
         return len(rules)
+
+    def is_builtin(self, rule: Rule) -> bool:
+        """Whether ``rule`` is one of payemu's built-in test cards and amounts (not the user's)."""
+        builtin = self.builtin
+        return builtin is not None and rule.source != RUNTIME_SOURCE and _same(Path(rule.source), builtin)
 
     def test_cards(self, gateway: str) -> frozenset[str]:
         """The card numbers the built-in rules name for ``gateway``: its own test cards and
@@ -140,15 +146,14 @@ class ScenarioBook:
 
     def decide(self, tenant: RuleHolder, attempt: Attempt, mock: bool = False) -> Outcome | None:
         """The outcome of the first rule matching ``attempt``, or None (the gateway's
-        default). With ``mock`` (NULLSuccess, NULLFailure: they ignore card and amount)
-        only rules whose ``when`` names a ``gateway`` or an ``account`` are considered.
-        A ``sequence`` rule answers its i-th entry to its i-th matching call, counted per
-        tenant and card number; the last entry repeats."""
+        default). A rule the user added (at run time or in a file) applies at every
+        gateway it does not exclude by naming another; with ``mock`` (NULLSuccess,
+        NULLFailure: they ignore card and amount) the built-in test cards and amounts do
+        not, unless they name the gateway or an account. A ``sequence`` rule answers its
+        i-th entry to its i-th matching call, counted per tenant and card number; the
+        last entry repeats."""
         file_rules = self._file_rules(attempt.gateway, mock)
-        if mock:
-            candidates = (*(r for r in tenant.rules if r.match.names_gateway_or_account), *file_rules)
-        else:
-            candidates = (*tenant.rules, *file_rules)
+        candidates = (*tenant.rules, *file_rules) if tenant.rules else file_rules
         for rule in candidates:
             if not rule.match.matches(attempt):
                 continue

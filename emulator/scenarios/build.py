@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from emulator.scenarios.model import Match, Outcome, Rule, canonical, digits
+from emulator.scenarios.model import Match, Outcome, Rule, canonical, digits, location
 from emulator.vocabulary import (
     AUTHENTICATION_OPTIONS,
     DEFAULT_REJECT_REASON,
@@ -40,7 +40,7 @@ def build_rule(item: dict[str, Any], source: str, line: int) -> Rule:
     return Rule(
         name=name,
         match=_match(when),
-        outcomes=tuple(_outcome(entry, name) for entry in entries),
+        outcomes=tuple(_outcome(entry, name, location(source, line)) for entry in entries),
         is_sequence="sequence" in item,
         source=source,
         line=line,
@@ -119,7 +119,7 @@ def _texts(when: dict[str, Any], key: str, shape: Callable[[str], str]) -> froze
     return frozenset(shape(str(v).strip()) for v in _listed(when[key]))
 
 
-def _outcome(then: dict[str, Any], rule: str) -> Outcome:
+def _outcome(then: dict[str, Any], rule: str, source: str) -> Outcome:
     result = then["operationResultCode"]
     reason = then.get("rejectReasonCode") or (DEFAULT_REJECT_REASON.value if result == ResultCode.REJECTED else None)
     settles_to = then.get("settlesTo")
@@ -133,5 +133,6 @@ def _outcome(then: dict[str, Any], rule: str) -> Outcome:
         settles_to=settles_to,
         settle_after_seconds=then.get("settleAfterSeconds", 0.0) if settles_to else None,
         rule=rule,
+        source=source,
         authentication=then.get("authentication"),
     )

@@ -66,6 +66,7 @@ class Outcome:
     settles_to: str | None = None
     settle_after_seconds: float | None = None
     rule: str = ""
+    source: str = field(default="", compare=False)  # the rule's location (``file:line``, ``runtime``)
     authentication: str | None = None  # eWallet sessions: the card form's authenticationOption
 
     def summary(self) -> str:
@@ -156,7 +157,7 @@ class Rule:
     @property
     def location(self) -> str:
         """``file:line``, or ``runtime`` for rules added through the control API."""
-        return RUNTIME_SOURCE if self.source == RUNTIME_SOURCE else f"{self.source}:{self.line}"
+        return location(self.source, self.line)
 
     def outcome(self, index: int) -> Outcome:
         """The outcome of the ``index``-th matching call (0-based); the last one repeats."""
@@ -183,6 +184,11 @@ class Rule:
         if not self.is_sequence:
             return self.outcomes[0].summary()
         return " → ".join(o.summary() for o in self.outcomes) + " (last repeats)"
+
+
+def location(source: str, line: int) -> str:
+    """Where a rule was written: ``file:line``, or ``runtime`` (added through the control API)."""
+    return RUNTIME_SOURCE if source == RUNTIME_SOURCE else f"{source}:{line}"
 
 
 def amount_text(value: Any) -> str:

@@ -37,9 +37,10 @@ def check_files(paths: Sequence[str | Path]) -> list[str]:
 
 def describe(settings: Settings, gateway: str | None = None) -> str:
     """The effective file rules, one line each: ``source  name  when → outcome``; with
-    ``gateway``, only the rules that can fire on that gateway (its own triggers and
-    payemu's conventions)."""
-    rules = ScenarioBook.load(settings).file_rules
+    ``gateway``, only the rules that can fire on that gateway (its own triggers, payemu's
+    conventions, the user's rules)."""
+    book = ScenarioBook.load(settings)
+    rules = book.file_rules
     if gateway is None:
         return describe_rules(rules)
     catalog = load_catalog()
@@ -48,7 +49,7 @@ def describe(settings: Settings, gateway: str | None = None) -> str:
         raise ScenarioError(
             [Problem("--gateway", 0, f"unknown gateway {gateway!r} (known: {', '.join(catalog.names())})")]
         )
-    return describe_rules(triggers.for_gateway(rules, spec))
+    return describe_rules(triggers.for_gateway(rules, spec, book.is_builtin))
 
 
 def describe_rules(rules: Iterable[Rule]) -> str:

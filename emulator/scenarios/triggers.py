@@ -5,7 +5,7 @@ inputs) apart from payemu's own conventions (rules naming none), for
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from emulator.gateways.catalog import Catalog, GatewaySpec
 from emulator.scenarios.model import Rule
@@ -21,18 +21,26 @@ _INPUTS = (  # the when keys that name a test input, as the tables show them
 )
 
 
-def applies(rule: Rule, gateway: GatewaySpec) -> bool:
+def _any_is_builtin(rule: Rule) -> bool:
+    return True
+
+
+def applies(rule: Rule, gateway: GatewaySpec, builtin: Callable[[Rule], bool] = _any_is_builtin) -> bool:
     """Whether ``rule`` can fire on ``gateway``: a rule naming a gateway fires on that one
-    only; a rule naming none (payemu's conventions) on every gateway but the mocks."""
+    only; a built-in rule naming none (payemu's conventions) on every gateway but the
+    mocks; a user's rule naming none on every gateway. ``builtin``: whether a rule is one
+    of payemu's (by default every rule is)."""
     named = rule.match.gateway
     if named is not None:
         return named == gateway.name.casefold()
-    return gateway.always is None or rule.match.account is not None
+    return gateway.always is None or rule.match.account is not None or not builtin(rule)
 
 
-def for_gateway(rules: Iterable[Rule], gateway: GatewaySpec) -> list[Rule]:
+def for_gateway(
+    rules: Iterable[Rule], gateway: GatewaySpec, builtin: Callable[[Rule], bool] = _any_is_builtin
+) -> list[Rule]:
     """The rules of ``rules`` that can fire on ``gateway``, in matching order."""
-    return [rule for rule in rules if applies(rule, gateway)]
+    return [rule for rule in rules if applies(rule, gateway, builtin)]
 
 
 def own(rules: Iterable[Rule], gateway: GatewaySpec) -> list[Rule]:

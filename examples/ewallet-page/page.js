@@ -3,7 +3,9 @@
 // server, which verifies it with payemu before the shop believes it.
 (function () {
   "use strict";
-  var kind = new URLSearchParams(location.search).get("kind") || "card";
+  var asked = new URLSearchParams(location.search);
+  var kind = asked.get("kind") || "card";
+  var display = asked.get("display") === "popup" ? "popup" : "iframe";  // the library's default is a popup
   var result = document.getElementById("result");
   var details = document.getElementById("details");
 
@@ -21,7 +23,7 @@
 
   post("/session", {kind: kind}).then(function (session) {
     if (!session.token) throw new Error("no session: " + JSON.stringify(session));
-    var engine = new eWallet.Engine(session.token, undefined, "en", {displayMode: "iframe"});
+    var engine = new eWallet.Engine(session.token, undefined, "en", {displayMode: display});
     return engine.checkAvailability().then(function (methods) {
       document.getElementById("methods").textContent = methods.join(", ");
       show("Ready to pay (" + engine.getSessionType() + ").");

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from emulator.http import errors
 from emulator.http.pipeline import Call, Handler, Reply
 from emulator.payments.clock import isoformat
+from emulator.payments.journal import Filters
 
 PAGE_SIZE = 1000
 
@@ -25,15 +27,30 @@ def _moment(name: str, text: str | None) -> str | None:
         raise errors.invalid(name, f"'{text}' is not an ISO 8601 time (e.g. 2030-01-01T12:00:00Z).") from None
 
 
-async def requests(call: Call) -> Reply:
+def _found(call: Call) -> list[dict[str, Any]]:
+    """The caller's journal entries that pass the query's filters, oldest first."""
     query = call.query
-    journal = call.tenant.journal
-    found = journal.query(
+    filters = Filters(
+        method=query.get("method"),
+        status=query.get("status"),
+        operation_id=query.get("operationId"),
+        result_code=query.get("resultCode"),
+        gateway=query.get("gateway"),
+        my_ref=query.get("myRef"),
+    )
+    return call.tenant.journal.query(
         path=query.get("path") or None,
         since=_moment("since", query.get("since")),
         until=_moment("until", query.get("until")),
         limit=query.get("limit"),
+        filters=filters,
     )
+
+
+async def requests(call: Call) -> Reply:
+    query = call.query
+    journal = call.tenant.journal
+    found = _found(call)
     after = query.get("after")
     if after is not None:
         found = [entry for entry in found if entry["id"] > after]
@@ -46,4 +63,8 @@ async def requests(call: Call) -> Reply:
     )
 
 
-HANDLERS: dict[str, Handler] = {"ControlJournal": requests}
+async def count(call: Call) -> Reply:
+    return Reply(200, {"count": len(_found(call))})
+
+
+HANDLERS: dict[str, Handler] = {"ControlJournal": requests, "ControlJournalCount": count}

@@ -7,6 +7,7 @@ to the library endpoints (:mod:`emulator.http.pages.library`)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -21,6 +22,7 @@ FILES = {
     "": (HERE / "form" / "index.html", "text/html; charset=utf-8"),
     "cardform.js": (HERE / "form" / "cardform.js", "text/javascript; charset=utf-8"),
     "payemu.css": (HERE / "static" / "payemu.css", "text/css; charset=utf-8"),
+    "favicon.svg": (HERE / "static" / "favicon.svg", "image/svg+xml"),
 }
 # The page is embedded by (or opened from) the merchant's page, on any local origin, and
 # calls payemu's library endpoints, wherever the session token's url says they are.
@@ -43,16 +45,38 @@ async def _file(request: Request) -> Response:
     return FileResponse(path, media_type=media, headers=HEADERS)
 
 
+# The library asks the form's site for its strings, ``assets/i18n/{language}.json``, with an
+# (empty) Authorization header: a CORS request, preflighted. An empty map makes it use the
+# strings it bundles, in the page's language.
+LANGUAGE_FILE = re.compile(r"[a-z]{2}\.json")
+CORS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, OPTIONS",
+    "Access-Control-Allow-Headers": "authorization, content-type",
+    "Access-Control-Max-Age": "600",
+}
+
+
+async def _strings(request: Request) -> Response:
+    headers = {**HEADERS, **CORS}
+    if request.method == "OPTIONS":
+        return Response(status_code=204, headers=headers)
+    if not LANGUAGE_FILE.fullmatch(request.path_params["name"]):
+        return JSONResponse({"error": "payemu's card form has strings for two-letter languages only"}, 404, headers)
+    return JSONResponse({}, headers=headers)
+
+
 async def _home(request: Request) -> Response:
     return RedirectResponse("/pay/")
 
 
 def app() -> Starlette:
     """The form's own little site: ``/pay/`` (the page; the library adds ``#/cardEntry``),
-    ``/pay/cardform.js`` and ``/pay/payemu.css``."""
+    its script, style and icon, and the library's ``/pay/assets/i18n/*.json``."""
     routes = [
         Route("/", _home, methods=["GET"]),
         Route("/pay/", _file, methods=["GET"]),
+        Route("/pay/assets/i18n/{name}", _strings, methods=["GET", "OPTIONS"]),
         Route("/pay/{name}", _file, methods=["GET"]),
     ]
     return Starlette(routes=routes)

@@ -185,14 +185,13 @@ def handlers(runtime: Runtime, desk: Desk) -> dict[str, Handler]:
         _wallet(call)
         tenant, session = _session(runtime, call)
         challenge = desk.answer(tenant, session, call.query["transactionId"], call.body)
-        passed = challenge.status == cardform.PASSED
-        return Reply(200, answer(passed, "" if passed else "The code is not the one sent.", challenge.status))
+        return Reply(200, answer(challenge.status == cardform.PASSED, challenge.message, challenge.status))
 
     async def otp_status(call: Call) -> Reply:
         _wallet(call)
         tenant, session = _session(runtime, call)
         challenge = desk.find_challenge(tenant, session, call.query["transactionId"])
-        return Reply(200, answer(True, "", challenge.status))
+        return Reply(200, answer(True, challenge.message, challenge.status))
 
     async def covered_countries(call: Call) -> Reply:
         return Reply(200, {"countries": []})

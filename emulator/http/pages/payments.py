@@ -40,6 +40,8 @@ class Native:
 
     code: str | None = None
     description: str | None = None
+    rule: str | None = None  # the scenario rule that decided the attempt (None: the gateway's default)
+    rule_source: str | None = None  # where it is written (``file:line``, ``runtime``)
 
 
 @dataclass
@@ -177,15 +179,14 @@ def index_journal(entries: Iterable[Mapping[str, Any]]) -> JournalIndex:
             if not isinstance(result, Mapping) or not result.get("gatewayReference"):
                 continue
             ref = str(result["gatewayReference"])
+            native = _native(result, attempt)
             if result.get("operationType") == "Status":
                 when = _when(attempt.get("timestamp")) or _when(entry.get("time"))
                 if when is not None:
-                    found.statuses.setdefault(ref, []).append(_status_check(ref, result, when, entry))
+                    found.statuses.setdefault(ref, []).append(_status_check(ref, result, when, entry, native))
                 continue
             refs.append(ref)
-            found.native[ref] = Native(
-                _text(result.get("gatewayResultCode")), _text(result.get("gatewayResultDescription"))
-            )
+            found.native[ref] = native
             found.entries[ref] = entry
             found.results[ref] = result
         if len(refs) > 1:
@@ -198,7 +199,19 @@ def _text(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def _status_check(ref: str, result: Mapping[str, Any], when: datetime, entry: Mapping[str, Any]) -> FollowUp:
+def _native(result: Mapping[str, Any], attempt: Mapping[str, Any]) -> Native:
+    """The gateway's own answer to an attempt, and the rule that decided it."""
+    return Native(
+        _text(result.get("gatewayResultCode")),
+        _text(result.get("gatewayResultDescription")),
+        _text(attempt.get("rule")),
+        _text(attempt.get("ruleSource")),
+    )
+
+
+def _status_check(
+    ref: str, result: Mapping[str, Any], when: datetime, entry: Mapping[str, Any], native: Native
+) -> FollowUp:
     amount = result.get("amount")
     currency = result.get("currency")
     return FollowUp(
@@ -209,7 +222,7 @@ def _status_check(ref: str, result: Mapping[str, Any], when: datetime, entry: Ma
         _text(result.get("rejectReasonCode")),
         _text(result.get("gatewayName")),
         when,
-        Native(_text(result.get("gatewayResultCode")), _text(result.get("gatewayResultDescription"))),
+        native,
         entry,
     )
 

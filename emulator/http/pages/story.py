@@ -95,6 +95,8 @@ def _check(check: payments.FollowUp) -> dict[str, Any]:
         "myRef": None,
         "nativeCode": check.native.code,
         "nativeDescription": check.native.description,
+        "rule": check.native.rule,
+        "ruleSource": check.native.rule_source,
         "bodies": _bodies(check.entry),
         "check": True,
     }
@@ -125,6 +127,8 @@ def _event(tx: Transaction, now: Any, journal: payments.JournalIndex) -> dict[st
         "myRef": tx.my_ref,
         "nativeCode": native.code,
         "nativeDescription": native.description,
+        "rule": native.rule,
+        "ruleSource": native.rule_source,
         "bodies": _bodies(
             journal.entries.get(tx.reference),
             journal.results.get(tx.reference) if len(journal.groups.get(tx.reference, ())) > 1 else None,

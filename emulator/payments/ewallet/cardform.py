@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from emulator.payments.tenants import Tenant
 
 OTP_CODE = "1234"  # the one-time code that passes a challenge (any other fails it)
+WRONG_CODE = "The one-time code is not the one the bank sent: the payment was not authorized."
 NO_AUTHENTICATION = AUTHENTICATION_OPTIONS[0]
 PENDING, PASSED, FAILED = "Pending", "Success", "Failure"
 REFERENCE_LENGTH = 32
@@ -39,6 +40,11 @@ class Challenge:
     session_token: str
     entry: Entry
     status: str = PENDING
+
+    @property
+    def message(self) -> str:
+        """What the library shows the customer when the challenge failed (empty otherwise)."""
+        return WRONG_CODE if self.status == FAILED else ""
 
 
 class _Book:
