@@ -202,7 +202,6 @@ def test_every_page_and_asset_it_links_answers_200(serving: Serving) -> None:
     assert "Traceback" not in log and "payemu bug" not in log, log[-3000:]
 
 
-@pytest.mark.xfail(strict=True, reason="the start page's Docs link points at a local mkdocs server")
 def test_the_start_page_links_nothing_a_wheel_user_lacks(serving: Serving) -> None:
     """Links off payemu's own origin go to public https pages, not to a server only a
     checkout runs (such as ``mkdocs serve`` on 127.0.0.1:8000)."""

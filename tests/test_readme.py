@@ -6,8 +6,6 @@ import re
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.docsexamples import examples, heading_of, run_python
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +42,6 @@ def test_readme_states_the_optional_tools_and_the_card_form_port() -> None:
     assert "localhost:4200" in README
 
 
-@pytest.mark.xfail(strict=True, reason="explicit rules on mock gateways")
 def test_the_in_ci_example_passes_verbatim_in_a_fresh_project(tmp_path: Path) -> None:
     """README's "In CI" block, copied as it stands into a project of its own and run with
     pytest: the plugin comes from the installed payemu, nothing from this checkout."""
