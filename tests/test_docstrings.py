@@ -14,18 +14,6 @@ MOST_LINES = 10
 PENDING = {
     "emulator/gateways/simulator.py",
     "emulator/gateways/templates.py",
-    "emulator/http/connections.py",
-    "emulator/http/cork.py",
-    "emulator/http/cycle.py",
-    "emulator/http/direct.py",
-    "emulator/http/protocol.py",
-    "emulator/payments/journal.py",
-    "emulator/payments/ledger.py",
-    "emulator/payments/packing.py",
-    "emulator/state/__init__.py",
-    "emulator/state/migrate.py",
-    "emulator/state/saver.py",
-    "emulator/testing.py",
 }
 
 

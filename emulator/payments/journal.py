@@ -1,14 +1,11 @@
-"""The per-tenant request journal: bounded in entries and in bytes (each entry weighed
-as its JSON text), oldest dropped first, bodies masked.
+"""The per-tenant request journal: bounded in entries and in bytes (each entry weighed as
+its JSON text), oldest dropped first.
 
-Entries are stored as recorded and masked the first time anything reads them (the
-masked copy then replaces the raw one); attempts may be recorded as objects with a
-``to_json`` (the engine's AttemptRecords), and the request and response as their JSON
-text (bytes), and are rendered then too. A call is recorded as an :class:`Entry` (a
-named tuple: 200 bytes, where a dict of 13 keys took 460) and becomes its entry, a dict,
-on first read. Every way out of the journal — iteration and :meth:`Journal.query` —
-hands out masked entries only, so card numbers, CVVs, token payloads and credential
-values never leave it; the request path pays nothing for masking.
+A call is recorded as an :class:`Entry` (a named tuple, far smaller than a dict) and
+rendered and masked the first time anything reads it; every way out (iteration,
+:meth:`Journal.query`) hands out masked entries only, so card numbers, CVVs, token
+payloads and credential values never leave it and the request path pays nothing for
+masking.
 """
 
 from __future__ import annotations

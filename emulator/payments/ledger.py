@@ -1,19 +1,11 @@
 """The ledger: every gateway transaction of a tenant, and its gateway tokens.
 
-``tenant.ledger`` (a :class:`Ledger`) maps each ``gatewayReference`` to a :class:`Transaction`: every
-attempt that reached a gateway is recorded (declines and failures too, so status can
-report them); what may follow what (capture, void, refund, status) is
-:mod:`emulator.payments.rules`, checked before any gateway is asked. Gateway tokens minted
-by tokenize or ``generateToken`` (the ``userToken`` of later payments) are kept here too,
-as :class:`GatewayToken`.
-
-Transactions are kept as bytes (:mod:`emulator.payments.packing`), which the garbage
-collector does not walk: a finished one is packed as it is added (while it is at hand),
-and only those that may still change are objects — one that may still be captured, voided
-or settled, and those found since — the newest :data:`RECENT` of them (and any busy at a
-gateway). :meth:`Ledger.find` (what the engine reads and may change) unpacks one for
-good; other reads (``ledger[reference]``, iteration, :meth:`Ledger.transactions`) get equal
-copies. Amounts are exact :class:`~decimal.Decimal` values (see :mod:`emulator.payments.model`).
+Every attempt that reached a gateway is a :class:`Transaction` under its
+``gatewayReference`` (declines too, so status can report them); what may follow what is
+:mod:`emulator.payments.rules`. A finished transaction is kept packed as bytes
+(:mod:`emulator.payments.packing`), which the garbage collector does not walk; only those
+that may still change stay objects. :meth:`Ledger.find` unpacks one for good, other reads
+get equal copies.
 """
 
 from __future__ import annotations

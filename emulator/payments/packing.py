@@ -1,20 +1,11 @@
-"""A settled transaction packed into one ``bytes`` object, and back.
+"""A finished transaction packed into one ``bytes`` object, and back.
 
-Python's garbage collector walks every container object it tracks: a :class:`Transaction`
-is one, so a ledger of tens of thousands of them made each young-generation collection
-walk every transaction recorded since the last one (40 ms pauses under load, see
-docs/performance.md). ``bytes`` is not tracked, nor counted towards the next collection.
-(A tuple of plain values is untracked too, but only by the first collection after it was
-made: a ledger filling up made 50 ms ones of them.) The ledger keeps its most recent
-transactions as objects and packs the older ones with :func:`pack`; :func:`unpack` gives
-an equal :class:`Transaction` back when one is read.
-
-A packed transaction is a short head the ledger reads without unpacking — flags (may it
-still be open; is it a charge or authorization; does it settle), its weight, its ``myRef``
-— and the rest as :mod:`marshal` data of plain values: text, numbers (a time as
-microseconds since 1970), ``None`` and tuples; what a plain charge leaves at its defaults
-is one ``None``. The bytes never leave the process and are only ever made by :func:`pack`:
-nothing read from a file or a request is unmarshalled.
+``bytes`` is not tracked by the garbage collector, where a :class:`Transaction` (or even a
+tuple, until its first collection) is: a filling ledger of objects made young collections
+of tens of milliseconds. A packed transaction is a short head the ledger reads without
+unpacking (flags, weight, ``myRef``) and :mod:`marshal` data of plain values. The bytes
+are only ever made by :func:`pack` and never leave the process: nothing read from a file
+or a request is unmarshalled.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """``payemu serve --state FILE``: every tenant's state in an SQLite file, written as it changes.
 
-The format (:mod:`emulator.state.schema`) is typed JSON documents in SQLite rows: one per
-tenant, one per transaction, gateway token, string token, eWallet session and journal
-entry. Nothing read from it can run code; every document is checked before the server
-starts (:mod:`emulator.state.decode`) and a file that fails is refused with one line.
-Files of the old pickle format are refused too; ``payemu state migrate OLD NEW``
-(:mod:`emulator.state.migrate`) converts them once.
-
-While serving, :class:`Persistence` saves what changed every
-:data:`~emulator.state.saver.INTERVAL` (:mod:`emulator.state.saver`) through one writer
-thread (:mod:`emulator.state.database`), so a write acknowledged to a client is on disk
-within a second; the last save runs at shutdown, before the exit-anyway timer of
-:mod:`emulator.server` may end the process. See docs/state.md.
-
-Persistence sits beside :mod:`emulator.runtime`: it reads the payment stores; nothing in
-:mod:`emulator.payments` imports it.
+The format (:mod:`~emulator.state.schema`) is typed JSON documents in SQLite rows; the
+file's whole schema and every document are checked before the server starts
+(:mod:`~emulator.state.shape`, :mod:`~emulator.state.decode`), and a file that fails is
+refused with one line. Nothing read from it can run code. :class:`Persistence` saves
+what changed (:mod:`~emulator.state.saver`) through one writer thread, so an acknowledged
+write is on disk within a second. Nothing in :mod:`emulator.payments` imports it.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """``payemu state migrate OLD NEW``: a state file of the old pickle format, converted once.
 
-The old format kept each tenant's stores as one pickled blob. Unpickling can run any code
-a blob names, so the blobs are read by :class:`OldStateUnpickler`, whose
-:meth:`~pickle.Unpickler.find_class` knows only what the old writer produced: its store
-classes (turned into inert :class:`Plain` records that only hold their attributes, so no
-method of payemu runs either), the vocabulary's enums (read as their text), ``Decimal``,
-``datetime``/``timedelta``/``timezone``, ``deque``, ``OrderedDict`` and ``count``. Any
-other name refuses the file. The records are then written as the new format's documents
-(:mod:`emulator.state.encode`) to a temporary file, which is read back through the same
-checks as ``serve --state`` before it is moved to ``NEW``.
+Unpickling can run any code a blob names, so :class:`OldStateUnpickler` knows only what the
+old writer produced (its store classes as inert :class:`Plain` records, the vocabulary's
+enums, ``Decimal``, dates and times, a few containers) and refuses any other name. The
+records are written as the new format to a temporary file, which is read back through
+the same checks as ``serve --state`` before it becomes ``NEW``. Every error is one line.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Writing what changed, a little at a time, without holding up requests.
 
-Every :data:`INTERVAL` the saver looks at each tenant's *signature* (O(1): when it was
-last used, the sizes of its stores, its newest journal id, its clock and settings) and
-skips the tenants whose signature did not move. For the others it compares, on the event
-loop, each record's fingerprint (:mod:`emulator.state.encode`) with the one written last
-and encodes only changed records: the records the ledger and the vault noted as changed
-since the last save, and every record of the stores that note nothing (gateway tokens,
-sessions) or of a tenant saved for the first time. The loop is handed back every
-:data:`STEP_SECONDS` of such work, so a request waits for one step at most, whatever the
-size of a tenant. The statements collected go to the writer thread
-(:class:`~emulator.state.database.Writer`), which commits them while requests are served.
+Every :data:`INTERVAL` the saver skips the tenants whose O(1) signature did not move, and
+for the others encodes only the records whose fingerprint changed. It hands the loop back
+every :data:`STEP_SECONDS`, so a request waits for one step at most, and the writer thread
+(:class:`~emulator.state.database.Writer`) commits while requests are served.
 """
 
 from __future__ import annotations
