@@ -159,6 +159,21 @@ def live_test_card(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, 
     )
 
 
+def sandbox_otherwise(tenant: Tenant, spec: GatewaySpec, item: AttemptInput) -> Outcome | None:
+    """The gateway's test-account answer to a sandbox attempt no rule decided (its
+    ``otherwise``), or None."""
+    rest = spec.otherwise
+    if rest is None or not tenant.is_sandbox or item.operation not in rest["operations"]:
+        return None
+    return Outcome(
+        rest["operationResultCode"],
+        rest.get("rejectReasonCode"),
+        gateway_result_code=rest["gatewayResultCode"],
+        gateway_result_description=rest["gatewayResultDescription"],
+        rule=f"{spec.name}-test-account",
+    )
+
+
 def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Outcome | None:
     """The scenario outcome for this attempt. Mock gateways (``always``) heed only rules
     that name their gateway or account."""
@@ -203,6 +218,7 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
             code, reason, text = ResultCode.REJECTED, failure.reason, failure.description
             key = reason
         else:
+            outcome = outcome or sandbox_otherwise(tenant, spec, item)
             if outcome is None:
                 code = ResultCode.REJECTED if spec.always == ResultCode.REJECTED else ResultCode.SUCCESS
             else:
