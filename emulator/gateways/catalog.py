@@ -133,11 +133,13 @@ class GatewaySpec:
     sources: tuple[str, ...] = ()
     modes: CredentialModes | None = None
     requires_cvv: bool = False
+    tokenize_credential: str | None = None  # tokenizes only when this credential has a value
     capture_limit: Decimal = DEFAULT_CAPTURE_LIMIT
     refund_limit: RefundLimit | None = None
     # fact key → ("source", URL) or ("guess", why); facts the file leaves out are payemu's
     provenance: dict[str, tuple[str, str]] = field(default_factory=dict)
     otherwise: dict[str, Any] | None = None  # a sandbox attempt no rule decided (see schema)
+    test_cards: tuple[str, ...] = ()  # the cards its test account takes (when it refuses others)
     file: str = ""
 
     @property
@@ -211,10 +213,12 @@ class GatewaySpec:
             sources=tuple(data.get("sources", ())),
             modes=CredentialModes.from_data(data["credentialModes"]) if "credentialModes" in data else None,
             requires_cvv=requires.get("cvv", False),
+            tokenize_credential=requires.get("tokenizeCredential"),
             capture_limit=Decimal(str(data.get("captureLimit", DEFAULT_CAPTURE_LIMIT))),
             refund_limit=RefundLimit(limit["days"], limit["unlessCredential"]) if limit else None,
             provenance={key: next(iter(value.items())) for key, value in data.get("provenance", {}).items()},
             otherwise=data.get("otherwise"),
+            test_cards=tuple(data.get("testCards", ())),
         )
 
 

@@ -20,6 +20,7 @@ ALPHABETS = {
 # The keys of a gateway file that state a fact about the real gateway: each one present
 # needs its provenance (a source URL, or a guess with the reason).
 FACT_KEYS = (
+    "name",
     "credentialsNames",
     "optionalCredentials",
     "supportsNetworkToken",
@@ -147,6 +148,7 @@ GATEWAY: dict[str, Any] = {
                 "orderDesc": {"type": "boolean"},
                 "myRefMinLength": {"type": "integer", "minimum": 0},
                 "cvv": {"type": "boolean"},
+                "tokenizeCredential": _TEXT,  # tokenize only with this (optional) credential
             },
         },
         "always": {"enum": [Result.SUCCESS.value, Result.REJECTED.value]},

@@ -92,7 +92,7 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
     spec = account.gateway
     operation = item.operation
     unimplemented = ResultCode.NOT_IMPLEMENTED
-    if operation in spec.unsupported or (operation == Operation.TOKENIZE and not spec.tokenizes):
+    if operation in spec.unsupported or (operation == Operation.TOKENIZE and not tokenizes(spec, item)):
         hint = (
             " Use PreAuth then Capture."
             if operation == Operation.CHARGE and Operation.PRE_AUTH not in spec.unsupported
@@ -124,6 +124,11 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
             "AuthenticationFailed",
             f"{spec.name} authenticates with a client certificate: name one in {field}.",
         )
+    if spec.requires_cvv and operation in NEEDS_ORDER_DESC and item.card is not None and not item.card.cvv:
+        return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs card.cvv."
+    if spec.tokenize_credential and _tokenizes(operation, item) and not account.credentials.get(spec.tokenize_credential):
+        why = f"{spec.name} tokenizes only with the {spec.tokenize_credential} credential."
+        return unimplemented, unimplemented, why
     if spec.requires_client_ip and operation in NEEDS_CLIENT_IP and not item.client_ip:
         return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs payerDetails.clientIPAddress."
     if spec.requires_order_desc and operation in NEEDS_ORDER_DESC and not item.order_desc:
@@ -135,6 +140,15 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
             f"{spec.name} needs myRef of at least {spec.min_my_ref} characters.",
         )
     return None
+
+
+def tokenizes(spec: GatewaySpec, item: AttemptInput) -> bool:
+    """Whether the gateway tokenizes; a mock gateway does under the older mock-PSP reading."""
+    return spec.tokenizes or (spec.always is not None and item.mocks_tokenize)
+
+
+def _tokenizes(operation: str, item: AttemptInput) -> bool:
+    return operation == Operation.TOKENIZE or (item.generate_token and operation in NEEDS_ORDER_DESC)
 
 
 def _credentials_refused(spec: GatewaySpec, why: str) -> Refused:
@@ -309,7 +323,7 @@ def _render(
     approval = approval if code == ResultCode.SUCCESS else None  # nothing is authorized yet while Accepted
     if (
         code == ResultCode.SUCCESS
-        and spec.tokenizes
+        and tokenizes(spec, item)
         and (
             operation == Operation.TOKENIZE
             or (item.generate_token and operation in (Operation.CHARGE, Operation.PRE_AUTH))

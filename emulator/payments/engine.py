@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from emulator import errors
 from emulator.gateways import payloads, simulator
 from emulator.gateways.simulator import AttemptInput, AttemptResult, GatewayAccount
-from emulator.payments import ledger, recording, rules, vault
+from emulator.payments import ledger, recording, rules, tenant_settings, vault
 from emulator.payments.failover import fallback_accounts, falls_over, primary_account
 from emulator.payments.model import AttemptRecord, Card, DropConnection, Money, OperationResult, PaymentRequest
 from emulator.vocabulary import (
@@ -157,6 +157,7 @@ async def _pay(
     last: AttemptResult | None = None
     user_token = request.user_token
     token_number = problem = None
+    mocks_tokenize = tenant_settings.mocks_tokenize(runtime, tenant)
     for number, account in enumerate(chain, start=1):
         if user_token:
             token_number, problem = token_for(tenant, user_token, account.gateway.name)
@@ -174,6 +175,7 @@ async def _pay(
             problem,
             number,
             request.post_code,
+            mocks_tokenize,
         )
         last = await _attempt(runtime, tenant, account, item, attempt_number=number)
         token = last.result.gateway_token

@@ -1,4 +1,5 @@
-"""Settings a tenant may change for itself: strictness, the success status, failover.
+"""Settings a tenant may change for itself: strictness, the success status, failover, and
+whether the mock gateways tokenize.
 
 The config file and the command line give the server's defaults; ``POST
 /_emulator/settings`` sets values for the caller's API key only (``null`` goes back to the
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
-from emulator.config import FAILOVER_MODES, SUCCESS_STATUSES
+from emulator.config import FAILOVER_MODES, MOCK_TOKENIZATION, SUCCESS_STATUSES
 from emulator.vocabulary import Operation
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ FIELDS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "strict": ("strict", None),
     "successStatus": ("success_status", SUCCESS_STATUSES),
     "failover": ("failover", FAILOVER_MODES),
+    "mockTokenization": ("mock_tokenization", MOCK_TOKENIZATION),
 }
 # Operations whose Success and Accepted answers the success-status switch changes (status
 # and tokenize never answer 202).
@@ -49,6 +51,7 @@ class TenantSettings:
     strict: bool | None = None
     success_status: str | None = None
     failover: str | None = None
+    mock_tokenization: str | None = None
 
     def own(self) -> list[str]:
         """The control-API names of the values the tenant set itself, sorted."""
@@ -75,6 +78,12 @@ def strict(runtime: Server, tenant: Owner | None) -> bool:
 
 def failover(runtime: Server, tenant: Owner | None) -> str:
     return str(value(runtime, tenant, "failover"))
+
+
+def mocks_tokenize(runtime: Server, tenant: Owner | None) -> bool:
+    """Whether NULLSuccess and NULLFailure tokenize: the older mock-PSP page's reading
+    (``supported``); the newest page says they do not (Fidelity: mock-tokenization)."""
+    return value(runtime, tenant, "mockTokenization") == "supported"
 
 
 def success_status(runtime: Server, tenant: Owner | None) -> str:

@@ -2,8 +2,8 @@
 
 Order of rules: the tenant's runtime rules (``tenant.rules``, a ``RuleSet`` filled through the control
 API), then the ``--scenarios`` files in the order given (a directory's files in name
-order), then the built-in ones last, so user files can override them: each gateway's own
-triggers (its catalog file), then payemu's test cards and amounts (``scenarios/default.yaml``). The first matching rule wins.
+order), then the built-in ones last, so user files can override them: payemu's test cards
+and amounts (``scenarios/default.yaml``), then each gateway's own triggers (its catalog file). The first matching rule wins.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class ScenarioBook:
     ) -> None:
         self.paths = [Path(p) for p in paths]
         self.builtin = builtin
-        # the catalog's gateway files, whose own triggers come before payemu's conventions
+        # the catalog's gateway files, whose own triggers come after payemu's conventions
         self.gateways = list(gateway_files() if gateways is None and builtin is not None else gateways or ())
         self._rules: tuple[Rule, ...] = ()
         self._mock_rules: tuple[Rule, ...] = ()

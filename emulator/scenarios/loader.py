@@ -302,12 +302,14 @@ def load_file(path: Path, problems: list[Problem], gateway: str | None = None) -
 
 
 def load_files(files: Sequence[Path], builtin: Path | None = None, gateways: Sequence[Path] = ()) -> list[Rule]:
-    """Rules of ``files`` in order, then the built-in ones last: each gateway's own
-    triggers (``gateways``: its catalog file, named after it) and payemu's conventions
-    (``builtin``). Names are unique across all of them; a clash is reported at the user's file."""
+    """Rules of ``files`` in order, then the built-in ones last: payemu's conventions
+    (``builtin``), then each gateway's own triggers (``gateways``: its catalog file, named
+    after it). Names are unique across all of them; a clash is reported at the user's file."""
     problems: list[Problem] = []
-    defaults = [rule for path in gateways for rule in load_file(path, problems, path.stem)]
-    defaults += load_file(builtin, problems) if builtin is not None else []
+    defaults = [
+        *(load_file(builtin, problems) if builtin is not None else ()),
+        *(rule for path in gateways for rule in load_file(path, problems, path.stem)),
+    ]
     groups = [load_file(path, problems) for path in files]
     problems += _clashes([defaults, *groups])
     if problems:
