@@ -137,10 +137,27 @@ def attempt_record(
     return AttemptRecord(number, account.name, account.gateway.name, at or tenant.now(), result)
 
 
-def refused(operation: Operation, money: Money, refusal: rules.Refusal) -> Outcome:
-    """A ledger refusal: no gateway was asked."""
-    result = OperationResult(operation, ResultCode.REJECTED, money, refusal.description, reject_reason=refusal.reason)
+def refused(tenant: Tenant, account: GatewayAccount, item: AttemptInput, refusal: rules.Refusal) -> Outcome:
+    """A ledger refusal, answered as the gateway answers it: its name, its native code for
+    the reason (its generic decline where it documents none: Fidelity, ledger-refusals) and
+    its response. Nothing is recorded."""
+    reason = refusal.reason
+    reference = simulator.new_reference(tenant, account.gateway, item.operation)
+    result = simulator.speak(
+        tenant, account, item, ResultCode.REJECTED, reason, reason, refusal.description, reference=reference
+    )
     return answer(result)
+
+
+def limits_of(account: GatewayAccount) -> rules.Limits:
+    """The gateway's capture limit and, while the account's credential that lifts it is not
+    true, its refund window (Authorize.Net's ECCenabled)."""
+    spec = account.gateway
+    window = spec.refund_limit
+    days = None
+    if window is not None and str(account.credentials.get(window.unless) or "").strip().lower() != "true":
+        days = window.days
+    return rules.Limits(spec.capture_limit, days)
 
 
 # -- charge, authorize, tokenize ------------------------------------------------------------
@@ -232,20 +249,22 @@ async def _follow_up(
     reference = request.ref_trans_id or ""
     tx = tenant.ledger.find(reference)
     if tx is None:
-        return refused(operation, money, _not_found(reference))
-    refusal = rules.check(tx, operation, account.gateway.name, money.currency, money.amount, tenant.now())
+        asked = AttemptInput(operation, money, card, request.my_ref, network_token_brand=request.network_token_brand)
+        return refused(tenant, account, asked, _not_found(reference))
+    paying = card.with_number(card.number or tx.card_number) if card else Card(number=tx.card_number)
+    item = AttemptInput(
+        operation=operation,
+        money=money,
+        card=paying,
+        my_ref=request.my_ref or tx.my_ref,
+        network_token_brand=request.network_token_brand,
+    )
+    now = tenant.now()
+    refusal = rules.check(tx, operation, account.gateway.name, money.currency, money.amount, now, limits_of(account))
     if refusal is not None:
-        return refused(operation, money, refusal)
+        return refused(tenant, account, item, refusal)
     rules.reserve(tx, operation)  # no await since check(): concurrent requests see it
     try:
-        paying = card.with_number(card.number or tx.card_number) if card else Card(number=tx.card_number)
-        item = AttemptInput(
-            operation=operation,
-            money=money,
-            card=paying,
-            my_ref=request.my_ref or tx.my_ref,
-            network_token_brand=request.network_token_brand,
-        )
         result = await _attempt(runtime, tenant, account, item, parent=tx)
     finally:
         rules.release(tx)
@@ -277,11 +296,9 @@ async def _status(
             if reference
             else rules.Refusal(RejectReason.TRANSACTION_NOT_FOUND, f"No charge or authorization with myRef '{my_ref}'.")
         )
-        return refused(Operation.STATUS, Money.none(), missing)
+        asked = AttemptInput(Operation.STATUS, Money.none(), my_ref=my_ref, network_token_brand=request.network_token_brand)
+        return refused(tenant, account, asked, missing)
     now = tenant.now()
-    refusal = rules.check(tx, Operation.STATUS, account.gateway.name, None, tx.amount, now)
-    if refusal is not None:
-        return refused(Operation.STATUS, tx.money, refusal)
     item = AttemptInput(
         operation=Operation.STATUS,
         money=tx.money,
@@ -289,6 +306,9 @@ async def _status(
         my_ref=tx.my_ref,
         network_token_brand=request.network_token_brand,
     )
+    refusal = rules.check(tx, Operation.STATUS, account.gateway.name, None, tx.amount, now)
+    if refusal is not None:
+        return refused(tenant, account, item, refusal)
     failed = await simulator.lookup(runtime.scenarios, tenant, account, item)
     if failed is not None:
         call_attempts.append(attempt_record(tenant, account, 1, failed))
