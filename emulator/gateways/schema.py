@@ -103,17 +103,14 @@ _MODES: dict[str, Any] = {  # which values of one credential are sandbox and whi
 _RESULT_MAP = {"type": "object", "additionalProperties": {"type": "string", "maxLength": 8}}
 _RESPONSE_OVERRIDES = {"type": "object", "additionalProperties": {"type": "object"}}
 _URL = {"type": "string", "pattern": "^https?://[^\\s]+$"}
-_PROVENANCE = {
+_ORIGIN = {  # one of the two
     "type": "object",
-    "propertyNames": {"enum": list(FACT_KEYS)},
-    "additionalProperties": {
-        "type": "object",
-        "additionalProperties": False,
-        "minProperties": 1,
-        "maxProperties": 1,
-        "properties": {"source": _URL, "guess": _TEXT},
-    },
+    "additionalProperties": False,
+    "minProperties": 1,
+    "maxProperties": 1,
+    "properties": {"source": _URL, "guess": _TEXT},
 }
+_PROVENANCE = {"type": "object", "additionalProperties": False, "properties": {key: _ORIGIN for key in FACT_KEYS}}
 GATEWAY: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,

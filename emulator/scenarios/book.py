@@ -47,6 +47,8 @@ class ScenarioBook:
         self.builtin = builtin
         # the catalog's gateway files, whose own triggers come after payemu's conventions
         self.gateways = list(gateway_files() if gateways is None and builtin is not None else gateways or ())
+        # payemu's own files (its conventions, the gateways' triggers), resolved
+        self.builtin_paths = frozenset(p.resolve() for p in [*self.gateways, *([builtin] if builtin else [])])
         self._rules: tuple[Rule, ...] = ()
         self._mock_rules: tuple[Rule, ...] = ()
         # the file rules that can match an attempt at one gateway, by (gateway, mock): a

@@ -177,7 +177,6 @@ def _build(item: Any, source: str, line: int, problems: list[Problem], gateway: 
         errors += _semantic_errors(item)
     if gateway is not None and isinstance(item, dict) and not errors:
         errors += _trigger_errors(item, gateway)
-        item = {**item, "when": {**(item.get("when") or {}), "gateway": gateway}}
     found = [
         Problem(source, line_of(item, path, line), f"{label}: {f'{field_path(path, None)}: ' if path else ''}{reason}")
         for path, reason in errors
@@ -185,6 +184,8 @@ def _build(item: Any, source: str, line: int, problems: list[Problem], gateway: 
     if found or not isinstance(item, dict):
         problems += found
         return None
+    if gateway is not None:  # a gateway's trigger fires on that gateway only
+        item = {**item, "when": {**(item.get("when") or {}), "gateway": gateway}}
     return build_rule(item, source, line)
 
 
