@@ -235,6 +235,9 @@ class Catalog:
     def names(self) -> list[str]:
         return [g.name for g in self._ordered]
 
+    def __getitem__(self, name: str) -> GatewaySpec:
+        return self._by_lower[name.lower()]
+
     def __iter__(self) -> Iterator[GatewaySpec]:
         return iter(self._ordered)
 
