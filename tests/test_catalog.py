@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
-
-import shutil
 
 import pytest
 import yaml
@@ -110,7 +109,13 @@ def _copy(tmp_path: Path) -> Path:
         ),
         ("AMEX", "unsupportedOperations: [Charge", "unsupportedOperations: [Teleport", "unsupportedOperations:", "[0]"),
         ("BAC", "  requires: {source:", "  requirements: {source:", "  requirements:", "'requirements' was unexpected"),
-        ("Stripe", "  credentialsNames: {source:", "  # credentialsNames: {source:", "credentialsNames:", "no provenance"),
+        (
+            "Stripe",
+            "  credentialsNames: {source:",
+            "  # credentialsNames: {source:",
+            "credentialsNames:",
+            "no provenance",
+        ),
         ("Zeamster", "name: Zeamster", "name: Zeemster", "name:", "is not the file's name"),
         (
             "Stripe",
@@ -143,7 +148,7 @@ def test_a_bad_gateway_file_is_refused_with_file_line_and_reason(
 def test_a_gateway_defined_twice_is_refused(tmp_path: Path) -> None:
     path = _copy(tmp_path)
     shutil.copy(tmp_path / "gateways" / "Stripe.yaml", tmp_path / "gateways" / "stripe.yaml")
-    with pytest.raises(CatalogError, match="is not the file's name|also defined in"):
+    with pytest.raises(CatalogError, match=r"is not the file's name|also defined in"):
         load_catalog(path)
 
 

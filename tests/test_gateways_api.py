@@ -50,7 +50,7 @@ def test_lists_every_gateway_file(client: TestClient) -> None:
             "supportsNetworkToken": source["supportsNetworkToken"],
         }
     assert len(listed) >= 25
-    assert NAMED <= {g["name"] for g in listed}
+    assert {g["name"] for g in listed} >= NAMED
     by_name = {g["name"]: g["credentialsNames"] for g in listed}
     assert by_name["Stripe"] == ["SecretKey"]
     assert by_name["NULLSuccess"] == []

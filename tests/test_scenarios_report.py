@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from emulator import cli
-from emulator.gateways.catalog import load_catalog
 from emulator.config import Settings
+from emulator.gateways.catalog import load_catalog
 from emulator.scenarios import builtin_table, describe, markdown_table, parse_rules
 from emulator.scenarios.report import TABLE_END, TABLE_START, readme_with_table, write_readme
 

@@ -22,6 +22,8 @@ from emulator.vocabulary import ResultCode as Result
 
 CATALOG_PATH = data_path("catalog.yaml")
 GUESS = "guess"  # the provenance kind of payemu's own choice (else "source")
+
+
 class CatalogError(ValueError):
     """The catalog file cannot be used; the message names the gateway and the field."""
 
@@ -256,7 +258,9 @@ def load_gateway(path: Path, card_checks: dict[str, Any], defaults: dict[str, An
     stated = data.get("provenance", {})
     for key in FACT_KEYS:
         if key in data and key not in stated:
-            problems.append(f"{path}:{lines.get(key, 1)}: {key}: no provenance (give its source URL or label it a guess)")
+            problems.append(
+                f"{path}:{lines.get(key, 1)}: {key}: no provenance (give its source URL or label it a guess)"
+            )
     overlap = set(data["credentialsNames"]) & set(data.get("optionalCredentials", ()))
     if overlap:
         problems.append(f"{path}:{lines.get('optionalCredentials', 1)}: {sorted(overlap)} both required and optional")

@@ -126,7 +126,11 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
         )
     if spec.requires_cvv and operation in NEEDS_ORDER_DESC and item.card is not None and not item.card.cvv:
         return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs card.cvv."
-    if spec.tokenize_credential and _tokenizes(operation, item) and not account.credentials.get(spec.tokenize_credential):
+    if (
+        spec.tokenize_credential
+        and _tokenizes(operation, item)
+        and not account.credentials.get(spec.tokenize_credential)
+    ):
         why = f"{spec.name} tokenizes only with the {spec.tokenize_credential} credential."
         return unimplemented, unimplemented, why
     if spec.requires_client_ip and operation in NEEDS_CLIENT_IP and not item.client_ip:

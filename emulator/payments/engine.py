@@ -296,7 +296,9 @@ async def _status(
             if reference
             else rules.Refusal(RejectReason.TRANSACTION_NOT_FOUND, f"No charge or authorization with myRef '{my_ref}'.")
         )
-        asked = AttemptInput(Operation.STATUS, Money.none(), my_ref=my_ref, network_token_brand=request.network_token_brand)
+        asked = AttemptInput(
+            Operation.STATUS, Money.none(), my_ref=my_ref, network_token_brand=request.network_token_brand
+        )
         return refused(tenant, account, asked, missing)
     now = tenant.now()
     item = AttemptInput(

@@ -83,7 +83,7 @@ def failover(runtime: Server, tenant: Owner | None) -> str:
 def mocks_tokenize(runtime: Server, tenant: Owner | None) -> bool:
     """Whether NULLSuccess and NULLFailure tokenize: the older mock-PSP page's reading
     (``supported``); the newest page says they do not (Fidelity: mock-tokenization)."""
-    return value(runtime, tenant, "mockTokenization") == "supported"
+    return bool(value(runtime, tenant, "mockTokenization") == "supported")
 
 
 def success_status(runtime: Server, tenant: Owner | None) -> str:

@@ -2,8 +2,9 @@
 
 Order of rules: the tenant's runtime rules (``tenant.rules``, a ``RuleSet`` filled through the control
 API), then the ``--scenarios`` files in the order given (a directory's files in name
-order), then the built-in ones last, so user files can override them: payemu's test cards
-and amounts (``scenarios/default.yaml``), then each gateway's own triggers (its catalog file). The first matching rule wins.
+order), then the built-in ones last, so user files can override them: payemu's test
+cards and amounts (``scenarios/default.yaml``), then each gateway's own triggers (its
+catalog file). The first matching rule wins.
 """
 
 from __future__ import annotations

@@ -156,23 +156,31 @@ def _facts(gateway: GatewaySpec) -> list[tuple[str, str]]:
     return rows
 
 
+_NOT_MOCKS = "payemu's test cards and amounts do not apply."
+_GENERIC = (
+    "No public sandbox of its own is modelled: payemu's generic sandbox applies "
+    "(card checks, payemu's test cards and amounts below)."
+)
+
+
+_NOT_MOCKS = "payemu's test cards and amounts do not apply."
+_GENERIC = (
+    "No public sandbox of its own is modelled: payemu's generic sandbox applies "
+    "(card checks, payemu's test cards and amounts below)."
+)
+
+
 def section(rules: list[Rule], gateway: GatewaySpec) -> str:
     """One gateway's part of docs/test-cards.md: its requirements and its own triggers."""
     lines = [f"### {gateway.display_name} (`{gateway.name}`)", "", "| | |", "|---|---|"]
     lines += [_line([what, value]) for what, value in _facts(gateway)]
     if gateway.always is not None:
         outcome = "approves" if gateway.always == ResultCode.SUCCESS else "declines"
-        lines += [
-            "",
-            f"A mock gateway: it {outcome} every operation, whatever the card or amount; payemu's test cards and amounts do not apply.",
-        ]
+        lines += ["", f"A mock gateway: it {outcome} every operation, whatever the card or amount; {_NOT_MOCKS}"]
     elif own(rules, gateway) or gateway.avs_results or gateway.cvv_results:
         lines += ["", f"Its own test inputs (they fire on {gateway.name} only):", "", gateway_table(rules, gateway)]
     else:
-        lines += [
-            "",
-            "No public sandbox of its own is modelled: payemu's generic sandbox applies (card checks, payemu's test cards and amounts below).",
-        ]
+        lines += ["", _GENERIC]
     return "\n".join(lines)
 
 

@@ -79,7 +79,11 @@ def groups(rules: Iterable[Any], builtin: Path | None = None, cwd: Path | None =
             own = source != RUNTIME and path.parent == GATEWAYS_DIR.resolve()  # a gateway's own triggers
             is_builtin = source != RUNTIME and (path == builtin or own)
             found[source] = {
-                "file": f"{path.stem}'s own test inputs" if own else BUILTIN_NAME if is_builtin else shown_path(source, cwd),
+                "file": f"{path.stem}'s own test inputs"
+                if own
+                else BUILTIN_NAME
+                if is_builtin
+                else shown_path(source, cwd),
                 "builtin": is_builtin,
                 "rules": [],
             }
