@@ -158,6 +158,23 @@ class GatewaySpec:
         """Whether the credential names are payemu's guess (the public record lacks them)."""
         return bool(self.credentials) and self.provenance.get("credentialsNames", (GUESS, ""))[0] == GUESS
 
+    def needs(self) -> list[str]:
+        """What a request must carry for this gateway, in the docs' words."""
+        needs = []
+        if self.requires_certificate:
+            needs.append("a client certificate (`certificateName`)")
+        if self.requires_client_ip:
+            needs.append("`payerDetails.clientIPAddress`")
+        if self.requires_order_desc:
+            needs.append("`orderDesc`")
+        if self.min_my_ref:
+            needs.append(f"`myRef` of {self.min_my_ref}+ characters")
+        if self.requires_cvv:
+            needs.append("`card.cvv`")
+        if self.tokenize_credential:
+            needs.append(f"the `{self.tokenize_credential}` credential to tokenize")
+        return needs
+
     def origin(self, fact: str) -> tuple[str, str]:
         """``("source", URL)`` or ``("guess", why)`` for a fact key of the gateway file."""
         return self.provenance.get(fact, (GUESS, "payemu's generic default: the gateway's file does not state it"))

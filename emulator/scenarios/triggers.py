@@ -117,19 +117,7 @@ def _facts(gateway: GatewaySpec) -> list[tuple[str, str]]:
     if gateway.optional_credentials:
         optional = ", ".join(f"`{n}`" for n in gateway.optional_credentials)
         rows.append(("optional credentials", f"{optional} — {_cited(gateway, 'optionalCredentials')}"))
-    needs = []
-    if gateway.requires_certificate:
-        needs.append("a client certificate (`certificateName`)")
-    if gateway.requires_client_ip:
-        needs.append("`payerDetails.clientIPAddress`")
-    if gateway.requires_order_desc:
-        needs.append("`orderDesc`")
-    if gateway.min_my_ref:
-        needs.append(f"`myRef` of {gateway.min_my_ref}+ characters")
-    if gateway.requires_cvv:
-        needs.append("`card.cvv`")
-    if gateway.tokenize_credential:
-        needs.append(f"the `{gateway.tokenize_credential}` credential to tokenize")
+    needs = gateway.needs()
     if needs:
         rows.append(("requires", f"{', '.join(needs)} — {_cited(gateway, 'requires')}"))
     if gateway.unsupported:
