@@ -33,12 +33,12 @@ NEW_CARD = {
 }
 
 
-
 @pytest.fixture
 def mocks_tokenize(tenant: Tenant) -> None:
     """The older mock-PSP page's reading, where NULLSuccess tokenizes (the eWallet flow
     tokenizes through it here; the newest page's reading is tests/test_mock_psps.py)."""
     tenant.overrides.mock_tokenization = "supported"
+
 
 def _session(tenant: Tenant, **changes: Any) -> Session:
     stored = setup_ewallet_tenant(tenant)
