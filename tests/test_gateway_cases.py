@@ -83,7 +83,8 @@ def run(client: TestClient, gateway: str, row: dict[str, Any]) -> Any:
         original = client.post(f"/PaymentGateway/{first}", json=body)
         assert original.status_code == 200, original.text
         reference = original.json()["gatewayReference"]
-    refer = {"refTransId": reference, "amount": 25.0, "currency": "USD", "card": body["card"], **row.get("refer", {})}
+    refer = {"refTransId": reference, "amount": 25.0, "currency": "USD", "card": body["card"]}
+    refer.update(certificateName=CERTIFICATE, **row.get("refer", {}))
     answer = client.request(method, f"/PaymentGateway/{path}", json={**refer, **_account(gateway, row)})
     if row.get("twice"):
         assert answer.status_code == 200, answer.text
