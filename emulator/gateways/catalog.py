@@ -297,11 +297,34 @@ def _fact_lines(path: Path) -> dict[str, int]:
     return lines
 
 
+_LOADED: dict[tuple[tuple[str, int, int], ...], Catalog] = {}  # by the files' signature (a few kept)
+
+
 def load_catalog(path: str | Path | None = None, folder: str | Path | None = None) -> Catalog:
     """The shared file ``path`` and every gateway file of ``folder`` (default: the
-    ``gateways`` folder beside ``path``), in the order of their names."""
+    ``gateways`` folder beside ``path``), in the order of their names. Files unchanged
+    since an earlier load give the same (immutable) catalog without reading them again."""
     path = Path(path) if path else CATALOG_PATH
     files = gateway_files(Path(folder) if folder else path.parent / "gateways")
+    key = _signature([path, *files])
+    found = _LOADED.get(key) if key else None
+    if found is None:
+        found = _load(path, files)
+        if key:
+            if len(_LOADED) >= 8:
+                _LOADED.clear()
+            _LOADED[key] = found
+    return found
+
+
+def _signature(files: list[Path]) -> tuple[tuple[str, int, int], ...]:
+    try:
+        return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
+    except OSError:
+        return ()  # read (and report) it below
+
+
+def _load(path: Path, files: list[Path]) -> Catalog:
     shared = load_checked(path, SHARED, "gateway catalog", "catalog", CatalogError)
     problems: list[str] = []
     gateways: list[GatewaySpec] = []
