@@ -2,7 +2,7 @@
 
 Real gateways decline a mistyped card number, an expired card, a security code of the
 wrong length or a non-positive amount on their own; payemu does the same, driven by the
-``cardChecks`` data of ``catalog.yaml`` (defaults at the top, overrides per gateway), so
+``cardChecks`` data of ``catalog.yaml`` (the defaults) and of each gateway's file, so
 no gateway has code of its own. The simulator calls :func:`card_problem` once per attempt
 that no rule of the user decided (such a rule still wins; see :func:`rule_wins`); the hosted payment page
 reaches it through the same engine.
