@@ -1,8 +1,8 @@
 """One attempt at one simulated gateway.
 
-Everything a gateway does differently is data in its file (``gateways/<Name>.yaml``);
-this module only reads it. An attempt goes: the gateway's own requirements (operations it lacks, network tokens,
-credentials, client certificate, ``clientIPAddress``, ``orderDesc``, ``myRef`` length)
+Everything a gateway does differently is data in its file (``gateways/<Name>.yaml``); this
+module only reads it. An attempt goes: the gateway's own requirements (operations it lacks,
+network tokens, credentials, certificate, ``clientIPAddress``, ``orderDesc``, ``myRef``, cvv)
 → the scenario outcome (``ScenarioBook.decide``: the simulator is given the book in force)
 → an OperationResult spoken in the gateway's vocabulary: its reference format, native
 result codes, authorization-code and token formats, and a ``customGatewayResponse``
