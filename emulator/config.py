@@ -30,6 +30,7 @@ DEFAULT_KEYS: tuple[KeySpec, ...] = (
 
 FAILOVER_MODES = ("all", "recoverable-only")
 SUCCESS_STATUSES = ("by-result", "always-200", "always-202")
+MOCK_TOKENIZATION = ("unsupported", "supported")  # the newest mock-PSP page; its older version
 PRELOADED = ("accounts", "stringTokens", "sessions")  # per-key demo state (emulator.preload)
 
 
@@ -133,6 +134,7 @@ class Settings:
     failover: str = "all"
     strict: bool = False
     success_status: str = "by-result"
+    mock_tokenization: str = "unsupported"
     journal_size: int = 1000
     scenario_paths: list[str] = field(default_factory=list)
     openapi_path: str | None = None
@@ -237,6 +239,7 @@ _CONFIG_SCHEMA: dict[str, Any] = {
         "failover": {"enum": list(FAILOVER_MODES)},
         "strict": {"type": "boolean"},
         "successStatus": {"enum": list(SUCCESS_STATUSES)},
+        "mockTokenization": {"enum": list(MOCK_TOKENIZATION)},
         "journalSize": {"type": "integer", "minimum": 1, "maximum": 1000000},
         "scenarios": {"type": "array", "items": {"type": "string"}},
         "openapi": {"type": ["string", "null"]},
@@ -275,6 +278,7 @@ def load_config_file(path: str | Path, settings: Settings | None = None) -> Sett
     settings.failover = data.get("failover", settings.failover)
     settings.strict = data.get("strict", settings.strict)
     settings.success_status = data.get("successStatus", settings.success_status)
+    settings.mock_tokenization = data.get("mockTokenization", settings.mock_tokenization)
     settings.journal_size = data.get("journalSize", settings.journal_size)
     settings.state_interval_seconds = data.get("stateIntervalSeconds", settings.state_interval_seconds)
     for item in data.get("keys", []):

@@ -21,6 +21,17 @@ def data_path(name: str) -> Path:
     return DATA_DIR / name
 
 
+GATEWAYS_DIR = DATA_DIR / "gateways"  # one file per simulated gateway
+
+
+def gateway_files(folder: Path = GATEWAYS_DIR) -> list[Path]:
+    """The gateway files of ``folder`` (``<Name>.yaml``), by name regardless of case."""
+    try:
+        return sorted(folder.glob("*.yaml"), key=lambda p: p.name.casefold())
+    except OSError:
+        return []
+
+
 SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Labeller = Callable[[Any, list[Any]], str]
 

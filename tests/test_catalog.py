@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,9 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
+from emulator.datafiles import gateway_files
 from emulator.gateways.catalog import CATALOG_PATH, CatalogError, load_catalog
+from emulator.scenarios import ScenarioBook, ScenarioError
 from tests.conftest import SANDBOX
 
 REQUIRED = {
@@ -78,78 +81,147 @@ def test_description_is_the_catalog_entry_shape() -> None:
     assert entry["credentialsNames"] == ["ApiKey", "MerchantAccount", "ShopperInteraction"]
 
 
-def _write(tmp_path: Path, mutate) -> Path:  # type: ignore[no-untyped-def]
-    data = yaml.safe_load(CATALOG_PATH.read_text())
-    mutate(data)
-    path = tmp_path / "catalog.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
+def _copy(tmp_path: Path) -> Path:
+    """A copy of the shipped catalog (the shared file and every gateway file) to break."""
+    shutil.copytree(CATALOG_PATH.parent / "gateways", tmp_path / "gateways")
+    shutil.copy(CATALOG_PATH, tmp_path / "catalog.yaml")
+    return tmp_path / "catalog.yaml"
 
 
 @pytest.mark.parametrize(
-    ("mutate", "fragment"),
-    [
-        (lambda d: d["gateways"][2].pop("credentialsNames"), "Stripe: gateways[2]: 'credentialsNames' is a required"),
-        (lambda d: d["gateways"][2].update(authorizationDays="week"), "Stripe: gateways[2].authorizationDays"),
-        (lambda d: d["gateways"][3].update(colour="red"), "Adyen: gateways[3]: Additional properties"),
-        (lambda d: d["gateways"][2]["codes"].pop("Success"), "'Success' is a required property"),
-        (lambda d: d["gateways"].append(dict(d["gateways"][2])), "gateway Stripe is listed twice"),
-        (lambda d: d["gateways"][4].update(unsupportedOperations=["Teleport"]), "unsupportedOperations[0]"),
+    ("name", "old", "new", "at", "reason"),
+    [  # `at`: the text starting the line the problem is reported at (None: the file's first line)
+        ("Stripe", "credentialsNames: [SecretKey]\n", "", None, "'credentialsNames' is a required property"),
+        ("Stripe", "authorizationDays: 7", "authorizationDays: week", "authorizationDays:", "is not of type"),
+        (
+            "Adyen",
+            "tokenizes: true",
+            "tokenizes: true\ncolour: red",
+            "colour:",
+            "Additional properties are not allowed",
+        ),
+        (
+            "Stripe",
+            "  Success: {code: succeeded",
+            "  Successful: {code: succeeded",
+            "codes:",
+            "'Success' is a required",
+        ),
+        ("AMEX", "unsupportedOperations: [Charge", "unsupportedOperations: [Teleport", "unsupportedOperations:", "[0]"),
+        ("BAC", "  requires: {source:", "  requirements: {source:", "  requirements:", "'requirements' was unexpected"),
+        (
+            "Stripe",
+            "  credentialsNames: {source:",
+            "  # credentialsNames: {source:",
+            "credentialsNames:",
+            "no provenance",
+        ),
+        ("Zeamster", "name: Zeamster", "name: Zeemster", "name:", "is not the file's name"),
+        (
+            "Stripe",
+            "  origin: https://docs.stripe.com/testing\n",
+            "  origin: payemu\n",
+            "  origin: payemu",
+            "must be a URL",
+        ),
     ],
 )
-def test_a_malformed_catalog_is_refused_clearly(tmp_path: Path, mutate, fragment: str) -> None:  # type: ignore[no-untyped-def]
-    path = _write(tmp_path, mutate)
-    with pytest.raises(CatalogError) as caught:
+def test_a_bad_gateway_file_is_refused_with_file_line_and_reason(
+    tmp_path: Path, name: str, old: str, new: str, at: str | None, reason: str
+) -> None:
+    path = _copy(tmp_path)
+    broken = tmp_path / "gateways" / f"{name}.yaml"
+    text = broken.read_text(encoding="utf-8")
+    assert old in text, old
+    text = text.replace(old, new, 1)
+    broken.write_text(text, encoding="utf-8")
+    lines = text.splitlines()
+    line = 1 if at is None else next(i for i, found in enumerate(lines, start=1) if found.startswith(at))
+    with pytest.raises((CatalogError, ScenarioError)) as caught:
         load_catalog(path)
-    assert str(path) in str(caught.value)
-    assert fragment in str(caught.value)
+        ScenarioBook(gateways=gateway_files(tmp_path / "gateways"))
+    message = str(caught.value)
+    assert f"{broken}:{line}" in message, message
+    assert reason in message, message
+
+
+def test_a_gateway_defined_twice_is_refused(tmp_path: Path) -> None:
+    path = _copy(tmp_path)
+    shutil.copy(tmp_path / "gateways" / "Stripe.yaml", tmp_path / "gateways" / "stripe.yaml")
+    with pytest.raises(CatalogError, match=r"is not the file's name|also defined in"):
+        load_catalog(path)
+
+
+def test_an_unreadable_gateway_file_is_refused(tmp_path: Path) -> None:
+    path = _copy(tmp_path)
+    (tmp_path / "gateways" / "Broken.yaml").write_text("name: [\n")
+    with pytest.raises(CatalogError, match=r"Broken.yaml:\d+: cannot read the gateway file"):
+        load_catalog(path)
 
 
 def test_an_unreadable_catalog_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "catalog.yaml"
-    path.write_text("gateways: [\n")
+    path = _copy(tmp_path)
+    path.write_text("defaults: [\n")
     with pytest.raises(CatalogError, match="cannot read the gateway catalog"):
         load_catalog(path)
 
 
 # -- CONTRIBUTING's recipe "a gateway": data only ----------------------------------------
 def test_recipe_a_gateway_added_by_data_alone_takes_accounts_and_charges(tmp_path: Path, make_app: Any) -> None:
-    """The recipe followed once: a copy of catalog.yaml with one more entry (no code) is
-    loaded, checked, and a charge goes through the new gateway in its own vocabulary."""
-    data = yaml.safe_load(CATALOG_PATH.read_text(encoding="utf-8"))
-    data["gateways"].append(
-        {
-            "name": "Examplepay",
-            "displayName": "Examplepay",
-            "paymentGatewayUrl": "https://examplepay.invalid",
-            "description": "A gateway added by data in a test (CONTRIBUTING.md, How to add a gateway).",
-            "credentialsNames": ["ShopId", "ShopSecret"],
-            "supportsNetworkToken": False,
-            "tokenizes": False,
-            "authorizationDays": 5,
-            "reference": {"prefix": "EXP-", "length": 12, "alphabet": "digits"},
-            "authorizationCode": {"length": 4, "alphabet": "digits"},
-            "codes": {
-                "Success": {"code": "OK", "description": "Approved."},
-                "Rejected": {"code": "NO", "description": "Declined."},
-                "CardDeclined": {"code": "NO-CARD", "description": "The card was declined."},
-                **{
-                    code: {"code": code.upper(), "description": f"{code}."}
-                    for code in (
-                        "Accepted",
-                        "TemporaryFailure",
-                        "FatalFailure",
-                        "NotImplemented",
-                        "AuthenticationFailed",
-                    )
+    """The recipe followed once: one more gateway file (no code) is loaded, checked, and a
+    charge goes through the new gateway in its own vocabulary."""
+    path = _copy(tmp_path)
+    (tmp_path / "gateways" / "Examplepay.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "Examplepay",
+                "displayName": "Examplepay",
+                "paymentGatewayUrl": "https://examplepay.invalid",
+                "description": "A gateway added by data in a test (CONTRIBUTING.md, How to add a gateway).",
+                "credentialsNames": ["ShopId", "ShopSecret"],
+                "supportsNetworkToken": False,
+                "tokenizes": False,
+                "authorizationDays": 5,
+                "reference": {"prefix": "EXP-", "length": 12, "alphabet": "digits"},
+                "authorizationCode": {"length": 4, "alphabet": "digits"},
+                "codes": {
+                    "Success": {"code": "OK", "description": "Approved."},
+                    "Rejected": {"code": "NO", "description": "Declined."},
+                    "CardDeclined": {"code": "NO-CARD", "description": "The card was declined."},
+                    **{
+                        code: {"code": code.upper(), "description": f"{code}."}
+                        for code in (
+                            "Accepted",
+                            "TemporaryFailure",
+                            "FatalFailure",
+                            "NotImplemented",
+                            "AuthenticationFailed",
+                        )
+                    },
+                },
+                "response": {"ref": "{reference}", "result": "{gatewayResultCode}", "cents": "{amountMinor}"},
+                "provenance": {
+                    "name": {"source": "https://examplepay.invalid/docs"},
+                    "credentialsNames": {"source": "https://examplepay.invalid/docs"},
+                    **{
+                        fact: {"guess": "a test gateway"}
+                        for fact in (
+                            "supportsNetworkToken",
+                            "tokenizes",
+                            "authorizationDays",
+                            "reference",
+                            "codes",
+                            "response",
+                        )
+                    },
                 },
             },
-            "response": {"ref": "{reference}", "result": "{gatewayResultCode}", "cents": "{amountMinor}"},
-        }
+            sort_keys=False,
+        ),
+        encoding="utf-8",
     )
-    path = tmp_path / "catalog.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     catalog = load_catalog(path)
+    assert catalog.get("Examplepay") is not None
     app = make_app()
     app.state.runtime.catalog = catalog  # the running emulator's catalog, as `payemu` loads it at start
     with TestClient(app, headers=SANDBOX) as client:

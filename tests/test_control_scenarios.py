@@ -34,7 +34,9 @@ def names(client: TestClient, headers: dict[str, str] = SANDBOX) -> list[str]:
 def test_list_shows_the_file_rules_with_their_source(client: TestClient) -> None:
     rules = client.get("/_emulator/scenarios").json()["rules"]
     assert rules, "the built-in test cards are listed"
-    assert all(r["source"].rsplit(":", 1)[0].endswith("default-scenarios.yaml") for r in rules)
+    files = {r["source"].rsplit(":", 1)[0] for r in rules}  # payemu's conventions, then each gateway's triggers
+    assert all(f.endswith("default-scenarios.yaml") or "/emulator/data/gateways/" in f for f in files), files
+    assert any(f.endswith("/gateways/Stripe.yaml") for f in files)
     assert all(r["source"].rsplit(":", 1)[1].isdigit() for r in rules)
 
 

@@ -213,7 +213,8 @@ def test_lost_response_records_then_drops(world: tuple[Runtime, Tenant]) -> None
 
 def test_lost_response_on_a_capture_commits_it(world: tuple[Runtime, Tenant]) -> None:
     _, tenant = world
-    auth = process(world, "PreAuth", charge(amount=9000.0)).result["gatewayReference"]
+    # authorized above the capture: Stripe never captures more than it authorized
+    auth = process(world, "PreAuth", charge(amount=9099.0)).result["gatewayReference"]
     body = {"refTransId": auth, "amount": 9031.0, "currency": "USD", "paymentGatewayAccountName": "stripeMain"}
     with pytest.raises(DropConnection):
         process(world, "Capture", body)
@@ -225,7 +226,8 @@ def test_lost_response_on_a_capture_commits_it(world: tuple[Runtime, Tenant]) ->
 
 def test_reset_on_a_capture_releases_the_authorization(world: tuple[Runtime, Tenant]) -> None:
     _, tenant = world
-    auth = process(world, "PreAuth", charge(amount=9000.0)).result["gatewayReference"]
+    # authorized above the capture: Stripe never captures more than it authorized
+    auth = process(world, "PreAuth", charge(amount=9099.0)).result["gatewayReference"]
     body = {"refTransId": auth, "amount": 9032.0, "currency": "USD", "paymentGatewayAccountName": "stripeMain"}
     with pytest.raises(DropConnection):
         process(world, "Capture", body)

@@ -33,6 +33,13 @@ NEW_CARD = {
 }
 
 
+@pytest.fixture
+def mocks_tokenize(tenant: Tenant) -> None:
+    """The older mock-PSP page's reading, where NULLSuccess tokenizes (the eWallet flow
+    tokenizes through it here; the newest page's reading is tests/test_mock_psps.py)."""
+    tenant.overrides.mock_tokenization = "supported"
+
+
 def _session(tenant: Tenant, **changes: Any) -> Session:
     stored = setup_ewallet_tenant(tenant)
     body: dict[str, Any] = {
@@ -95,6 +102,7 @@ def test_stored_card_and_cvv_with_failover(
     assert (charged.card_number, charged.my_ref, charged.amount) == (CARD, session.reference, Decimal("20.5"))
 
 
+@pytest.mark.usefixtures("mocks_tokenize")
 @pytest.mark.parametrize(
     ("operation", "engine_operation", "generate"),
     [("CHARGE_AND_TOKENIZE", "Charge", True), ("PREAUTH_AND_TOKENIZE", "PreAuth", True)],
@@ -128,6 +136,7 @@ def test_operations_map_to_the_engine(
     }
 
 
+@pytest.mark.usefixtures("mocks_tokenize")
 def test_tokenize_session(runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest]) -> None:
     session = _session(tenant, operation="TOKENIZE", amount=0, paymentGatewayAccountId="backup", fallbackUpgs=None)
     paid = _pay(runtime, tenant, session, {"card": NEW_CARD})
@@ -138,6 +147,7 @@ def test_tokenize_session(runtime: Runtime, tenant: Tenant, engine_calls: list[P
     assert paid.summary["operationType"] == "Tokenize"
 
 
+@pytest.mark.usefixtures("mocks_tokenize")
 def test_tokenize_falls_over_in_the_engine(
     runtime: Runtime, tenant: Tenant, engine_calls: list[PaymentRequest]
 ) -> None:

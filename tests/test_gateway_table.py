@@ -23,7 +23,9 @@ def test_rows_carry_the_behaviour_facts() -> None:
     assert "*`ShopperInteraction`*" in rows["Adyen"]
     assert "Charge, Refund, Tokenize" in rows["AMEX"]
     assert "`myRef` of 6+ characters" in rows["AMEX"]
-    assert "`certificateName` and `payerDetails.clientIPAddress`" in rows["FirstDataIPG"]
+    assert "(`certificateName`) and `payerDetails.clientIPAddress`" in rows["FirstDataIPG"]
+    assert "needs `card.cvv`" in rows["BAC"]
+    assert "the `CustomerID` credential to tokenize" in rows["Airwallex"]
     assert "needs `orderDesc`" in rows["Cardstream"]
 
 

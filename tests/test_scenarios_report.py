@@ -13,6 +13,7 @@ import pytest
 
 from emulator import cli
 from emulator.config import Settings
+from emulator.gateways.catalog import load_catalog
 from emulator.scenarios import builtin_table, describe, markdown_table, parse_rules
 from emulator.scenarios.report import TABLE_END, TABLE_START, readme_with_table, write_readme
 
@@ -115,7 +116,9 @@ def test_describe_of_settings_ends_with_the_built_in_cards(tmp_path: Path) -> No
     lines = describe(Settings(scenario_paths=[str(good)])).splitlines()
     assert lines[0].startswith(f"{good}:1  good")
     assert "reset-card" in "\n".join(lines)
-    assert "authorizenet-declined-zip" in lines[-1]  # the gateways' own triggers come after payemu's
+    text = "\n".join(lines)
+    assert text.index("reset-card") < text.index("authorizenet-declined-zip")  # the gateways' own come after payemu's
+    assert "emulator/data/gateways/Zeamster.yaml" in lines[-1]
 
 
 def test_list_of_one_gateway_shows_its_triggers_and_payemus(capsys: pytest.CaptureFixture[str]) -> None:
@@ -187,24 +190,35 @@ def test_docs_table_is_the_generated_one() -> None:
 def test_docs_tables_are_one_per_gateway_from_the_data() -> None:
     table = builtin_table()
     headings = re.findall(r"^### (.+)$", table, flags=re.M)
+    catalog = load_catalog()
     assert headings == [
-        "Stripe (`Stripe` only)",
-        "Adyen (`Adyen` only)",
-        "Authorize.Net (`AuthorizeNet` only)",
+        *(f"{gateway.display_name} (`{gateway.name}`)" for gateway in catalog),
         "payemu's own test cards and amounts (every gateway but the mocks)",
     ]
-    stripe, adyen, authorizenet, payemu = re.split(r"^### .+$", table, flags=re.M)[1:]
+    sections = dict(
+        zip([h.split("`")[1] for h in headings[:-1]], re.split(r"^### .+$", table, flags=re.M)[1:], strict=False)
+    )
+    stripe, adyen, authorizenet = sections["Stripe"], sections["Adyen"], sections["AuthorizeNet"]
+    payemu = table.split("### payemu's own")[1]
     assert (
         "| card `4000000000009979` | Charge, PreAuth, Tokenize | Rejected (LostOrStolenCard) | `stolen_card`" in stripe
     )
+    assert "| capture | never above the authorization — [docs.stripe.com" in stripe
     assert (
         "| card.cardHolderName `CARD_EXPIRED` | Charge, PreAuth | Rejected (ExpiredCard) | `Refused` Expired Card"
         in adyen
     )
     assert "| payerDetails.postCode `46282` |" in authorizenet
     assert "| card.cvv `901` | Charge, PreAuth | Success | cvvResultCode `N` |" in authorizenet
+    assert "none after 120 days unless `ECCenabled` is `true`" in authorizenet
     assert "4000000000009979" not in adyen + authorizenet + payemu
     assert "`4000009011000000`" in payemu
+    assert "`66311` Invalid Test Amount" in sections["Cardstream"]
+    assert "| requires | `card.cvv` — [developers.pcibooking.net" in sections["BAC"]
+    for name in ("Azul", "Better", "Caterpay", "Gateline", "3GDirectPay"):  # no public sandbox of their own
+        assert "No public sandbox of its own is modelled" in sections[name], name
+    for gateway in catalog:  # every guess is labelled, every fact cites its page
+        assert "*payemu's guess" in sections[gateway.name] or gateway.always, gateway.name
 
 
 def test_docs_example_rules_are_valid() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from emulator.datafiles import gateway_files
 from emulator.gateways.catalog import ALPHABETS, load_catalog
 from emulator.gateways.simulator import AttemptInput, GatewayAccount, attempt, requirement_failure
 from emulator.gateways.templates import render
@@ -40,10 +41,11 @@ CREDENTIALS = {
 
 
 class RecordingBook(ScenarioBook):
-    """A real scenario book (no files, no built-in rules) that notes what it is asked."""
+    """A real scenario book (no files, none of payemu's rules; the gateways' own triggers)
+    that notes what it is asked."""
 
     def __init__(self) -> None:
-        super().__init__(builtin=None)
+        super().__init__(builtin=None, gateways=gateway_files())
         self.calls: list[tuple[Attempt, bool]] = []
 
     def decide(self, tenant: RuleHolder, attempt: Attempt, mock: bool = False) -> Outcome | None:
@@ -190,7 +192,8 @@ def test_success_speaks_the_gateways_vocabulary(gateway: str) -> None:
     spec = CATALOG.get(gateway)
     assert spec is not None
     operation = "PreAuth" if "Charge" in spec.unsupported else "Charge"
-    result, book = run(gateway, operation, my_ref="order-123456")
+    card = spec.test_cards[0] if spec.test_cards else CARD  # a test account refuses other cards
+    result, book = run(gateway, operation, my_ref="order-123456", card_number=card)
     fmt = spec.reference
     prefix = fmt.prefix_for(operation)
     assert result["gatewayReference"].startswith(prefix)

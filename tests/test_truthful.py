@@ -87,6 +87,7 @@ def test_settings_are_per_tenant_and_reset(client: TestClient) -> None:
         "strict": False,
         "successStatus": "always-202",
         "failover": "recoverable-only",
+        "mockTokenization": "unsupported",
         "overridden": ["failover", "successStatus"],
     }
     live = client.get("/_emulator/settings", headers={"X-Api-Key": "live-api-key"}).json()

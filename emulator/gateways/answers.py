@@ -55,6 +55,7 @@ class AttemptInput:
     token_problem: str | None = None  # why the gateway refuses the userToken, if it does
     number: int = 1  # 1 = primary, 2 = first fallback, ...
     post_code: str | None = None  # payerDetails.postCode
+    mocks_tokenize: bool = False  # the tenant reads the older mock-PSP page: the mocks tokenize
 
     @property
     def card_number(self) -> str | None:

@@ -1,164 +1,27 @@
-"""The gateway catalog: every simulated gateway is data in ``catalog.yaml``.
+"""The gateway catalog: every simulated gateway is one data file, ``gateways/<Name>.yaml``.
 
-Adding a gateway is a data edit. The file is checked against a JSON Schema when loaded
-(payemu refuses to start on a malformed catalog, naming the entry and field), then turned
-into frozen :class:`GatewaySpec` records that the resources API lists and the payment
-engine reads.
+Adding a gateway is a data edit. The shared file (``catalog.yaml``: the card checks and
+payemu's generic vocabulary) and each gateway's file are checked against their JSON
+Schemas (:mod:`emulator.gateways.schema`) when loaded: payemu refuses to start on a bad
+file, naming file, line and reason. The files become frozen :class:`GatewaySpec` records
+that the resources API lists and the payment engine reads.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from emulator.datafiles import data_path, load_checked
-from emulator.vocabulary import OPERATIONS, RESULT_CODES
+from emulator.datafiles import data_path, gateway_files, load_checked
+from emulator.gateways.schema import ALPHABETS, FACT_KEYS, GATEWAY, SHARED
 from emulator.vocabulary import ResultCode as Result
 
 CATALOG_PATH = data_path("catalog.yaml")
-RESULT_KEYS = (*RESULT_CODES, "AuthenticationFailed")
-ALPHABETS = {
-    "digits": "0123456789",
-    "upper": "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
-    "alnum": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-    "hex": "0123456789abcdef",
-}
-
-_FORMAT = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["length", "alphabet"],
-    "properties": {
-        "prefix": {"type": "string"},
-        "prefixByOperation": {
-            "type": "object",
-            "propertyNames": {"enum": list(OPERATIONS)},
-            "additionalProperties": {"type": "string"},
-        },
-        "length": {"type": "integer", "minimum": 4, "maximum": 64},
-        "alphabet": {"enum": list(ALPHABETS)},
-    },
-}
-_CODE = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["code", "description"],
-    "properties": {"code": {"type": "string"}, "description": {"type": "string"}},
-}
-# What a gateway checks of the card and amount itself (see emulator.gateways.checks).
-CARD_CHECKS: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "enabled": {"type": "boolean"},
-        "cardOperations": {"type": "array", "items": {"enum": list(OPERATIONS)}},
-        "amountOperations": {"type": "array", "items": {"enum": list(OPERATIONS)}},
-        "luhn": {"type": "boolean"},
-        "digits": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["min", "max"],
-            "properties": {"min": {"type": "integer", "minimum": 1}, "max": {"type": "integer", "minimum": 1}},
-        },
-        "expiry": {"type": "boolean"},
-        "cvvLength": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1, "maximum": 8}},
-        "nonPositiveAmountReason": {"type": "string", "minLength": 1},
-        "accountVerification": {"type": "boolean"},
-        "twoDigitYears": {"type": "boolean"},
-        # the smallest payment per currency (major units), below which Charge and PreAuth are InvalidAmount
-        "minimumAmounts": {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0}},
-        "wholeMinorUnits": {"type": "boolean"},  # a fraction finer than the currency's minor unit is InvalidAmount
-    },
-}
-_MODES: dict[str, Any] = {  # which values of one credential are sandbox and which live
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["credential", "live", "source"],
-    "properties": {
-        "credential": {"type": "string", "minLength": 1},
-        "sandbox": {"type": "string", "format": "regex"},  # absent: whatever is not live
-        "live": {"type": "string", "format": "regex"},
-        "source": {"type": "string", "minLength": 1},  # a URL, or "payemu" for payemu's own convention
-        "liveTestCard": _CODE,  # a live credential paying one of the gateway's test cards: declined
-    },
-}
-_RESULT_MAP = {"type": "object", "additionalProperties": {"type": "string", "maxLength": 8}}
-_RESPONSE_OVERRIDES = {"type": "object", "additionalProperties": {"type": "object"}}
-_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["gateways"],
-    "properties": {
-        "cardChecks": CARD_CHECKS,
-        "gateways": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": [
-                    "name",
-                    "displayName",
-                    "paymentGatewayUrl",
-                    "description",
-                    "credentialsNames",
-                    "supportsNetworkToken",
-                    "tokenizes",
-                    "authorizationDays",
-                    "reference",
-                    "codes",
-                ],
-                "properties": {
-                    "name": {"type": "string", "pattern": "^[A-Za-z0-9]+$"},
-                    "displayName": {"type": "string", "minLength": 1},
-                    "paymentGatewayUrl": {"type": "string", "minLength": 1},
-                    "description": {"type": "string", "minLength": 1},
-                    "credentialsNames": {"type": "array", "items": {"type": "string", "minLength": 1}},
-                    "optionalCredentials": {"type": "array", "items": {"type": "string", "minLength": 1}},
-                    "supportsNetworkToken": {"type": "boolean"},
-                    "tokenizes": {"type": "boolean"},
-                    "authorizationDays": {"type": "integer", "minimum": 1, "maximum": 60},
-                    "unsupportedOperations": {"type": "array", "items": {"enum": list(OPERATIONS)}},
-                    "requires": {
-                        "type": "object",
-                        "additionalProperties": False,
-                        "properties": {
-                            "certificate": {"type": "boolean"},
-                            "clientIPAddress": {"type": "boolean"},
-                            "orderDesc": {"type": "boolean"},
-                            "myRefMinLength": {"type": "integer", "minimum": 0},
-                        },
-                    },
-                    "always": {"enum": [Result.SUCCESS.value, Result.REJECTED.value]},
-                    "reference": _FORMAT,
-                    "token": _FORMAT,
-                    "authorizationCode": _FORMAT,
-                    "codes": {
-                        "type": "object",
-                        "required": list(RESULT_KEYS),
-                        "additionalProperties": _CODE,
-                    },
-                    "response": {"type": "object"},
-                    "responseByResult": _RESPONSE_OVERRIDES,
-                    "responseByOperation": _RESPONSE_OVERRIDES,
-                    "cardChecks": CARD_CHECKS,
-                    # {avsResult} / {cvvResult}: the gateway's AVS result by payerDetails.postCode
-                    # and card-code result by card.cvv ("default": any other value or none)
-                    "avsResults": _RESULT_MAP,
-                    "cvvResults": _RESULT_MAP,
-                    # where the gateway's behaviour is documented (URLs); empty for mocks
-                    "sources": {"type": "array", "items": {"type": "string", "minLength": 1}},
-                    # credential names the public record does not show (payemu's invention)
-                    "inventedCredentials": {"type": "boolean"},
-                    "credentialModes": _MODES,
-                },
-            },
-        },
-    },
-}
+GUESS = "guess"  # the provenance kind of payemu's own choice (else "source")
 
 
 class CatalogError(ValueError):
@@ -228,6 +91,17 @@ class CredentialModes:
 
 _DEFAULT_TOKEN = {"prefix": "tok_", "length": 24, "alphabet": "alnum"}
 _DEFAULT_AUTH_CODE = {"length": 6, "alphabet": "upper"}
+# payemu's tolerance above the authorization where a gateway documents none: card schemes
+# allow tips and fuel estimates (a labelled choice, Fidelity: capture-limit)
+DEFAULT_CAPTURE_LIMIT = Decimal("1.15")
+
+
+@dataclass(frozen=True)
+class RefundLimit:
+    """Refunds refused ``days`` after the charge while the credential ``unless`` is false."""
+
+    days: int
+    unless: str
 
 
 @dataclass(frozen=True)
@@ -259,8 +133,16 @@ class GatewaySpec:
     avs_results: dict[str, str] = field(default_factory=dict)  # by post code; "default"
     cvv_results: dict[str, str] = field(default_factory=dict)  # by card code; "default"
     sources: tuple[str, ...] = ()
-    invented_credentials: bool = False
     modes: CredentialModes | None = None
+    requires_cvv: bool = False
+    tokenize_credential: str | None = None  # tokenizes only when this credential has a value
+    capture_limit: Decimal = DEFAULT_CAPTURE_LIMIT
+    refund_limit: RefundLimit | None = None
+    # fact key → ("source", URL) or ("guess", why); facts the file leaves out are payemu's
+    provenance: dict[str, tuple[str, str]] = field(default_factory=dict)
+    otherwise: dict[str, Any] | None = None  # a sandbox attempt no rule decided (see schema)
+    test_cards: tuple[str, ...] = ()  # the cards its test account takes (when it refuses others)
+    file: str = ""
 
     @property
     def checks_cards(self) -> bool:
@@ -270,6 +152,32 @@ class GatewaySpec:
     @property
     def accepted_credentials(self) -> tuple[str, ...]:
         return self.credentials + self.optional_credentials
+
+    @property
+    def invented_credentials(self) -> bool:
+        """Whether the credential names are payemu's guess (the public record lacks them)."""
+        return bool(self.credentials) and self.provenance.get("credentialsNames", (GUESS, ""))[0] == GUESS
+
+    def needs(self) -> list[str]:
+        """What a request must carry for this gateway, in the docs' words."""
+        needs = []
+        if self.requires_certificate:
+            needs.append("a client certificate (`certificateName`)")
+        if self.requires_client_ip:
+            needs.append("`payerDetails.clientIPAddress`")
+        if self.requires_order_desc:
+            needs.append("`orderDesc`")
+        if self.min_my_ref:
+            needs.append(f"`myRef` of {self.min_my_ref}+ characters")
+        if self.requires_cvv:
+            needs.append("`card.cvv`")
+        if self.tokenize_credential:
+            needs.append(f"the `{self.tokenize_credential}` credential to tokenize")
+        return needs
+
+    def origin(self, fact: str) -> tuple[str, str]:
+        """``("source", URL)`` or ``("guess", why)`` for a fact key of the gateway file."""
+        return self.provenance.get(fact, (GUESS, "payemu's generic default: the gateway's file does not state it"))
 
     def code_for(self, key: str) -> ResultCode:
         """The native code for a result or reject reason; unknown reasons fall back to
@@ -288,8 +196,13 @@ class GatewaySpec:
         }
 
     @classmethod
-    def from_data(cls, data: dict[str, Any], card_checks: dict[str, Any] | None = None) -> GatewaySpec:
+    def from_data(
+        cls, data: dict[str, Any], card_checks: dict[str, Any] | None = None, defaults: dict[str, Any] | None = None
+    ) -> GatewaySpec:
         requires = data.get("requires", {})
+        fallback = defaults or {}
+        codes = data.get("codes") or fallback["codes"]
+        limit = data.get("refundLimit")
         return cls(
             name=data["name"],
             display_name=data["displayName"],
@@ -306,19 +219,25 @@ class GatewaySpec:
             requires_order_desc=requires.get("orderDesc", False),
             min_my_ref=requires.get("myRefMinLength", 0),
             always=data.get("always"),
-            reference=ReferenceFormat.from_data(data["reference"]),
+            reference=ReferenceFormat.from_data(data.get("reference") or fallback["reference"]),
             token=ReferenceFormat.from_data(data.get("token", _DEFAULT_TOKEN)),
             authorization_code=ReferenceFormat.from_data(data.get("authorizationCode", _DEFAULT_AUTH_CODE)),
-            codes={key: ResultCode(v["code"], v["description"]) for key, v in data["codes"].items()},
-            response=data.get("response", {}),
+            codes={key: ResultCode(v["code"], v["description"]) for key, v in codes.items()},
+            response=data.get("response", fallback.get("response", {})),
             response_by_result=data.get("responseByResult", {}),
             response_by_operation=data.get("responseByOperation", {}),
             card_checks={**(card_checks or {}), **data.get("cardChecks", {})},
             avs_results=dict(data.get("avsResults", {})),
             cvv_results=dict(data.get("cvvResults", {})),
             sources=tuple(data.get("sources", ())),
-            invented_credentials=bool(data.get("inventedCredentials", False)),
             modes=CredentialModes.from_data(data["credentialModes"]) if "credentialModes" in data else None,
+            requires_cvv=requires.get("cvv", False),
+            tokenize_credential=requires.get("tokenizeCredential"),
+            capture_limit=Decimal(str(data.get("captureLimit", DEFAULT_CAPTURE_LIMIT))),
+            refund_limit=RefundLimit(limit["days"], limit["unlessCredential"]) if limit else None,
+            provenance={key: next(iter(value.items())) for key, value in data.get("provenance", {}).items()},
+            otherwise=data.get("otherwise"),
+            test_cards=tuple(data.get("testCards", ())),
         )
 
 
@@ -335,6 +254,9 @@ class Catalog:
     def names(self) -> list[str]:
         return [g.name for g in self._ordered]
 
+    def __getitem__(self, name: str) -> GatewaySpec:
+        return self._by_lower[name.lower()]
+
     def __iter__(self) -> Iterator[GatewaySpec]:
         return iter(self._ordered)
 
@@ -342,26 +264,83 @@ class Catalog:
         return len(self._ordered)
 
 
-def _gateway_label(data: Any, parts: list[Any]) -> str:
-    """The gateway's name for a problem inside ``gateways[i]``."""
-    if len(parts) >= 2 and parts[0] == "gateways" and isinstance(parts[1], int):
-        gateways = data.get("gateways") if isinstance(data, dict) else None
-        if isinstance(gateways, list) and parts[1] < len(gateways) and isinstance(gateways[parts[1]], dict):
-            return str(gateways[parts[1]].get("name", parts[1]))
-    return ""
+def load_gateway(path: Path, card_checks: dict[str, Any], defaults: dict[str, Any]) -> GatewaySpec:
+    """One gateway's file, checked: its schema, its name matching the file's, and a
+    provenance for every fact it states."""
+    data = load_checked(path, GATEWAY, "gateway file", "gateway", CatalogError)
+    lines = _fact_lines(path)
+    problems = []
+    if data["name"] != path.stem:
+        problems.append(f"{path}:{lines.get('name', 1)}: name {data['name']!r} is not the file's name {path.stem!r}")
+    stated = data.get("provenance", {})
+    for key in FACT_KEYS:
+        if key in data and key not in stated:
+            problems.append(
+                f"{path}:{lines.get(key, 1)}: {key}: no provenance (give its source URL or label it a guess)"
+            )
+    overlap = set(data["credentialsNames"]) & set(data.get("optionalCredentials", ()))
+    if overlap:
+        problems.append(f"{path}:{lines.get('optionalCredentials', 1)}: {sorted(overlap)} both required and optional")
+    if problems:
+        raise CatalogError("\n".join(problems))
+    spec = GatewaySpec.from_data(data, card_checks, defaults)
+    return replace(spec, file=str(path))
 
 
-def load_catalog(path: str | Path | None = None) -> Catalog:
+def _fact_lines(path: Path) -> dict[str, int]:
+    """The line of each top-level key of a gateway file (for its problems)."""
+    lines: dict[str, int] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        key = line.split(":", 1)[0]
+        if key and not line[0].isspace() and key not in lines and key.isidentifier():
+            lines[key] = number
+    return lines
+
+
+_LOADED: dict[tuple[tuple[str, int, int], ...], Catalog] = {}  # by the files' signature (a few kept)
+
+
+def load_catalog(path: str | Path | None = None, folder: str | Path | None = None) -> Catalog:
+    """The shared file ``path`` and every gateway file of ``folder`` (default: the
+    ``gateways`` folder beside ``path``), in the order of their names. Files unchanged
+    since an earlier load give the same (immutable) catalog without reading them again."""
     path = Path(path) if path else CATALOG_PATH
-    data = load_checked(path, _SCHEMA, "gateway catalog", "catalog", CatalogError, _gateway_label)
-    defaults = data.get("cardChecks", {})
-    gateways = [GatewaySpec.from_data(item, defaults) for item in data["gateways"]]
-    seen: set[str] = set()
-    for gateway in gateways:
+    files = gateway_files(Path(folder) if folder else path.parent / "gateways")
+    key = _signature([path, *files])
+    found = _LOADED.get(key) if key else None
+    if found is None:
+        found = _load(path, files)
+        if key:
+            if len(_LOADED) >= 8:
+                _LOADED.clear()
+            _LOADED[key] = found
+    return found
+
+
+def _signature(files: list[Path]) -> tuple[tuple[str, int, int], ...]:
+    try:
+        return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
+    except OSError:
+        return ()  # read (and report) it below
+
+
+def _load(path: Path, files: list[Path]) -> Catalog:
+    shared = load_checked(path, SHARED, "gateway catalog", "catalog", CatalogError)
+    problems: list[str] = []
+    gateways: list[GatewaySpec] = []
+    seen: dict[str, Path] = {}
+    for file in files:
+        try:
+            gateway = load_gateway(file, shared["cardChecks"], shared["defaults"])
+        except CatalogError as exc:
+            problems.append(str(exc))
+            continue
         if gateway.name.lower() in seen:
-            raise CatalogError(f"{path}: gateway {gateway.name} is listed twice")
-        seen.add(gateway.name.lower())
-        overlap = set(gateway.credentials) & set(gateway.optional_credentials)
-        if overlap:
-            raise CatalogError(f"{path}: {gateway.name}: {sorted(overlap)} both required and optional")
+            problems.append(f"{file}:1: gateway {gateway.name} is also defined in {seen[gateway.name.lower()]}")
+        seen[gateway.name.lower()] = file
+        gateways.append(gateway)
+    if not files:
+        problems.append(f"{path}: no gateway files in {path.parent / 'gateways'}")
+    if problems:
+        raise CatalogError("\n".join(problems))
     return Catalog(gateways)

@@ -2,7 +2,7 @@
 
 Real gateways decline a mistyped card number, an expired card, a security code of the
 wrong length or a non-positive amount on their own; payemu does the same, driven by the
-``cardChecks`` data of ``catalog.yaml`` (defaults at the top, overrides per gateway), so
+``cardChecks`` data of ``catalog.yaml`` (the defaults) and of each gateway's file, so
 no gateway has code of its own. The simulator calls :func:`card_problem` once per attempt
 that no rule of the user decided (such a rule still wins; see :func:`rule_wins`); the hosted payment page
 reaches it through the same engine.
@@ -161,14 +161,13 @@ def for_attempt(
 
 def rule_wins(book: ScenarioBook, tenant: Tenant, outcome: Outcome | None) -> bool:
     """True when a scenario rule of the user (a file of theirs or one added at run time)
-    decided the attempt: it wins over the gateway's checks. The built-in test cards do
-    not: a test card with an expired date is declined as expired."""
+    decided the attempt: it wins over the gateway's checks. The built-in test cards (payemu's
+    and the gateways' own) do not: a test card with an expired date is declined as expired."""
     if outcome is None:
         return False
-    builtin = book.builtin
     for rule in book.rules(tenant):
         if rule.name == outcome.rule:
-            return builtin is None or _resolved(rule.source) != builtin
+            return _resolved(rule.source) not in book.builtin_paths
     return True
 
 

@@ -1,8 +1,8 @@
 """One attempt at one simulated gateway.
 
-Everything a gateway does differently is data in ``catalog.yaml``; this module only reads
-it. An attempt goes: the gateway's own requirements (operations it lacks, network tokens,
-credentials, client certificate, ``clientIPAddress``, ``orderDesc``, ``myRef`` length)
+Everything a gateway does differently is data in its file (``gateways/<Name>.yaml``); this
+module only reads it. An attempt goes: the gateway's own requirements (operations it lacks,
+network tokens, credentials, certificate, ``clientIPAddress``, ``orderDesc``, ``myRef``, cvv)
 → the scenario outcome (``ScenarioBook.decide``: the simulator is given the book in force)
 → an OperationResult spoken in the gateway's vocabulary: its reference format, native
 result codes, authorization-code and token formats, and a ``customGatewayResponse``
@@ -98,7 +98,7 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
     spec = account.gateway
     operation = item.operation
     unimplemented = ResultCode.NOT_IMPLEMENTED
-    if operation in spec.unsupported or (operation == Operation.TOKENIZE and not spec.tokenizes):
+    if operation in spec.unsupported or (operation == Operation.TOKENIZE and not tokenizes(spec, item)):
         hint = (
             " Use PreAuth then Capture."
             if operation == Operation.CHARGE and Operation.PRE_AUTH not in spec.unsupported
@@ -130,6 +130,15 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
             "AuthenticationFailed",
             f"{spec.name} authenticates with a client certificate: name one in {field}.",
         )
+    if spec.requires_cvv and operation in NEEDS_ORDER_DESC and item.card is not None and not item.card.cvv:
+        return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs card.cvv."
+    if (
+        spec.tokenize_credential
+        and _tokenizes(operation, item)
+        and not account.credentials.get(spec.tokenize_credential)
+    ):
+        why = f"{spec.name} tokenizes only with the {spec.tokenize_credential} credential."
+        return unimplemented, unimplemented, why
     if spec.requires_client_ip and operation in NEEDS_CLIENT_IP and not item.client_ip:
         return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs payerDetails.clientIPAddress."
     if spec.requires_order_desc and operation in NEEDS_ORDER_DESC and not item.order_desc:
@@ -141,6 +150,15 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
             f"{spec.name} needs myRef of at least {spec.min_my_ref} characters.",
         )
     return None
+
+
+def tokenizes(spec: GatewaySpec, item: AttemptInput) -> bool:
+    """Whether the gateway tokenizes; a mock gateway does under the older mock-PSP reading."""
+    return spec.tokenizes or (spec.always is not None and item.mocks_tokenize)
+
+
+def _tokenizes(operation: str, item: AttemptInput) -> bool:
+    return operation == Operation.TOKENIZE or (item.generate_token and operation in NEEDS_ORDER_DESC)
 
 
 def _credentials_refused(spec: GatewaySpec, why: str) -> Refused:
@@ -163,6 +181,21 @@ def live_test_card(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, 
         gateway_result_description=declined.description,
         rule="live-mode-test-card",
         source="catalog",  # the gateway's own live-mode check, not a scenario file
+    )
+
+
+def sandbox_otherwise(tenant: Tenant, spec: GatewaySpec, item: AttemptInput) -> Outcome | None:
+    """The gateway's test-account answer to a sandbox attempt no rule decided (its
+    ``otherwise``), or None."""
+    rest = spec.otherwise
+    if rest is None or not tenant.is_sandbox or item.operation not in rest["operations"]:
+        return None
+    return Outcome(
+        rest["operationResultCode"],
+        rest.get("rejectReasonCode"),
+        gateway_result_code=rest["gatewayResultCode"],
+        gateway_result_description=rest["gatewayResultDescription"],
+        rule=f"{spec.name}-test-account",
     )
 
 
@@ -210,6 +243,7 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
             code, reason, text = ResultCode.REJECTED, failure.reason, failure.description
             key = reason
         else:
+            outcome = outcome or sandbox_otherwise(tenant, spec, item)
             if outcome is None:
                 code = ResultCode.REJECTED if spec.always == ResultCode.REJECTED else ResultCode.SUCCESS
             else:
@@ -303,7 +337,7 @@ def _render(
     approval = approval if code == ResultCode.SUCCESS else None  # nothing is authorized yet while Accepted
     if (
         code == ResultCode.SUCCESS
-        and spec.tokenizes
+        and tokenizes(spec, item)
         and (
             operation == Operation.TOKENIZE
             or (item.generate_token and operation in (Operation.CHARGE, Operation.PRE_AUTH))

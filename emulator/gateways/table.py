@@ -27,15 +27,7 @@ _HEADER = (
 def _notes(gateway: GatewaySpec) -> str:
     if gateway.always:
         return f"mock: always {'approves' if gateway.always == 'Success' else 'declines'}"
-    needs = []
-    if gateway.requires_certificate:
-        needs.append("`certificateName`")
-    if gateway.requires_client_ip:
-        needs.append("`payerDetails.clientIPAddress`")
-    if gateway.requires_order_desc:
-        needs.append("`orderDesc`")
-    if gateway.min_my_ref:
-        needs.append(f"`myRef` of {gateway.min_my_ref}+ characters")
+    needs = gateway.needs()
     return f"needs {' and '.join(needs)}" if needs else "—"
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from emulator import errors
 from emulator.gateways import payloads, simulator
 from emulator.gateways.simulator import AttemptInput, AttemptResult, GatewayAccount
-from emulator.payments import ledger, recording, rules, vault
+from emulator.payments import ledger, recording, rules, tenant_settings, vault
 from emulator.payments.failover import fallback_accounts, falls_over, primary_account
 from emulator.payments.model import AttemptRecord, Card, DropConnection, Money, OperationResult, PaymentRequest
 from emulator.vocabulary import (
@@ -124,10 +124,27 @@ def attempt_record(
     return AttemptRecord(number, account.name, account.gateway.name, at or tenant.now(), result, rule, source)
 
 
-def refused(operation: Operation, money: Money, refusal: rules.Refusal) -> Outcome:
-    """A ledger refusal: no gateway was asked."""
-    result = OperationResult(operation, ResultCode.REJECTED, money, refusal.description, reject_reason=refusal.reason)
+def refused(tenant: Tenant, account: GatewayAccount, item: AttemptInput, refusal: rules.Refusal) -> Outcome:
+    """A ledger refusal, answered as the gateway answers it: its name, its native code for
+    the reason (its generic decline where it documents none: Fidelity, ledger-refusals) and
+    its response. Nothing is recorded."""
+    reason = refusal.reason
+    reference = simulator.new_reference(tenant, account.gateway, item.operation)
+    result = simulator.speak(
+        tenant, account, item, ResultCode.REJECTED, reason, reason, refusal.description, reference=reference
+    )
     return answer(result)
+
+
+def limits_of(account: GatewayAccount) -> rules.Limits:
+    """The gateway's capture limit and, while the account's credential that lifts it is not
+    true, its refund window (Authorize.Net's ECCenabled)."""
+    spec = account.gateway
+    window = spec.refund_limit
+    days = None
+    if window is not None and str(account.credentials.get(window.unless) or "").strip().lower() != "true":
+        days = window.days
+    return rules.Limits(spec.capture_limit, days)
 
 
 # -- charge, authorize, tokenize ------------------------------------------------------------
@@ -144,6 +161,7 @@ async def _pay(
     last: AttemptResult | None = None
     user_token = request.user_token
     token_number = problem = None
+    mocks_tokenize = tenant_settings.mocks_tokenize(runtime, tenant)
     for number, account in enumerate(chain, start=1):
         if user_token:
             token_number, problem = token_for(tenant, user_token, account.gateway.name)
@@ -161,6 +179,7 @@ async def _pay(
             problem,
             number,
             request.post_code,
+            mocks_tokenize,
         )
         last = await _attempt(runtime, tenant, account, item, attempt_number=number)
         token = last.result.gateway_token
@@ -216,20 +235,22 @@ async def _follow_up(
     reference = request.ref_trans_id or ""
     tx = tenant.ledger.find(reference)
     if tx is None:
-        return refused(operation, money, _not_found(reference))
-    refusal = rules.check(tx, operation, account.gateway.name, money.currency, money.amount, tenant.now())
+        asked = AttemptInput(operation, money, card, request.my_ref, network_token_brand=request.network_token_brand)
+        return refused(tenant, account, asked, _not_found(reference))
+    paying = card.with_number(card.number or tx.card_number) if card else Card(number=tx.card_number)
+    item = AttemptInput(
+        operation=operation,
+        money=money,
+        card=paying,
+        my_ref=request.my_ref or tx.my_ref,
+        network_token_brand=request.network_token_brand,
+    )
+    now = tenant.now()
+    refusal = rules.check(tx, operation, account.gateway.name, money.currency, money.amount, now, limits_of(account))
     if refusal is not None:
-        return refused(operation, money, refusal)
+        return refused(tenant, account, item, refusal)
     rules.reserve(tx, operation)  # no await since check(): concurrent requests see it
     try:
-        paying = card.with_number(card.number or tx.card_number) if card else Card(number=tx.card_number)
-        item = AttemptInput(
-            operation=operation,
-            money=money,
-            card=paying,
-            my_ref=request.my_ref or tx.my_ref,
-            network_token_brand=request.network_token_brand,
-        )
         result = await _attempt(runtime, tenant, account, item, parent=tx)
     finally:
         rules.release(tx)
@@ -261,11 +282,11 @@ async def _status(
             if reference
             else rules.Refusal(RejectReason.TRANSACTION_NOT_FOUND, f"No charge or authorization with myRef '{my_ref}'.")
         )
-        return refused(Operation.STATUS, Money.none(), missing)
+        asked = AttemptInput(
+            Operation.STATUS, Money.none(), my_ref=my_ref, network_token_brand=request.network_token_brand
+        )
+        return refused(tenant, account, asked, missing)
     now = tenant.now()
-    refusal = rules.check(tx, Operation.STATUS, account.gateway.name, None, tx.amount, now)
-    if refusal is not None:
-        return refused(Operation.STATUS, tx.money, refusal)
     item = AttemptInput(
         operation=Operation.STATUS,
         money=tx.money,
@@ -273,6 +294,9 @@ async def _status(
         my_ref=tx.my_ref,
         network_token_brand=request.network_token_brand,
     )
+    refusal = rules.check(tx, Operation.STATUS, account.gateway.name, None, tx.amount, now)
+    if refusal is not None:
+        return refused(tenant, account, item, refusal)
     failed, decided = await simulator.lookup(runtime.scenarios, tenant, account, item)
     if failed is not None:
         call_attempts.append(attempt_record(tenant, account, 1, failed, decided=decided))

@@ -1,10 +1,11 @@
-"""The ledger's rules: which later operation a transaction allows, and the reservation that
-keeps two concurrent requests on one transaction from both succeeding."""
+"""The ledger's rules: which later operation a transaction allows, within its gateway's
+limits (capture amount, refund window), and the reservation that keeps two concurrent
+requests on one transaction from both succeeding."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from emulator.payments.clock import isoformat
@@ -13,8 +14,21 @@ from emulator.payments.model import ZERO, text
 from emulator.vocabulary import Operation, RejectReason, ResultCode
 
 # A capture may exceed the authorized amount (estimate authorized, actual captured) by
-# up to 15 %, as card schemes tolerate for tips and fuel; refunds never exceed the original.
+# up to 15 % where the gateway documents no limit, as card schemes tolerate for tips and
+# fuel; refunds never exceed the original.
 CAPTURE_TOLERANCE = Decimal("1.15")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the gateway allows beyond the ledger's own rules: how much a capture may take
+    of its authorization (a multiple), and after how many days a refund is refused."""
+
+    capture: Decimal = CAPTURE_TOLERANCE
+    refund_days: int | None = None
+
+
+ANY = Limits()
 
 
 @dataclass(frozen=True)
@@ -25,9 +39,16 @@ class Refusal:
 
 # -- the rules ---------------------------------------------------------------------------
 def check(
-    tx: Transaction, operation: Operation, gateway: str, currency: str | None, amount: Decimal, now: datetime
+    tx: Transaction,
+    operation: Operation,
+    gateway: str,
+    currency: str | None,
+    amount: Decimal,
+    now: datetime,
+    limits: Limits = ANY,
 ) -> Refusal | None:
-    """Why ``operation`` may not refer to ``tx`` through ``gateway``, or None (settles first)."""
+    """Why ``operation`` may not refer to ``tx`` through ``gateway`` (whose ``limits`` apply),
+    or None (settles first)."""
     tx.settle(now)
     if tx.gateway.lower() != gateway.lower():
         return Refusal(
@@ -56,7 +77,7 @@ def check(
         )
     if tx.voided_by:
         return Refusal(RejectReason.ALREADY_VOIDED, f"Transaction {tx.reference} was voided by {tx.voided_by}.")
-    refusal = _RULES[operation](tx, amount, now)
+    refusal = _RULES[operation](tx, amount, now, limits)
     if refusal is None and tx.busy:
         refusal = Refusal(
             RejectReason.OPERATION_IN_PROGRESS,
@@ -65,7 +86,7 @@ def check(
     return refusal
 
 
-def _capture(tx: Transaction, amount: Decimal, now: datetime) -> Refusal | None:
+def _capture(tx: Transaction, amount: Decimal, now: datetime, limits: Limits) -> Refusal | None:
     if tx.captured_by:
         return Refusal(
             RejectReason.ALREADY_CAPTURED, f"Authorization {tx.reference} was already captured by {tx.captured_by}."
@@ -76,16 +97,17 @@ def _capture(tx: Transaction, amount: Decimal, now: datetime) -> Refusal | None:
             RejectReason.AUTHORIZATION_EXPIRED,
             f"Authorization {tx.reference} expired at {isoformat(tx.expires_at)}; authorize again.",
         )
-    limit = tx.money.times(CAPTURE_TOLERANCE).rounded().amount
+    limit = tx.money.times(limits.capture).rounded().amount
     if amount > limit:
+        share = f"{float(limits.capture) * 100:g} % of" if limits.capture != 1 else "the"
         return Refusal(
             RejectReason.AMOUNT_EXCEEDED,
-            f"Capture of {text(amount)} is above {text(limit)} (115 % of the authorized {text(tx.amount)}).",
+            f"Capture of {text(amount)} is above {text(limit)} ({share} authorized {text(tx.amount)}).",
         )
     return None
 
 
-def _void(tx: Transaction, amount: Decimal, now: datetime) -> Refusal | None:
+def _void(tx: Transaction, amount: Decimal, now: datetime, limits: Limits) -> Refusal | None:
     if tx.captured_by:
         return Refusal(
             RejectReason.ALREADY_CAPTURED,
@@ -98,7 +120,12 @@ def _void(tx: Transaction, amount: Decimal, now: datetime) -> Refusal | None:
     return None
 
 
-def _refund(tx: Transaction, amount: Decimal, now: datetime) -> Refusal | None:
+def _refund(tx: Transaction, amount: Decimal, now: datetime, limits: Limits) -> Refusal | None:
+    if limits.refund_days is not None and now - tx.created_at > timedelta(days=limits.refund_days):
+        return Refusal(
+            RejectReason.OPERATION_NOT_ALLOWED,
+            f"Transaction {tx.reference} is more than {limits.refund_days} days old; it can no longer be refunded.",
+        )
     remaining = tx.amount - tx.refunded_amount
     if remaining <= ZERO:
         return Refusal(RejectReason.ALREADY_REFUNDED, f"Transaction {tx.reference} is already refunded in full.")

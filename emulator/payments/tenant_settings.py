@@ -1,12 +1,13 @@
 """Settings a tenant may change for itself (``POST /_emulator/settings``): strictness, the
-success status, failover; so one CI test can run strict without touching others."""
+success status, failover, whether the mock gateways tokenize; so one CI test can run
+strict without touching others."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
-from emulator.config import FAILOVER_MODES, SUCCESS_STATUSES
+from emulator.config import FAILOVER_MODES, MOCK_TOKENIZATION, SUCCESS_STATUSES
 from emulator.vocabulary import Operation
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ FIELDS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "strict": ("strict", None),
     "successStatus": ("success_status", SUCCESS_STATUSES),
     "failover": ("failover", FAILOVER_MODES),
+    "mockTokenization": ("mock_tokenization", MOCK_TOKENIZATION),
 }
 # Operations whose Success and Accepted answers the success-status switch changes (status
 # and tokenize never answer 202).
@@ -40,6 +42,7 @@ class TenantSettings:
     strict: bool | None = None
     success_status: str | None = None
     failover: str | None = None
+    mock_tokenization: str | None = None
 
     def own(self) -> list[str]:
         return sorted(name for name, (attribute, _) in FIELDS.items() if getattr(self, attribute) is not None)
@@ -65,6 +68,12 @@ def strict(runtime: Server, tenant: Owner | None) -> bool:
 
 def failover(runtime: Server, tenant: Owner | None) -> str:
     return str(value(runtime, tenant, "failover"))
+
+
+def mocks_tokenize(runtime: Server, tenant: Owner | None) -> bool:
+    """Whether NULLSuccess and NULLFailure tokenize: the older mock-PSP page's reading
+    (``supported``); the newest page says they do not (Fidelity: mock-tokenization)."""
+    return bool(value(runtime, tenant, "mockTokenization") == "supported")
 
 
 def success_status(runtime: Server, tenant: Owner | None) -> str:

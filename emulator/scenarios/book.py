@@ -2,8 +2,9 @@
 
 Order of rules: the tenant's runtime rules (``tenant.rules``, a ``RuleSet`` filled through the control
 API), then the ``--scenarios`` files in the order given (a directory's files in name
-order), then the built-in test cards of ``scenarios/default.yaml`` last, so user files can
-override them. The first matching rule wins.
+order), then the built-in ones last, so user files can override them: payemu's test
+cards and amounts (``scenarios/default.yaml``), then each gateway's own triggers (its
+catalog file). The first matching rule wins.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from emulator.datafiles import data_path
+from emulator.datafiles import data_path, gateway_files
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
 from emulator.scenarios.model import RUNTIME_SOURCE, Attempt, Outcome, Rule
 
@@ -40,9 +41,15 @@ class ScenarioBook:
     """File rules shared by every tenant; per-tenant state (runtime rules, sequence
     counters) lives on the tenant, so :meth:`reload` never loses it."""
 
-    def __init__(self, paths: Sequence[str | Path] = (), builtin: Path | None = BUILTIN) -> None:
+    def __init__(
+        self, paths: Sequence[str | Path] = (), builtin: Path | None = BUILTIN, gateways: Sequence[Path] | None = None
+    ) -> None:
         self.paths = [Path(p) for p in paths]
         self.builtin = builtin
+        # the catalog's gateway files, whose own triggers come after payemu's conventions
+        self.gateways = list(gateway_files() if gateways is None and builtin is not None else gateways or ())
+        # payemu's own files (its conventions, the gateways' triggers), resolved
+        self.builtin_paths = frozenset(p.resolve() for p in [*self.gateways, *([builtin] if builtin else [])])
         self._rules: tuple[Rule, ...] = ()
         self._mock_rules: tuple[Rule, ...] = ()
         # the file rules that can match an attempt at one gateway, by (gateway, mock): a
@@ -74,7 +81,7 @@ class ScenarioBook:
         problems: list[Problem] = []
         files = expand_paths(self.paths, problems)
         try:
-            rules = load_files(files, self._builtin_for(files))
+            rules = load_files(files, self._builtin_for(files), self.gateways)
         except ScenarioError as exc:
             raise ScenarioError(problems + exc.details) from None
         if problems:
@@ -98,14 +105,13 @@ class ScenarioBook:
         key = gateway.casefold()
         found = self._test_cards.get(key)
         if found is None:
-            builtin = self.builtin
+            builtin = {str(path) for path in self.gateways}
+            if self.builtin is not None:
+                builtin.add(str(self.builtin))
             found = frozenset(
                 number
                 for rule in self._rules
-                if builtin is not None
-                and rule.match.card_numbers
-                and rule.match.gateway in (None, key)
-                and _same(Path(rule.source), builtin)
+                if rule.match.card_numbers and rule.match.gateway in (None, key) and str(rule.source) in builtin
                 for number in rule.match.card_numbers
             )
             self._test_cards[key] = found

@@ -64,7 +64,8 @@ def parse_rules(text: str, source: str) -> list[Rule]:
     return rules
 
 
-def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
+def _parse(text: str, source: str, problems: list[Problem], gateway: str | None = None) -> list[Rule]:
+    """The rules of a scenario file, or with ``gateway`` the ``triggers`` of that gateway's file."""
     try:
         check_yaml(text)  # before the C loader, which would overflow the stack on deep nesting
     except TooComplex as exc:
@@ -109,14 +110,15 @@ def _parse(text: str, source: str, problems: list[Problem]) -> list[Rule]:
     found = [Problem(source, line, f"duplicate key {key!r}") for key, line in loader.duplicates]
     rules: list[Rule] = []
     names: dict[str, int] = {}
-    for item, line in _rule_items(document, source, found):
+    items = _rule_items(document, source, found) if gateway is None else _trigger_items(document, source, found)
+    for item, line in items:
         name = item.get("name") if isinstance(item, dict) else None
         if isinstance(name, str) and name in names:
             at = line_of(item, ["name"], line)
             found.append(Problem(source, at, f"duplicate rule name {name!r} (first at {source}:{names[name]})"))
         elif isinstance(name, str):
             names[name] = line
-        rule = _build(item, source, line, found)
+        rule = _build(item, source, line, found, gateway)
         if rule is not None:
             rules.append(rule)
     problems += sorted(found, key=lambda p: p.line or 0)
@@ -157,11 +159,24 @@ def _rule_items(document: Any, source: str, problems: list[Problem]) -> Iterator
         problems.append(Problem(source, 1, f"expected a list of rules or {{scenarios: [...]}}, got {document!r}"))
 
 
-def _build(item: Any, source: str, line: int, problems: list[Problem]) -> Rule | None:
+def _trigger_items(document: Any, source: str, problems: list[Problem]) -> Iterator[tuple[Any, int]]:
+    """The ``triggers`` of a gateway's file (its other keys are the catalog's)."""
+    if not isinstance(document, LineMap) or document.get("triggers") is None:
+        return
+    triggers = document["triggers"]
+    if not isinstance(triggers, LineSeq):
+        problems.append(Problem(source, document.lines["triggers"], "triggers: expected a list of rules"))
+        return
+    yield from zip(triggers, triggers.lines, strict=True)
+
+
+def _build(item: Any, source: str, line: int, problems: list[Problem], gateway: str | None = None) -> Rule | None:
     label = f"rule {item['name']!r}" if isinstance(item, dict) and isinstance(item.get("name"), str) else "rule"
     errors = list(schema.rule_errors(item))
     if isinstance(item, dict):
         errors += _semantic_errors(item)
+    if gateway is not None and isinstance(item, dict) and not errors:
+        errors += _trigger_errors(item, gateway)
     found = [
         Problem(source, line_of(item, path, line), f"{label}: {f'{field_path(path, None)}: ' if path else ''}{reason}")
         for path, reason in errors
@@ -169,7 +184,18 @@ def _build(item: Any, source: str, line: int, problems: list[Problem]) -> Rule |
     if found or not isinstance(item, dict):
         problems += found
         return None
+    if gateway is not None:  # a gateway's trigger fires on that gateway only
+        item = {**item, "when": {**(item.get("when") or {}), "gateway": gateway}}
     return build_rule(item, source, line)
+
+
+def _trigger_errors(rule: dict[str, Any], gateway: str) -> Iterator[tuple[list[Any], str]]:
+    """A gateway's trigger fires on its own gateway only and cites the page documenting it."""
+    named = (rule.get("when") or {}).get("gateway")
+    if named is not None and str(named).casefold() != gateway.casefold():
+        yield ["when", "gateway"], f"a trigger of {gateway} fires on {gateway} only (leave out when.gateway)"
+    if not str(rule.get("origin") or "").startswith(("https://", "http://")):
+        yield ["origin"], "a gateway's trigger cites its public source: origin must be a URL"
 
 
 def _semantic_errors(rule: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
@@ -256,11 +282,12 @@ def expand_paths(paths: Iterable[str | Path], problems: list[Problem]) -> list[P
 _CACHE: dict[tuple[str, int, int], list[Rule]] = {}
 
 
-def load_file(path: Path, problems: list[Problem]) -> list[Rule]:
-    """The rules of one file (cached by path, modification time and size)."""
+def load_file(path: Path, problems: list[Problem], gateway: str | None = None) -> list[Rule]:
+    """The rules of one file (cached by path, modification time and size); with
+    ``gateway``, the triggers of that gateway's catalog file."""
     try:
         stat = path.stat()
-        key = (str(path), stat.st_mtime_ns, stat.st_size)
+        key = (str(path) + (f"#{gateway}" if gateway else ""), stat.st_mtime_ns, stat.st_size)
         if key in _CACHE:
             return _CACHE[key]
         text = path.read_text(encoding="utf-8")
@@ -268,18 +295,22 @@ def load_file(path: Path, problems: list[Problem]) -> list[Rule]:
         problems.append(Problem(str(path), None, f"cannot read: {exc}"))
         return []
     found: list[Problem] = []
-    rules = _parse(text, str(path), found)
+    rules = _parse(text, str(path), found, gateway)
     problems += found
     if not found:
         _CACHE[key] = rules
     return rules
 
 
-def load_files(files: Sequence[Path], builtin: Path | None = None) -> list[Rule]:
-    """Rules of ``files`` in order, then those of ``builtin`` (the built-in test cards) last.
-    Names are unique across all of them; a clash is reported at the user's file."""
+def load_files(files: Sequence[Path], builtin: Path | None = None, gateways: Sequence[Path] = ()) -> list[Rule]:
+    """Rules of ``files`` in order, then the built-in ones last: payemu's conventions
+    (``builtin``), then each gateway's own triggers (``gateways``: its catalog file, named
+    after it). Names are unique across all of them; a clash is reported at the user's file."""
     problems: list[Problem] = []
-    defaults = load_file(builtin, problems) if builtin is not None else []
+    defaults = [
+        *(load_file(builtin, problems) if builtin is not None else ()),
+        *(rule for path in gateways for rule in load_file(path, problems, path.stem)),
+    ]
     groups = [load_file(path, problems) for path in files]
     problems += _clashes([defaults, *groups])
     if problems:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from emulator.datafiles import REPOSITORY
+from emulator.datafiles import REPOSITORY, gateway_files
 from emulator.gateways.catalog import load_catalog
 from emulator.scenarios import triggers
 from emulator.scenarios.book import BUILTIN, ScenarioBook
@@ -142,9 +142,9 @@ def _line(cells: list[str]) -> str:
 
 
 def builtin_table() -> str:
-    """The Markdown tables of the built-in test triggers (``scenarios/default.yaml``): one
-    per gateway that documents its own, then payemu's test cards and amounts."""
-    rules = list(load_files([], BUILTIN))
+    """The Markdown of the built-in test triggers: one section per gateway (its catalog file:
+    requirements and its own triggers), then payemu's test cards and amounts."""
+    rules = list(load_files([], BUILTIN, gateway_files()))
     mine = [rule for rule in rules if rule.match.gateway is None]
     return triggers.markdown(rules, load_catalog(), markdown_table(mine))
 

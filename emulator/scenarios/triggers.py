@@ -1,6 +1,6 @@
 """Each gateway's test triggers: the built-in rules naming a gateway (its documented test
-inputs) apart from payemu's own conventions (rules naming none), for
-``payemu scenarios list --gateway NAME`` and the per-gateway tables of docs/test-cards.md.
+inputs, from its catalog file) apart from payemu's own conventions (rules naming none), for
+``payemu scenarios list --gateway NAME`` and the per-gateway sections of docs/test-cards.md.
 """
 
 from __future__ import annotations
@@ -105,21 +105,85 @@ def gateway_table(rules: Iterable[Rule], gateway: GatewaySpec) -> str:
 
 def _source_link(gateway: GatewaySpec) -> str:
     first = gateway.sources[0] if gateway.sources else PAYEMU
-    return f"[{first.split('://', 1)[-1].rstrip('/')}]({first})" if "://" in first else first
+    return _link(first)
+
+
+def _link(url: str) -> str:
+    return f"[{url.split('://', 1)[-1].rstrip('/')}]({url})" if "://" in url else url
+
+
+def _cited(gateway: GatewaySpec, fact: str) -> str:
+    """Where a fact of the gateway's file comes from: its page, or payemu's guess and why."""
+    kind, text = gateway.origin(fact)
+    return _link(text) if kind == "source" else f"*{text}*"
+
+
+def _facts(gateway: GatewaySpec) -> list[tuple[str, str]]:
+    """The rows of a gateway's requirements table: (what, value and where it comes from)."""
+    names = ", ".join(f"`{n}`" for n in gateway.credentials) or "none"
+    rows = [("credentials", f"{names} — {_cited(gateway, 'credentialsNames')}")]
+    if gateway.optional_credentials:
+        optional = ", ".join(f"`{n}`" for n in gateway.optional_credentials)
+        rows.append(("optional credentials", f"{optional} — {_cited(gateway, 'optionalCredentials')}"))
+    needs = gateway.needs()
+    if needs:
+        rows.append(("requires", f"{', '.join(needs)} — {_cited(gateway, 'requires')}"))
+    if gateway.unsupported:
+        missing = ", ".join(sorted(gateway.unsupported))
+        rows.append(("not supported", f"{missing} — {_cited(gateway, 'unsupportedOperations')}"))
+    rows.append(("tokenizes", f"{'yes' if gateway.tokenizes else 'no'} — {_cited(gateway, 'tokenizes')}"))
+    tokens = "yes" if gateway.supports_network_token else "no"
+    rows.append(("network tokens", f"{tokens} — {_cited(gateway, 'supportsNetworkToken')}"))
+    limit = gateway.capture_limit
+    capture = "never above the authorization" if limit == 1 else f"up to {float(limit) * 100:g} % of the authorization"
+    chosen = "*payemu's choice: the gateway documents no limit (Fidelity: capture-ceiling)*"
+    cited = _cited(gateway, "captureLimit") if "captureLimit" in gateway.provenance else chosen
+    rows.append(("capture", f"{capture} — {cited}"))
+    if gateway.refund_limit is not None:
+        window = gateway.refund_limit
+        text = f"none after {window.days} days unless `{window.unless}` is `true`"
+        rows.append(("refunds", f"{text} — {_cited(gateway, 'refundLimit')}"))
+    if gateway.otherwise is not None:
+        rest = gateway.otherwise
+        ops = ", ".join(rest["operations"])
+        text = f"{ops} that no trigger names: `{rest['gatewayResultCode']}` {rest['gatewayResultDescription']}"
+        rows.append(("sandbox keys", f"{text} — {_cited(gateway, 'otherwise')}"))
+    rows.append(("result codes", _cited(gateway, "codes")))
+    return rows
+
+
+_NOT_MOCKS = "payemu's test cards and amounts do not apply."
+_GENERIC = (
+    "No public sandbox of its own is modelled: payemu's generic sandbox applies "
+    "(card checks, payemu's test cards and amounts below)."
+)
+
+
+_NOT_MOCKS = "payemu's test cards and amounts do not apply."
+_GENERIC = (
+    "No public sandbox of its own is modelled: payemu's generic sandbox applies "
+    "(card checks, payemu's test cards and amounts below)."
+)
+
+
+def section(rules: list[Rule], gateway: GatewaySpec) -> str:
+    """One gateway's part of docs/test-cards.md: its requirements and its own triggers."""
+    lines = [f"### {gateway.display_name} (`{gateway.name}`)", "", "| | |", "|---|---|"]
+    lines += [_line([what, value]) for what, value in _facts(gateway)]
+    if gateway.always is not None:
+        outcome = "approves" if gateway.always == ResultCode.SUCCESS else "declines"
+        lines += ["", f"A mock gateway: it {outcome} every operation, whatever the card or amount; {_NOT_MOCKS}"]
+    elif own(rules, gateway) or gateway.avs_results or gateway.cvv_results:
+        lines += ["", f"Its own test inputs (they fire on {gateway.name} only):", "", gateway_table(rules, gateway)]
+    else:
+        lines += ["", _GENERIC]
+    return "\n".join(lines)
 
 
 def markdown(rules: list[Rule], catalog: Catalog, payemu_table: str) -> str:
-    """The docs' test-card section: one table per gateway that documents triggers, then
-    payemu's own test cards and amounts (``payemu_table``)."""
-    parts = []
-    for gateway in catalog:
-        if not own(rules, gateway) and not gateway.avs_results and not gateway.cvv_results:
-            continue
-        sources = ", ".join(f"<{url}>" for url in gateway.sources)
-        parts.append(
-            f"### {gateway.display_name} (`{gateway.name}` only)\n\n"
-            f"Documented by {sources}. These triggers fire on {gateway.name} only.\n\n{gateway_table(rules, gateway)}"
-        )
+    """The docs' test-card section: one part per gateway (requirements and its own
+    triggers, each with its source), then payemu's own test cards and amounts."""
+    parts = [section(rules, gateway) for gateway in catalog]
     parts.append(
         "### payemu's own test cards and amounts (every gateway but the mocks)\n\n"
         "No real sandbox knows these: they are payemu's convention, so one suite can reach every "

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from emulator.datafiles import data_path
+from emulator.datafiles import GATEWAYS_DIR, data_path
 from emulator.payments.masking import mask
 
 if TYPE_CHECKING:
@@ -70,9 +70,15 @@ def groups(rules: Iterable[Any], builtin: Path | None = None, cwd: Path | None =
     for rule in rules:
         source = str(rule.source)
         if source not in found:
-            is_builtin = source != RUNTIME and Path(source).resolve() == builtin
+            path = Path(source).resolve()
+            own = source != RUNTIME and path.parent == GATEWAYS_DIR.resolve()  # a gateway's own triggers
+            is_builtin = source != RUNTIME and (path == builtin or own)
             found[source] = {
-                "file": BUILTIN_NAME if is_builtin else shown_path(source, cwd),
+                "file": f"{path.stem}'s own test inputs"
+                if own
+                else BUILTIN_NAME
+                if is_builtin
+                else shown_path(source, cwd),
                 "builtin": is_builtin,
                 "rules": [],
             }
