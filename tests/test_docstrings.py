@@ -9,13 +9,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MOST_LINES = 10
 
-# Modules whose docstrings are being rewritten on other branches; empty this set as they
-# land (the second test fails for an entry that already keeps the rule).
-PENDING = {
-    "emulator/gateways/simulator.py",
-    "emulator/gateways/templates.py",
-}
-
 
 def module_docstring_lines() -> dict[str, int]:
     lines = {}
@@ -27,11 +20,5 @@ def module_docstring_lines() -> dict[str, int]:
 
 
 def test_no_module_docstring_passes_ten_lines() -> None:
-    long = {name: n for name, n in module_docstring_lines().items() if n > MOST_LINES and name not in PENDING}
+    long = {name: n for name, n in module_docstring_lines().items() if n > MOST_LINES}
     assert long == {}
-
-
-def test_every_pending_module_still_needs_its_rewrite() -> None:
-    lines = module_docstring_lines()
-    done = sorted(name for name in PENDING if lines.get(name, 0) <= MOST_LINES)
-    assert done == [], "remove these from PENDING"

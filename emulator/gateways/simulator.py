@@ -1,16 +1,10 @@
 """One attempt at one simulated gateway.
 
-Everything a gateway does differently is data in its file (``gateways/<Name>.yaml``); this
-module only reads it. An attempt goes: the gateway's own requirements (operations it lacks,
-network tokens, credentials, certificate, ``clientIPAddress``, ``orderDesc``, ``myRef``, cvv)
-→ the scenario outcome (``ScenarioBook.decide``: the simulator is given the book in force)
-→ an OperationResult spoken in the gateway's vocabulary: its reference format, native
-result codes, authorization-code and token formats, and a ``customGatewayResponse``
-rendered from its template.
-
-Every id and code comes from the tenant's random source, every time from its clock, so a
-seeded run is byte-identical. What an attempt sends (:class:`AttemptInput`) and how the
-gateway words its answer (:func:`speak`) are :mod:`emulator.gateways.answers`.
+Everything a gateway does differently is data in its file (``gateways/<Name>.yaml``). An
+attempt goes: the gateway's own requirements → the scenario outcome (``ScenarioBook.decide``)
+→ an OperationResult in the gateway's vocabulary (:func:`~emulator.gateways.answers.speak`).
+Every id and code comes from the tenant's random source and every time from its clock, so
+a seeded run is byte-identical.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Gateway answer templates, compiled once.
 
-A catalog template (``customGatewayResponse``, a native description) is any JSON value
-whose strings may hold ``{placeholder}``s. :func:`compile_template` turns it into a
-:class:`Template` once: a tree of small functions that build the answer from a mapping of
-values, and the set of placeholder names it reads, so an attempt computes only the values
-its gateway's template uses (a card brand lookup, a timestamp) and never re-scans text.
-
-Rules (as the catalog documents them): a string that is exactly one placeholder takes the
-value with its type; inside text a null value is empty and a boolean is ``true`` or
-``false``; an unknown placeholder stays as written.
+A template is any JSON value whose strings may hold ``{placeholder}``s; :func:`compile_template`
+turns it into a :class:`Template` (small functions and the placeholder names it reads), so an
+attempt computes only the values its gateway uses. A string that is exactly one placeholder
+takes the value with its type; inside text null is empty and a boolean ``true``/``false``; an
+unknown placeholder stays as written.
 """
 
 from __future__ import annotations
