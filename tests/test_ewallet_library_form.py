@@ -40,12 +40,8 @@ pytestmark = [pytest.mark.chromium, pytest.mark.npm]
 LIBRARY_FORM = f"http://localhost:{cardform.DEFAULT_PORT}"  # where the library looks for the form
 
 
-class Served(Payemu):
-    form_port: int
-
-
 @pytest.fixture(scope="module")
-def payemu() -> Iterator[Served]:
+def payemu() -> Iterator[Payemu]:
     """payemu and its card form, each on a free loopback port."""
     sock, form = loopback_socket(), loopback_socket()
     port, form_port = sock.getsockname()[1], form.getsockname()[1]
@@ -57,8 +53,7 @@ def payemu() -> Iterator[Served]:
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "payemu did not start"
         time.sleep(0.02)
-    served = Served(f"http://127.0.0.1:{port}", app)
-    served.form_port = form_port
+    served = Payemu(f"http://127.0.0.1:{port}", app, form_port)
     yield served
     server.should_exit = True
     thread.join(timeout=10)
@@ -77,7 +72,7 @@ class Watched:
 
 
 @pytest.fixture(scope="module")
-def form_browser(payemu: Served) -> Iterator[Browser]:
+def form_browser(payemu: Payemu) -> Iterator[Browser]:
     """Chromium resolving the library's form address, ``localhost:4200``, to payemu's
     free form port (a rule of its resolver: the page keeps its origin and its address)."""
     rule = f"MAP localhost:{cardform.DEFAULT_PORT} 127.0.0.1:{payemu.form_port}"
@@ -112,7 +107,7 @@ def watched(form_browser: Browser) -> Iterator[Watched]:
 
 
 def test_the_code_box_waits_for_the_challenge_and_a_wrong_code_says_why(
-    payemu: Served,
+    payemu: Payemu,
     node_modules: Path,  # noqa: F811
     watched: Watched,
 ) -> None:
@@ -138,7 +133,7 @@ def test_the_code_box_waits_for_the_challenge_and_a_wrong_code_says_why(
 
 @pytest.mark.parametrize("display", ["iframe", "popup"])  # the library's default is a popup
 def test_a_plain_payment_logs_no_error(
-    payemu: Served,
+    payemu: Payemu,
     node_modules: Path,  # noqa: F811
     watched: Watched,
     display: str,
