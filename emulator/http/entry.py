@@ -1,15 +1,15 @@
-"""The application payemu's server runs: Starlette, whose one router finds every request's
-endpoint (:class:`~emulator.http.routing.FastRouter`), and whose requests cut by the
-server's stop are answered with payemu's JSON ``503`` (:mod:`emulator.http.shutdown`)."""
+"""The application payemu's server runs: Starlette with one router (:class:`~emulator.http.routing.FastRouter`),
+payemu's one exception layer (:mod:`emulator.http.failures`), and a JSON ``503`` for the
+requests the server's stop cuts (:mod:`emulator.http.shutdown`)."""
 
 from __future__ import annotations
 
 import asyncio
 
 from starlette.applications import Starlette
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from emulator.http import shutdown
+from emulator.http import failures, shutdown
 
 
 class App(Starlette):
@@ -22,3 +22,9 @@ class App(Starlette):
             if scope["type"] != "http":
                 raise
             await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback
+
+    def build_middleware_stack(self) -> ASGIApp:
+        app: ASGIApp = failures.JsonErrors(self.router)  # in place of Starlette's two exception layers
+        for cls, args, kwargs in reversed(self.user_middleware):
+            app = cls(app, *args, **kwargs)
+        return app
