@@ -1,6 +1,5 @@
-"""The application payemu's server runs: Starlette with one router (:class:`~emulator.http.routing.FastRouter`),
-payemu's one exception layer (:mod:`emulator.http.failures`), and a JSON ``503`` for the
-requests the server's stop cuts (:mod:`emulator.http.shutdown`)."""
+"""The application payemu's server runs: Starlette with one router (:mod:`emulator.http.routing`), payemu's
+one exception layer (:mod:`emulator.http.failures`), and the stop's JSON 503 (:mod:`emulator.http.shutdown`)."""
 
 from __future__ import annotations
 
