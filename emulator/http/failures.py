@@ -1,6 +1,7 @@
 """payemu's one exception layer: an exception a request's handling lets out becomes a
 JSON error (404 and 405 from the router in payemu's error shape, anything else a 500
-naming no internals), and the exception still reaches the server, which logs it.
+naming no internals), and the exception still reaches the server, which logs it; a
+request the server's stop cancels gets the JSON 503 of :mod:`emulator.http.shutdown`.
 
 It takes the place of Starlette's two exception middlewares (the application is built
 with :class:`JsonErrors` alone around its router, see :mod:`emulator.http.entry`): the
@@ -9,6 +10,7 @@ whether an answer has begun."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from starlette.exceptions import HTTPException
@@ -16,7 +18,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from emulator.http import errors
+from emulator.http import errors, shutdown
 from emulator.http.wire import error_response
 
 log = logging.getLogger("payemu")
@@ -51,6 +53,8 @@ class JsonErrors:
             if not started:
                 await response(scope, receive, send)
             raise  # the server logs it (a traceback in the server's log, never in the answer)
+        except asyncio.CancelledError:
+            await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback
 
 
 def http_error(request: Request, exc: HTTPException) -> Response:
