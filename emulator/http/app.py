@@ -8,8 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
@@ -21,7 +20,7 @@ from emulator.http.pages import apidocs, home
 from emulator.http.pages import routes as ewallet_pages
 from emulator.http.pipeline import Call, Reply
 from emulator.http.routing import FastRouter, build_routes
-from emulator.http.wire import error_response, json_response
+from emulator.http.wire import json_response
 from emulator.runtime import Runtime
 from emulator.scenarios import watcher
 from emulator.state import Persistence, open_state
@@ -75,10 +74,6 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
     app = App(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={
-            HTTPException: _http_error,
-            Exception: _crash,
-        },
     )
     app.router = FastRouter(app.router.routes, lifespan=lifespan)
     app.state.runtime = runtime
@@ -92,21 +87,3 @@ def _swagger(runtime: Runtime) -> Any:
         return json_response(200, versions.served_by(runtime, tenant).document)
 
     return swagger
-
-
-async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    if exc.status_code == 405:
-        allowed = (exc.headers or {}).get("Allow", "").split(", ")
-        return error_response(errors.method_not_allowed(request.method, [a for a in allowed if a]))
-    if exc.status_code == 404:
-        return error_response(errors.not_found("path", f"No resource at {request.method} {request.url.path}."))
-    return error_response(errors.ApiError(exc.status_code, [(None, [str(exc.detail)])]))
-
-
-async def _crash(request: Request, exc: Exception) -> Response:
-    if isinstance(exc, ClientDisconnect):  # the client left mid-body: nobody to answer
-        log.info("client disconnected during %s %s", request.method, request.url.path)
-        return Response(status_code=499)
-    log.error("payemu bug: %r while answering %s %s", exc, request.method, request.url.path)
-    return error_response(errors.internal("payemu hit an internal error; see its log."))

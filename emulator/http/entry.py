@@ -1,24 +1,20 @@
-"""The application payemu's server runs: Starlette, whose one router finds every request's
-endpoint (:class:`~emulator.http.routing.FastRouter`), and whose requests cut by the
-server's stop are answered with payemu's JSON ``503`` (:mod:`emulator.http.shutdown`)."""
+"""The application payemu's server runs: Starlette with one router (:mod:`emulator.http.routing`) and
+payemu's one exception layer (:mod:`emulator.http.failures`), which also answers a request the
+server's stop cuts (:mod:`emulator.http.shutdown`)."""
 
 from __future__ import annotations
 
-import asyncio
-
 from starlette.applications import Starlette
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp
 
-from emulator.http import shutdown
+from emulator.http import failures
 
 
 class App(Starlette):
-    """Starlette, answering a request the server's stop cancels (see the module doc)."""
+    """Starlette with payemu's exception layer in place of its own two (see the module doc)."""
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:  # (free unless raised: Python 3.11's exceptions cost nothing until thrown)
-            await super().__call__(scope, receive, send)
-        except asyncio.CancelledError:
-            if scope["type"] != "http":
-                raise
-            await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback
+    def build_middleware_stack(self) -> ASGIApp:
+        app: ASGIApp = failures.JsonErrors(self.router)
+        for cls, args, kwargs in reversed(self.user_middleware):
+            app = cls(app, *args, **kwargs)
+        return app

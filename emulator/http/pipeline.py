@@ -164,7 +164,8 @@ class Endpoint:
         # wrapper left in the scope (NOTES: the replay's "not in the recording")
         notes = request.scope.get(NOTES)
         warnings: list[str] = list(notes) if notes else []
-        headers = _header_map(request.scope)
+        headers = dict(reversed(request.scope["headers"]))  # by name; of a repeated one the first, as Headers.get
+        length = headers.get(b"content-length")
         try:
             if op.secured:
                 tenant = self.runtime.authenticate(_text(headers.get(b"x-api-key")), headers)
@@ -178,7 +179,7 @@ class Endpoint:
                 path_values, query_values = {}, {}
             if op.raw_body or op.body is not None:
                 limit = self.runtime.settings.max_body_bytes
-                raw = await read_body(request, limit, _text(headers.get(b"content-length")))
+                raw = await read_body(request, limit, _text(length))
                 body, sent = self._body(raw, headers, tenant, warnings)
             call = Call(self.runtime, tenant, op, body, path_values, query_values, request)  # type: ignore[arg-type]
             reply = await self.handler(call)
@@ -201,7 +202,7 @@ class Endpoint:
             reply.headers = {**reply.headers, leniency.WARNINGS_HEADER: "; ".join(warnings)}
         payload = dumps(reply.body) if reply.body is not None else None
         if tenant is not None and self.journal:
-            size = len(payload or b"") + int(headers.get(b"content-length") or 0)
+            size = len(payload or b"") + int(length or 0)
             self._journal(tenant, request, sent or body, reply, call, started, warnings, size, payload)
         return Answer(reply.status, reply.headers, payload)
 
@@ -349,12 +350,6 @@ class Endpoint:
             list(warnings) if warnings else None,  # warnings
         )
         tenant.journal.record(record, None if size is None else size + ENTRY_OVERHEAD * (1 + len(attempts)))
-
-
-def _header_map(scope: Any) -> dict[bytes, bytes]:
-    """The request's headers by (lower-case) name; of a repeated header the first, as
-    Starlette's ``Headers.get`` reads it."""
-    return dict(reversed(scope["headers"]))
 
 
 def _text(value: bytes | None) -> str | None:

@@ -52,7 +52,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
 
     max_head, max_url, max_body = settings.max_head_bytes, settings.max_url_bytes, settings.max_body_bytes
     head_timeout, request_timeout = settings.head_timeout_seconds, settings.request_timeout_seconds
-    write_timeout = settings.write_timeout_seconds
+    write_timeout, first_due = settings.write_timeout_seconds, min(head_timeout, request_timeout)
     cap = connections.ConnectionCap(settings.max_connections or connections.default_cap())
     flight = connections.InFlight(connections.IN_FLIGHT_BYTES)
 
@@ -117,12 +117,13 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
         # -- the parser's callbacks -------------------------------------------------
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            cast(dict[str, Any], self.scope)["extensions"] = {ABORT: self.transport.abort}
+            cast("dict[str, Any]", self.scope)["extensions"] = {ABORT: self.transport.abort}
             self.in_head, self.head_fed, self.body_bytes, self.declared = True, self.chunk, 0, None
             now = self.loop.time()
             self.head_due, self.request_due = now + head_timeout, now + request_timeout
             self.waiting_from = next(cap.waiting_order)
-            self.watch_for(now + (head_timeout if head_timeout < request_timeout else request_timeout))
+            if self.watch is None or now + first_due < self.watch_at:  # (else it fires soon enough)
+                self.watch_for(now + first_due)
 
         def on_url(self, url: bytes) -> None:
             super().on_url(url)

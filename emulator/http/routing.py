@@ -40,13 +40,22 @@ class FastRouter(Router):
         if scope["type"] == "http":
             route = self._static.get(scope["path"])
             if route is not None:
-                match, child_scope = route.matches(scope)
-                if match is Match.FULL:
-                    scope.setdefault("router", self)
-                    scope["route"] = route
-                    scope.update(child_scope)
-                    await route.handle(scope, receive, send)
-                    return
+                if type(route) is OperationRoute and not scope.get("root_path"):
+                    # a documented path: the route's methods are its endpoints' (405 by the scan)
+                    operations = route.operations
+                    if scope["method"] in operations.methods:
+                        scope.setdefault("router", self)
+                        scope.update(route=route, endpoint=operations, path_params={})
+                        await operations(scope, receive, send)
+                        return
+                else:
+                    match, child_scope = route.matches(scope)
+                    if match is Match.FULL:
+                        scope.setdefault("router", self)
+                        scope["route"] = route
+                        scope.update(child_scope)
+                        await route.handle(scope, receive, send)
+                        return
         await super().app(scope, receive, send)
 
 
@@ -82,7 +91,8 @@ class OperationRoute(Route):
     def __init__(self, path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> None:
         self.endpoints = endpoints
         self.chooser = chooser
-        super().__init__(path, Operations(endpoints, chooser), methods=list(endpoints), name=path)
+        self.operations = Operations(endpoints, chooser)
+        super().__init__(path, self.operations, methods=list(endpoints), name=path)
 
 
 class Operations:
@@ -92,6 +102,7 @@ class Operations:
     def __init__(self, endpoints: dict[str, Endpoint], chooser: Chooser | None) -> None:
         self.endpoints = endpoints
         self.chooser = chooser
+        self.methods = frozenset(endpoints) | ({"HEAD"} if "GET" in endpoints else set())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive, send)

@@ -3,7 +3,7 @@
 On SIGTERM (or SIGINT) uvicorn stops accepting, lets running requests finish for the
 shutdown timeout (``--shutdown-timeout``, 10 s by default), then cancels those still
 running. Such a request — a scenario's ``delayMs``, a client still sending its body — is
-answered here, by :class:`emulator.http.entry.App`, with the service's JSON error shape:
+answered here, through :mod:`emulator.http.failures`, with the service's JSON error shape:
 a ``503`` saying the server is stopping (``Retry-After: 1``, ``Connection: close``), never
 uvicorn's ``text/plain`` 500, and the cancellation stops there, so no ``CancelledError``
 traceback reaches the console. A request whose answer had started is left to close.

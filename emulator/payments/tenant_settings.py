@@ -84,7 +84,7 @@ def http_status(runtime: Server, tenant: Owner | None, operation: str, status: i
     """The HTTP status of a payment answer under the success-status switch."""
     if status not in (200, 202) or operation not in SWITCHED:
         return status
-    mode = success_status(runtime, tenant)
+    mode = value(runtime, tenant, "successStatus")
     if mode == "always-200":
         return 200
     if mode == "always-202":
