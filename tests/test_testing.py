@@ -14,6 +14,7 @@ import pytest
 
 from emulator.config import Settings
 from emulator.testing import ControlError, Payemu, PayemuServer
+from tests.plugins_off import BLOCKED
 
 CARD = "4111111111111111"
 
@@ -172,7 +173,7 @@ def test_a_suite_that_does_not_use_it_is_untouched(tmp_path: Path) -> None:
     (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert 1 + 1 == 2\n")
     began = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plain.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *BLOCKED, "test_plain.py"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
