@@ -16,6 +16,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.plugins_off import BLOCKED
+
 ROOT = Path(__file__).resolve().parents[1]
 ANY_BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
 RUNNABLE = ("sh", "python", "yaml")  # what the tests run; other languages need a not-run marker
@@ -111,7 +113,7 @@ def run_python(example: Example, directory: Path, python: str) -> subprocess.Com
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYEMU_", "PYTEST_")) and k != "PYTHONPATH"}
     if re.search(r"^def test_", example.script, re.M):
         (directory / "test_example.py").write_text(example.script)
-        command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"]
+        command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *BLOCKED, "test_example.py"]
     else:
         (directory / "example.py").write_text(example.script)
         command = [python, "-c", CALL_MAIN]

@@ -21,6 +21,7 @@ from emulator.cli import CARD_FORM_PORT_ENV
 from emulator.payments import masking
 from emulator.payments.cards import luhn_valid
 from emulator.testing import PayemuServer
+from tests.plugins_off import ADDOPTS
 from tests.serving import HEALTH, free_port, serve, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +42,7 @@ def _pytest(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     return subprocess.run(
         [sys.executable, "-m", "pytest", *args],
         cwd=PROJECT,
-        env=env or _env(),
+        env={**(env or _env()), "PYTEST_ADDOPTS": ADDOPTS},
         capture_output=True,
         text=True,
         timeout=300,

@@ -29,7 +29,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("pyproject.toml", "README.md", "emulator", "schemas", "scenarios")  # what the Dockerfile copies
 MAX_PAGES = 80
-pytestmark = pytest.mark.xdist_group("wheel")  # one worker builds and installs the wheel once
 
 
 def build_wheel(source: Path, out: Path) -> Path:

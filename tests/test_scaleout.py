@@ -191,6 +191,17 @@ def runs(cluster: Cluster) -> list[TenantRun]:
 
 
 @pytest.fixture(scope="module")
+def direct(cluster: Cluster) -> Iterator[dict[str, httpx.Client]]:
+    """Each instance asked directly, with the admin key, by its name."""
+    clients = {instance.name: instance.admin() for instance in cluster.instances}
+    try:
+        yield clients
+    finally:
+        for client in clients.values():
+            client.close()
+
+
+@pytest.fixture(scope="module")
 def holders(cluster: Cluster, runs: list[TenantRun]) -> dict[str, dict[str, dict[str, Any]]]:
     return cluster.holders()
 
@@ -225,36 +236,37 @@ def test_each_tenant_holds_all_it_made(runs: list[TenantRun], holders: dict[str,
 
 
 # -- the whole journal, ledger and tokens, asked of the instance that holds the tenant ------
-def test_journals_are_whole(cluster: Cluster, runs: list[TenantRun], holders: dict[str, dict[str, Any]]) -> None:
-    by_name = {i.name: i for i in cluster.instances}
+def test_journals_are_whole(
+    direct: dict[str, httpx.Client], runs: list[TenantRun], holders: dict[str, dict[str, Any]]
+) -> None:
     for run in runs:
-        with by_name[_home(holders, run.key)].admin() as direct:
-            entries = _ok(direct.get("/_emulator/requests", headers={"X-Api-Key": run.key}))["requests"]
+        home = direct[_home(holders, run.key)]
+        entries = _ok(home.get("/_emulator/requests", headers={"X-Api-Key": run.key}))["requests"]
         paths = [(e["method"], e["path"]) for e in sorted(entries, key=lambda e: e["id"])]
         wanted = [(m, p.format(token=run.string_token, session=run.session)) for m, p in JOURNALED]
         assert paths == wanted, run.key
         assert {e["status"] for e in entries} == {200, 201}
 
 
-def test_ledgers_are_whole(cluster: Cluster, runs: list[TenantRun], holders: dict[str, dict[str, Any]]) -> None:
-    by_name = {i.name: i for i in cluster.instances}
+def test_ledgers_are_whole(
+    direct: dict[str, httpx.Client], runs: list[TenantRun], holders: dict[str, dict[str, Any]]
+) -> None:
     for run in runs:
-        with by_name[_home(holders, run.key)].admin() as direct:
-            listed = _ok(direct.get("/_emulator/transactions", headers={"X-Api-Key": run.key}))["transactions"]
+        home = direct[_home(holders, run.key)]
+        listed = _ok(home.get("/_emulator/transactions", headers={"X-Api-Key": run.key}))["transactions"]
         references = {t["reference"] for t in listed}
         assert references == {*run.references, run.payment_reference}, run.key
 
 
-def test_tokens_are_whole(cluster: Cluster, runs: list[TenantRun], holders: dict[str, dict[str, Any]]) -> None:
-    by_name = {i.name: i for i in cluster.instances}
+def test_tokens_are_whole(
+    direct: dict[str, httpx.Client], runs: list[TenantRun], holders: dict[str, dict[str, Any]]
+) -> None:
     for run in runs:
-        with by_name[_home(holders, run.key)].admin() as direct:
-            token = direct.get(f"/StringTokens/{run.string_token}", headers={"X-Api-Key": run.key})
-            assert token.json()["clearPayload"] == f"secret of {run.key}"
-            again = direct.post(
-                "/EWalletOperations/validateResults", json=run.result_token, headers={"X-Api-Key": run.key}
-            )
-            assert again.json() == run.validated
+        home = direct[_home(holders, run.key)]
+        token = home.get(f"/StringTokens/{run.string_token}", headers={"X-Api-Key": run.key})
+        assert token.json()["clearPayload"] == f"secret of {run.key}"
+        again = home.post("/EWalletOperations/validateResults", json=run.result_token, headers={"X-Api-Key": run.key})
+        assert again.json() == run.validated
 
 
 # -- the keyless paths ---------------------------------------------------------------------

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests import tools
+from tests.plugins_off import BLOCKED
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest_plugins = ["pytester"]
@@ -54,7 +55,7 @@ def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, require: bo
     pytester.makeconftest(CONFTEST)
     pytester.makeini("[pytest]\nmarkers =\n    chromium: x\n    haproxy: x\n")
     pytester.makepyfile(test_x=TEST)
-    return pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    return pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", *BLOCKED)
 
 
 def test_missing_tools_skip_with_one_summary_line(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
