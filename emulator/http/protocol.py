@@ -81,6 +81,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
             super().connection_made(cast(asyncio.Transport, Corked(transport, self.loop, self.may_resume)))
             transport.set_write_buffer_limits(high=connections.WRITE_HIGH_WATER, low=connections.WRITE_LOW_WATER)
             self.answering: deque[Any] = deque()  # the request cycles whose answers are not all out
+            self.extensions = {ABORT: self.transport.abort}  # each request's scope["extensions"]
             self.waiting_from = next(cap.waiting_order)
             count = len(self.connections)
             if count > cap.limit and not cap.admit(self, self.connections, count):
@@ -117,7 +118,7 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
         # -- the parser's callbacks -------------------------------------------------
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            cast("dict[str, Any]", self.scope)["extensions"] = {ABORT: self.transport.abort}
+            cast("dict[str, Any]", self.scope)["extensions"] = self.extensions
             self.in_head, self.head_fed, self.body_bytes, self.declared = True, self.chunk, 0, None
             now = self.loop.time()
             self.head_due, self.request_due = now + head_timeout, now + request_timeout

@@ -125,14 +125,17 @@ _JSON_HEADERS = [(b"content-type", JSON_MEDIA.encode("latin-1")), (b"x-content-t
 
 async def send_answer(answer: Answer, method: str, send: Send) -> None:
     """``answer`` as an ASGI response (the headers a Starlette JSON response would have)."""
-    payload = answer.payload
-    headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers.items()]
-    named = {name for name, _ in headers} if headers else ()
+    payload, status = answer.payload, answer.status
+    if answer.headers:
+        headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers.items()]
+        named: set[bytes] | tuple[()] = {name for name, _ in headers}
+    else:  # most answers: a JSON body and no headers of their own
+        headers, named = [], ()
     if payload is not None and b"content-type" not in named:
         headers += _JSON_HEADERS
-    if not (answer.status < 200 or answer.status in (204, 304) or b"content-length" in named):
+    if not (status < 200 or status in (204, 304) or b"content-length" in named):
         headers.append((b"content-length", b"%d" % len(payload or b"")))
-    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload if payload is not None and method != "HEAD" else b""})
 
 
