@@ -131,12 +131,18 @@ def serve_forever(
     built (schemas, compiled validators, catalog, scenarios) is moved out of the garbage
     collector's view first (:func:`gc.freeze`), so its full collections only walk what
     requests created; and the collector runs less often (:data:`GC_THRESHOLDS`)."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
+    tune_collector()
     server = Server(config_for(app, settings))
     server.on_started = on_started
     server.run(sockets=[sock, *extra] if sock is not None else None)
+
+
+def tune_collector() -> None:
+    """What start-up built is moved out of the collector's view, and the collector runs
+    less often (:data:`GC_THRESHOLDS`): called once the application is built."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

@@ -1,6 +1,7 @@
 """CPU time per request without the network: for comparing two versions of the hot path.
 
-    python -m tests.benchmarks.inprocess [--through app|protocol] [--requests 3000] [--profile] [--split]
+    python -m tests.benchmarks.inprocess [--through app|protocol] [--requests 3000] [--paths ...]
+                                         [--profile] [--split] [--untimed]
 
 ``--through app`` (the default) drives payemu's ASGI app directly with a prepared scope
 and body. ``--through protocol`` feeds the raw HTTP request to payemu's uvicorn protocol
@@ -8,6 +9,9 @@ and body. ``--through protocol`` feeds the raw HTTP request to payemu's uvicorn 
 the request cycle, the response head) counts too. Each path runs three times after a
 warm-up and the best is printed: on a VM whose speed drifts, the least disturbed run is
 the closest to the cost. ``--profile`` prints cProfile's top functions for the charge.
+The collector is tuned as the server tunes it (:func:`emulator.server.tune_collector`).
+``--untimed`` runs each path's ``--requests`` once after the warm-up and prints nothing:
+for an instruction counter (docs/performance.md, "Counting instructions").
 
 ``--split`` shows where a request's time goes between the application and the protocol,
 and what running between other work costs the application: per path, the median time
@@ -41,7 +45,7 @@ from uvicorn.server import ServerState
 
 from emulator.config import load_config_file
 from emulator.http.app import create_app
-from emulator.server import best_loop, config_for
+from emulator.server import best_loop, config_for, tune_collector
 from tests.benchmarks.run import BENCH_CONFIG, KEY, PATHS
 
 Runner = Callable[[], Awaitable[bytes]]
@@ -205,28 +209,43 @@ async def split(app: Any, settings: Any, name: str, count: int) -> tuple[float, 
     return medians[0], medians[1], whole - medians[1]
 
 
-async def _main(through: str, count: int, profile: bool, splitting: bool = False) -> None:
+async def _main(
+    through: str,
+    count: int,
+    profile: bool,
+    splitting: bool = False,
+    paths: list[str] | None = None,
+    untimed: bool = False,
+) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         config = Path(scratch) / "bench.yaml"
         config.write_text(BENCH_CONFIG)
         settings = load_config_file(config)
     app = create_app(settings)
+    tune_collector()
+    names = paths or list(PATHS)
     if splitting:
         print(f"where a request's time goes, µs (medians of {count}):")
         print(f"{'path':<14}{'app alone':>10}{'app in protocol':>17}{'protocol rest':>15}")
-        for name in PATHS:
+        for name in names:
             alone, inside, rest = await split(app, settings, name, count)
             print(f"{name:<14}{alone:10.1f}{inside:17.1f}{rest:15.1f}")
         return
     runners = {
-        name: through_app(app, name) if through == "app" else through_protocol(app, settings, name) for name in PATHS
+        name: through_app(app, name) if through == "app" else through_protocol(app, settings, name) for name in names
     }
+    if untimed:
+        for run in runners.values():
+            await _warm(run)
+            for _ in range(count):
+                await run()
+        return
     if profile:
-        await _measure(runners["charge"], 300)
+        await _measure(runners[names[0]], 300)
         profiler = cProfile.Profile()
         profiler.enable()
         for _ in range(count):
-            await runners["charge"]()
+            await runners[names[0]]()
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
         return
@@ -239,8 +258,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--through", choices=["app", "protocol"], default="app")
     parser.add_argument("--requests", type=int, default=3000, help="per timed run")
-    parser.add_argument("--profile", action="store_true", help="cProfile the charge path")
+    parser.add_argument("--paths", nargs="+", choices=list(PATHS), help="the paths to run (default: all)")
+    parser.add_argument("--profile", action="store_true", help="cProfile the first path (default: the charge)")
     parser.add_argument("--split", action="store_true", help="the app's time alone, inside the protocol, and the rest")
+    parser.add_argument("--untimed", action="store_true", help="run the requests once, print nothing (for cachegrind)")
     args = parser.parse_args()
     factory: Callable[[], asyncio.AbstractEventLoop] | None = None
     if best_loop() == "uvloop":  # as the server runs
@@ -248,7 +269,7 @@ def main() -> None:
 
         factory = uvloop.new_event_loop
     with asyncio.Runner(loop_factory=factory) as runner:
-        runner.run(_main(args.through, args.requests, args.profile, args.split))
+        runner.run(_main(args.through, args.requests, args.profile, args.split, args.paths, args.untimed))
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@ on both. payemu's charge runs everything (validation both ways, the NULLSuccess 
 the ledger, the journal); its token limits and byte budgets are raised for the load.
 Start-up is the median of five launches after an untimed one, with the bytecode cache on
 as in an installed payemu. Then idle RSS and, with --transactions N, bytes per stored
-transaction. --forwarded-for adds an X-Forwarded-For header to every request, as the shipped HAProxy
-does. Needs wrk (apt-get install wrk); not part of the test suite.
+transaction. --forwarded-for adds an X-Forwarded-For header to every request, as the
+shipped HAProxy does. --against CHECKOUT serves another checkout of payemu ("before") in
+the same turns, so a change is compared with the code it changes in the same hour. Needs
+wrk (apt-get install wrk); not part of the test suite.
 """
 
 from __future__ import annotations
@@ -79,11 +81,11 @@ def pinned(core: int, argv: list[str]) -> list[str]:
 SERVER_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def start(argv: list[str], base: str, probe: str) -> tuple[subprocess.Popen[bytes], float]:
-    """Start a server; return it and the seconds until ``probe`` first answered 200."""
+def start(argv: list[str], base: str, probe: str, cwd: Path = ROOT) -> tuple[subprocess.Popen[bytes], float]:
+    """Start a server in ``cwd``; return it and the seconds until ``probe`` first answered 200."""
     began = time.perf_counter()
     proc = subprocess.Popen(
-        pinned(0, argv), cwd=ROOT, env=SERVER_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        pinned(0, argv), cwd=cwd, env=SERVER_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     deadline = began + 30
     while time.perf_counter() < deadline:
@@ -163,17 +165,24 @@ def median(loads: list[Load]) -> Load:
 
 
 def measure(
-    servers: dict[str, list[str]], probe: str, names: list[str], duration: int, connections: int, rounds: int
+    servers: dict[str, list[str]],
+    probe: str,
+    names: list[str],
+    duration: int,
+    connections: int,
+    rounds: int,
+    cwds: dict[str, Path] | None = None,
 ) -> dict[str, dict[str, Load]]:
-    """Each path against every server, the servers taking turns for ``rounds`` rounds
-    (so a machine that slows down or speeds up during the run weighs on both alike);
-    per server and path, the median of its rounds."""
+    """Each path against every server (started in its ``cwds`` entry, else here), the
+    servers taking turns for ``rounds`` rounds (so a machine that slows down or speeds up
+    during the run weighs on all alike); per server and path, the median of its rounds."""
     running: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
         for label, argv in servers.items():
             port = free_port()
             base = f"http://127.0.0.1:{port}"
-            running[label] = (start([*argv, "--port", str(port)], base, probe)[0], base)
+            cwd = (cwds or {}).get(label, ROOT)
+            running[label] = (start([*argv, "--port", str(port)], base, probe, cwd)[0], base)
         results: dict[str, dict[str, Load]] = {label: {} for label in servers}
         for name in names:
             runs: dict[str, list[Load]] = {label: [] for label in servers}
@@ -224,6 +233,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="turns each server takes per path (median)")
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
     parser.add_argument("--forwarded-for", help="an X-Forwarded-For header on every request (as behind HAProxy)")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="CHECKOUT",
+        help="another payemu checkout (e.g. the previous release in a git worktree) served in the same "
+        "turns as 'before', with its own .venv's Python when it has one",
+    )
     args = parser.parse_args()
     global FORWARDED_FOR
     FORWARDED_FOR = args.forwarded_for
@@ -247,21 +263,30 @@ def main() -> int:
     # past the limit): the benchmark's payemu raises that limit, and nothing else
     config = Path(tempfile.mkdtemp()) / "bench.yaml"
     config.write_text(BENCH_CONFIG)
-    payemu = [sys.executable, "-m", "emulator", "serve", "--log-level", "warning", "--config", str(config)]
-    found = measure(
-        {"bare": uvicorn, "payemu": payemu}, "/Utils/apiKey", args.paths, args.duration, args.connections, args.rounds
-    )
-    bare, ours = found["bare"], found["payemu"]
+    serve = ["-m", "emulator", "serve", "--log-level", "warning", "--config", str(config)]
+    servers = {"bare": uvicorn, "payemu": [sys.executable, *serve]}
+    cwds: dict[str, Path] = {}
+    if args.against is not None:
+        other = args.against.resolve()
+        own = other / ".venv" / "bin" / "python"
+        servers["before"] = [str(own) if own.exists() else sys.executable, *serve]
+        cwds["before"] = other  # python -m runs the package found there first
+    found = measure(servers, "/Utils/apiKey", args.paths, args.duration, args.connections, args.rounds, cwds)
+    bare = found["bare"]
     print(
         f"load: wrk -t1 -c{args.connections} -d{args.duration}s, servers on core 0, wrk on core 1; "
         f"the servers take turns, {args.rounds} rounds, medians shown"
         + (f"; X-Forwarded-For: {args.forwarded_for}" if args.forwarded_for else "")
     )
-    print(f"{'path':<14}{'server':<10}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
+    print(f"{'path':<14}{'server':<12}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
     for name in args.paths:
-        for label, load in (("bare", bare[name]), ("payemu", ours[name])):
-            print(f"{name:<14}{label:<10}{load.rps:>10.0f}{load.p50_ms:>9.2f}{load.p99_ms:>9.2f}{load.errors:>9}")
-        print(f"{name:<14}{'ratio':<10}{ours[name].rps / bare[name].rps:>10.2f}")
+        for label in servers:
+            load = found[label][name]
+            print(f"{name:<14}{label:<12}{load.rps:>10.0f}{load.p50_ms:>9.2f}{load.p99_ms:>9.2f}{load.errors:>9}")
+        for label in servers:
+            if label != "bare":
+                ratio = found[label][name].rps / bare[name].rps
+                print(f"{name:<14}{'ratio' if label == 'payemu' else label + ' ratio':<12}{ratio:>10.2f}")
     seconds, idle = startup_and_idle()
     print(f"start-up to first 200: {seconds * 1000:.0f} ms (median of 5)")
     print(f"RSS idle: {idle:.1f} MB")
