@@ -127,10 +127,8 @@ def serve_forever(
 ) -> None:
     """Serve ``app`` on ``sock`` (bound by :func:`bind_socket`) or on
     ``settings.host:settings.port`` until a signal ends it; also on the ``extra`` sockets
-    (the eWallet card form's listener), calling ``on_started`` once it listens. What start-up
-    built (schemas, compiled validators, catalog, scenarios) is moved out of the garbage
-    collector's view first (:func:`gc.freeze`), so its full collections only walk what
-    requests created; and the collector runs less often (:data:`GC_THRESHOLDS`)."""
+    (the eWallet card form's listener), calling ``on_started`` once it listens; the
+    collector is tuned first (:func:`tune_collector`)."""
     tune_collector()
     server = Server(config_for(app, settings))
     server.on_started = on_started
@@ -138,8 +136,10 @@ def serve_forever(
 
 
 def tune_collector() -> None:
-    """What start-up built is moved out of the collector's view, and the collector runs
-    less often (:data:`GC_THRESHOLDS`): called once the application is built."""
+    """Called once the application is built: what start-up built (schemas, compiled
+    validators, catalog, scenarios) is moved out of the garbage collector's view
+    (:func:`gc.freeze`), so its full collections only walk what requests created; and the
+    collector runs less often (:data:`GC_THRESHOLDS`)."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
