@@ -1,3 +1,3 @@
-from emulator.cli import main
+from emulator.cli.main import main
 
 raise SystemExit(main())

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     import httpx
     from starlette.applications import Starlette
 
-    from emulator.config import Settings
-    from emulator.server import BackgroundServer
-    from emulator.sharedpool import SharedPool
+    from emulator.cli.sharedpool import SharedPool
+    from emulator.domain.config import Settings
+    from emulator.edge.server import BackgroundServer
 
 URL_ENV = "PAYEMU_URL"
 SEED_ENV = "PAYEMU_SEED"
@@ -57,7 +57,7 @@ class PayemuServer:
     def pool(self) -> SharedPool:
         """The connection pool every tenant's client of this server shares (made on first use)."""
         if self._pool is None:
-            from emulator.sharedpool import SharedPool
+            from emulator.cli.sharedpool import SharedPool
 
             self._pool = SharedPool()
         return self._pool
@@ -65,9 +65,9 @@ class PayemuServer:
     @classmethod
     def start(cls, settings: Settings | None = None) -> PayemuServer:
         """Serve a new app on a free loopback port; returns once it accepts requests."""
-        from emulator.config import Settings
-        from emulator.http.app import create_app
-        from emulator.server import BackgroundServer
+        from emulator.app.build import create_app
+        from emulator.domain.config import Settings
+        from emulator.edge.server import BackgroundServer
 
         began = time.perf_counter()
         settings = settings or Settings()
@@ -124,7 +124,7 @@ class Payemu:
 
     def __init__(self, base_url: str, tenant: dict[str, Any], pool: SharedPool | None = None) -> None:
         if pool is None:
-            from emulator.sharedpool import SharedPool
+            from emulator.cli.sharedpool import SharedPool
 
             pool = SharedPool()
         self.base_url = base_url
@@ -259,7 +259,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _settings(config: pytest.Config) -> Settings:
-    from emulator.config import Settings, load_config_file
+    from emulator.domain.config import Settings, load_config_file
 
     settings = Settings()
     if config.getoption("payemu_config"):

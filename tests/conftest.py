@@ -12,23 +12,24 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.cli import CARD_FORM_PORT_ENV
-from emulator.config import KeySpec, Limits, Settings
-from emulator.http.app import create_app
-from emulator.http.openapi import OpenApi
-from emulator.payments import engine, vault
-from emulator.payments.accounts import StoredAccount
-from emulator.payments.model import AttemptRecord, PaymentRequest
-from emulator.payments.tenants import Tenant
-from emulator.runtime import Runtime
+from emulator.app.build import create_app
+from emulator.cli.main import CARD_FORM_PORT_ENV
+from emulator.contract.openapi import OpenApi
+from emulator.domain.config import KeySpec, Limits, Settings
+from emulator.domain.model import AttemptRecord, PaymentRequest
+from emulator.engine import engine
+from emulator.stores import vault
+from emulator.stores.accounts import StoredAccount
+from emulator.tenants.runtime import Runtime
+from emulator.tenants.tenants import Tenant
 from emulator.testing import PayemuServer
-from tests.tools import pytest_runtest_setup, pytest_terminal_summary  # noqa: F401  (hooks)
+from tests.support.tools import pytest_runtest_setup, pytest_terminal_summary  # noqa: F401  (hooks)
 
 SANDBOX = {"X-Api-Key": "sandbox-api-key"}
 LIVE = {"X-Api-Key": "live-api-key"}
 
 # Every `payemu serve` the tests start leaves port 4200 alone: the eWallet card form is
-# served there only for the real library's browser test (tests/test_ewallet_library.py).
+# served there only for the real library's browser test (tests/ui/test_ewallet_library.py).
 os.environ[CARD_FORM_PORT_ENV] = "off"
 
 
@@ -108,7 +109,7 @@ def tenant_of(app: Starlette, key: str = "sandbox-api-key") -> Tenant:
 # -- without an app ------------------------------------------------------------------------
 def bare_tenant(key: str = "k", seed: int | None = 3, certificates: Iterable[str] = (), **limits: Any) -> Tenant:
     """A tenant outside any app: a sandbox key with ``certificates``, default settings
-    with ``limits`` (:class:`~emulator.config.Limits` fields); ``seed`` seeds its random
+    with ``limits`` (:class:`~emulator.domain.config.Limits` fields); ``seed`` seeds its random
     source and clock (None: the operating system's, and the real time)."""
     spec = KeySpec(key, "merchant", 1, True, tuple(certificates))
     return Tenant(spec, Settings(limits=Limits(**limits)), seed)
@@ -133,7 +134,7 @@ def engine_calls(monkeypatch: pytest.MonkeyPatch) -> list[PaymentRequest]:
 
     async def spy(
         runtime: Runtime, tenant: Tenant, request: PaymentRequest, call_attempts: list[AttemptRecord]
-    ) -> engine.Outcome:
+    ) -> engine.OperationOutcome:
         calls.append(request)
         return await real(runtime, tenant, request, call_attempts)
 

@@ -8,12 +8,12 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from emulator.config import ConfigError, Settings
+from emulator.domain.config import ConfigError, Settings
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
-    from emulator.http.entry import App
+    from emulator.app.application import App
 
 PROXY_EXAMPLES = """\
 examples:
@@ -124,11 +124,11 @@ def run(args: argparse.Namespace, settings_from: Callable[[argparse.Namespace], 
 
 
 def proxy_command(args: argparse.Namespace, settings: Settings) -> int:
-    from emulator.http.app import create_app
-    from emulator.http.versions import DocumentError
+    from emulator.app.build import create_app
+    from emulator.edge.server import bind_socket, serve_forever
+    from emulator.endpoints.versions import DocumentError
     from emulator.proxy.forward import Proxy, Upstream, check_url
     from emulator.proxy.har import HarError, HarWriter
-    from emulator.server import bind_socket, serve_forever
 
     upstream = Upstream(check_url(args.upstream), args.timeout)
     if args.timeout <= 0:

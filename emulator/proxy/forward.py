@@ -19,16 +19,16 @@ import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import Receive, Scope, Send
 
-from emulator.config import ConfigError
-from emulator.http import errors
-from emulator.http.openapi import OpenApi, Operation
-from emulator.http.wire import JSON_MEDIA, dumps, read_body, read_parameter
-from emulator.payments.journal import Entry
-from emulator.payments.masking import mask_text
+from emulator.contract.openapi import ApiOperation, OpenApi
+from emulator.contract.wire import JSON_MEDIA, dumps, read_body, read_parameter
+from emulator.domain import errors
+from emulator.domain.config import ConfigError
+from emulator.domain.masking import mask_text
 from emulator.proxy import har
+from emulator.stores.journal import Entry
 
 if TYPE_CHECKING:
-    from emulator.http.entry import App
+    from emulator.app.application import App
 
 log = logging.getLogger("payemu.proxy")
 VIOLATIONS_HEADER = "X-Payemu-Violations"
@@ -46,8 +46,8 @@ _TEMPLATE = re.compile(r"\{([^}/]+)\}")
 
 class Matcher:
     def __init__(self, api: OpenApi) -> None:
-        self.fixed: dict[tuple[str, str], Operation] = {}
-        self.templated: list[tuple[str, re.Pattern[str], Operation]] = []
+        self.fixed: dict[tuple[str, str], ApiOperation] = {}
+        self.templated: list[tuple[str, re.Pattern[str], ApiOperation]] = []
         for (method, path), op in api.operations.items():
             if "{" not in path:
                 self.fixed[(method, path)] = op
@@ -58,7 +58,7 @@ class Matcher:
                 )
                 self.templated.append((method, re.compile(pattern + "$"), op))
 
-    def find(self, method: str, path: str) -> tuple[Operation | None, dict[str, str]]:
+    def find(self, method: str, path: str) -> tuple[ApiOperation | None, dict[str, str]]:
         op = self.fixed.get((method, path))
         if op is not None:
             return op, {}
@@ -70,7 +70,7 @@ class Matcher:
 
 
 def request_violations(
-    op: Operation | None, method: str, path_params: dict[str, str], query: str, headers: dict[str, str], body: bytes
+    op: ApiOperation | None, method: str, path_params: dict[str, str], query: str, headers: dict[str, str], body: bytes
 ) -> list[str]:
     """What breaks the document in a request (empty: nothing)."""
     if op is None:
@@ -98,7 +98,7 @@ def request_violations(
     return found
 
 
-def response_violations(op: Operation | None, status: int, content_type: str, body: bytes) -> list[str]:
+def response_violations(op: ApiOperation | None, status: int, content_type: str, body: bytes) -> list[str]:
     """What breaks the document in an answer to ``op`` (nothing for an undocumented one)."""
     if op is None:
         return []
@@ -256,7 +256,7 @@ class Proxy:
     def _journal(
         self,
         key: str | None,
-        op: Operation | None,
+        op: ApiOperation | None,
         method: str,
         path: str,
         query: str,

@@ -1,7 +1,7 @@
 """Exchanges as HAR 1.2 (the format browser devtools read), masked as the journal is, and
 read back for ``serve --replay``.
 
-Masking follows the journal's rules (:mod:`emulator.payments.masking`); secret headers are
+Masking follows the journal's rules (:mod:`emulator.domain.masking`); secret headers are
 ``[redacted]`` and the client's API key is struck from every text. A body masking leaves
 unchanged is kept byte for byte, so a replay answers exactly what the upstream sent."""
 
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from emulator import __version__
-from emulator.payments.masking import mask, mask_query, mask_text, references
+from emulator.domain.masking import mask, mask_query, mask_text, references
+from emulator.domain.release import __version__
 
 HAR_VERSION = "1.2"
 CREATOR = {"name": "payemu", "version": __version__}

@@ -19,16 +19,16 @@ from urllib.parse import parse_qsl, urlsplit
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import Message, Receive, Scope, Send
 
-from emulator.http import errors
-from emulator.http.pipeline import NOTES
-from emulator.http.wire import JSON_MEDIA, dumps, read_body
-from emulator.payments.journal import Entry
-from emulator.payments.masking import mask_query, mask_text
+from emulator.contract.wire import JSON_MEDIA, dumps, read_body
+from emulator.domain import errors
+from emulator.domain.masking import mask_query, mask_text
+from emulator.endpoints.pipeline import NOTES
 from emulator.proxy import har
 from emulator.proxy.forward import LOCAL_PREFIXES, NOT_RETURNED, Matcher, send_answer
+from emulator.stores.journal import Entry
 
 if TYPE_CHECKING:
-    from emulator.http.entry import App
+    from emulator.app.application import App
 
 NO_MATCH_STATUS = 404
 REPLAY_HEADER = "X-Payemu-Replay"

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from emulator.http.openapi import OpenApi
+from emulator.contract.openapi import OpenApi
 
 REPORT_FORMAT = "payemu-verify"
 REPORT_VERSION = 1
@@ -21,7 +21,7 @@ ABSENT = "absent"
 
 
 @dataclass
-class Answer:
+class RecordedAnswer:
     """What one side answered to one step (``status`` 0: not sent; ``skipped`` says why)."""
 
     status: int
@@ -67,7 +67,7 @@ def enum_fields(api: OpenApi) -> dict[str, frozenset[str]]:
     return {name: frozenset(values) for name, values in found.items()}
 
 
-def body_kind(answer: Answer) -> str:
+def body_kind(answer: RecordedAnswer) -> str:
     body = answer.body
     if body is None:
         return "empty"
@@ -142,8 +142,8 @@ def _field_entry(path: str, by_field: Mapping[str, str]) -> str | None:
 def compare(
     operation: str,
     step: str,
-    upstream: Answer,
-    payemu: Answer,
+    upstream: RecordedAnswer,
+    payemu: RecordedAnswer,
     *,
     enums: Mapping[str, frozenset[str]],
     ledger: Sequence[str] = (),

@@ -19,8 +19,8 @@ from typing import Any, TextIO
 
 import httpx
 
-from emulator import INTERFACE_VERSION, __version__
-from emulator.datafiles import data_path, parse_yaml
+from emulator.domain.datafiles import data_path, parse_yaml
+from emulator.domain.release import INTERFACE_VERSION, __version__
 from emulator.proxy import report
 from emulator.proxy.forward import check_url, fetch
 
@@ -112,7 +112,7 @@ class Side:
         self.key = key
         self.variables = dict(variables)
 
-    async def send(self, step: Step) -> report.Answer:
+    async def send(self, step: Step) -> report.RecordedAnswer:
         headers = {"Accept": "application/json"}
         if step.key == "default":
             headers["X-Api-Key"] = self.key
@@ -131,7 +131,7 @@ class Side:
             found = pick(body, dotted)
             if isinstance(found, str) and found:
                 self.variables[name] = found
-        return report.Answer(response.status, dict(response.headers), body, is_json)
+        return report.RecordedAnswer(response.status, dict(response.headers), body, is_json)
 
 
 class VerifyError(Exception):
@@ -153,8 +153,8 @@ async def preflight(upstream: Side) -> None:
 
 
 def local_app() -> tuple[Any, str]:
-    from emulator.config import Settings
-    from emulator.http.app import create_app
+    from emulator.app.build import create_app
+    from emulator.domain.config import Settings
 
     settings = Settings()
     settings.card_form_port = None
@@ -268,7 +268,7 @@ def _count(number: int, noun: str) -> str:
 
 
 def main(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from emulator.config import ConfigError
+    from emulator.domain.config import ConfigError
 
     url = check_url(args.upstream)
     if not args.api_key.strip():

@@ -1,6 +1,6 @@
 """Scenarios: YAML rules that decide each simulated gateway attempt's outcome.
 
-- :mod:`.model` — ``Attempt``, ``Outcome``, ``Rule`` and matching;
+- :mod:`.model` — ``Attempt``, ``RuleOutcome``, ``Rule`` and matching;
 - :mod:`.schema` — the JSON Schema of a rule;
 - :mod:`.loader` — files and text → checked rules, every problem as ``file:line: reason``;
 - :mod:`.book` — ``ScenarioBook``: rule order, ``decide``, ``reload``;
@@ -9,12 +9,12 @@
 
 from __future__ import annotations
 
-from emulator.scenarios.book import BUILTIN, ScenarioBook
+from emulator.domain.vocabulary import DECLINE_REASONS as REJECT_REASONS
+from emulator.domain.vocabulary import DEFAULT_REJECT_REASON, FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
 from emulator.scenarios.loader import Problem, ScenarioError, parse_rules
-from emulator.scenarios.model import Attempt, Match, Outcome, Rule
+from emulator.scenarios.model import Attempt, Match, Rule, RuleOutcome
 from emulator.scenarios.report import builtin_table, check_files, describe, markdown_table, write_readme
-from emulator.vocabulary import DECLINE_REASONS as REJECT_REASONS
-from emulator.vocabulary import DEFAULT_REJECT_REASON, FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
+from emulator.scenarios.rulebook import BUILTIN, ScenarioBook
 
 __all__ = [
     "BUILTIN",
@@ -26,9 +26,9 @@ __all__ = [
     "SETTLE_RESULTS",
     "Attempt",
     "Match",
-    "Outcome",
     "Problem",
     "Rule",
+    "RuleOutcome",
     "ScenarioBook",
     "ScenarioError",
     "builtin_table",

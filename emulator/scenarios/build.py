@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from emulator.scenarios.model import Match, Outcome, Rule, canonical, digits, location
-from emulator.vocabulary import (
+from emulator.domain.vocabulary import (
     AUTHENTICATION_OPTIONS,
     DEFAULT_REJECT_REASON,
     FAULTS,
@@ -17,7 +16,8 @@ from emulator.vocabulary import (
     SETTLE_RESULTS,
     ResultCode,
 )
-from emulator.vocabulary import DECLINE_REASONS as REJECT_REASONS
+from emulator.domain.vocabulary import DECLINE_REASONS as REJECT_REASONS
+from emulator.scenarios.model import Match, Rule, RuleOutcome, canonical, digits, location
 
 # -- building ---------------------------------------------------------------------------
 
@@ -119,11 +119,11 @@ def _texts(when: dict[str, Any], key: str, shape: Callable[[str], str]) -> froze
     return frozenset(shape(str(v).strip()) for v in _listed(when[key]))
 
 
-def _outcome(then: dict[str, Any], rule: str, source: str) -> Outcome:
+def _outcome(then: dict[str, Any], rule: str, source: str) -> RuleOutcome:
     result = then["operationResultCode"]
     reason = then.get("rejectReasonCode") or (DEFAULT_REJECT_REASON.value if result == ResultCode.REJECTED else None)
     settles_to = then.get("settlesTo")
-    return Outcome(
+    return RuleOutcome(
         operation_result_code=result,
         reject_reason_code=reason,
         gateway_result_code=then.get("gatewayResultCode"),

@@ -15,14 +15,14 @@ from typing import Any
 
 import yaml
 
-from emulator.errors import field_path
-from emulator.payments.budget import RULE
-from emulator.safeparse import TooComplex, check_yaml
+from emulator.domain.budget import RULE
+from emulator.domain.errors import field_path
+from emulator.domain.safeparse import TooComplex, check_yaml
+from emulator.domain.vocabulary import OPERATIONS, RESULT_CODES, Operation, ResultCode
+from emulator.domain.yamllines import LineLoader, LineMap, LineSeq, expanded_chars, expanded_size, line_of
 from emulator.scenarios import schema
 from emulator.scenarios.build import build_rule
 from emulator.scenarios.model import Rule, canonical
-from emulator.vocabulary import OPERATIONS, RESULT_CODES, Operation, ResultCode
-from emulator.yamllines import LineLoader, LineMap, LineSeq, expanded_chars, expanded_size, line_of
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 MAX_YAML_VALUES = 100_000  # after alias expansion: refuses "billion laughs" documents

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from emulator.vocabulary import Fault
+from emulator.domain.vocabulary import Fault
 
 AMOUNT_TOLERANCE = 1e-9
 RUNTIME_SOURCE = "runtime"
@@ -54,7 +54,7 @@ class Attempt:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class RuleOutcome:
     """What a rule says the gateway answers."""
 
     operation_result_code: str
@@ -146,7 +146,7 @@ class Rule:
 
     name: str
     match: Match
-    outcomes: tuple[Outcome, ...]
+    outcomes: tuple[RuleOutcome, ...]
     is_sequence: bool
     source: str
     line: int
@@ -159,7 +159,7 @@ class Rule:
         """``file:line``, or ``runtime`` for rules added through the control API."""
         return location(self.source, self.line)
 
-    def outcome(self, index: int) -> Outcome:
+    def outcome(self, index: int) -> RuleOutcome:
         """The outcome of the ``index``-th matching call (0-based); the last one repeats."""
         return self.outcomes[min(index, len(self.outcomes) - 1)]
 

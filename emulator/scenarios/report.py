@@ -7,15 +7,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from emulator.datafiles import REPOSITORY, gateway_files
-from emulator.gateways.catalog import load_catalog
+from emulator.catalog.catalog import load_catalog
+from emulator.domain.datafiles import REPOSITORY, gateway_files
 from emulator.scenarios import triggers
-from emulator.scenarios.book import BUILTIN, ScenarioBook
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
 from emulator.scenarios.model import RUNTIME_SOURCE, Rule, amount_text
+from emulator.scenarios.rulebook import BUILTIN, ScenarioBook
 
 if TYPE_CHECKING:
-    from emulator.config import Settings
+    from emulator.domain.config import Settings
 
 PAGE = REPOSITORY / "docs" / "test-cards.md"  # the docs page holding the table
 TABLE_START = "<!-- test-cards:start -->"

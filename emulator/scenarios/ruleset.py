@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-from emulator.payments.budget import Budget
+from emulator.domain.budget import Budget
 from emulator.scenarios.model import Rule
 
 MAX_RUNTIME_RULES = 1000  # per tenant

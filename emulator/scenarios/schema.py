@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 
-from emulator.vocabulary import AUTHENTICATION_OPTIONS, FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
+from emulator.domain.vocabulary import AUTHENTICATION_OPTIONS, FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
 
 if TYPE_CHECKING:
     from jsonschema import Draft7Validator

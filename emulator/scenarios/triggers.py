@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from emulator.gateways.catalog import Catalog, GatewaySpec
+from emulator.catalog.catalog import Catalog, GatewaySpec
+from emulator.domain.vocabulary import ResultCode
 from emulator.scenarios.model import Rule
-from emulator.vocabulary import ResultCode
 
 PAYEMU = "payemu"  # the `origin` of payemu's own conventions
 _INPUTS = (  # the when keys that name a test input, as the tables show them

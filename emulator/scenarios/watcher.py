@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from emulator.scenarios import ScenarioError
 
 if TYPE_CHECKING:
-    from emulator.scenarios.book import ScenarioBook
+    from emulator.scenarios.rulebook import ScenarioBook
 
 log = logging.getLogger("payemu")
 INTERVAL_SECONDS = 1.0

@@ -2,10 +2,10 @@
 
 The format (:mod:`~emulator.state.schema`) is typed JSON documents in SQLite rows; the
 file's whole schema and every document are checked before the server starts
-(:mod:`~emulator.state.shape`, :mod:`~emulator.state.decode`), and a file that fails is
+(:mod:`~emulator.state.schema_check`, :mod:`~emulator.state.decode`), and a file that fails is
 refused with one line. Nothing read from it can run code. :class:`Persistence` saves
 what changed (:mod:`~emulator.state.saver`) through one writer thread, so an acknowledged
-write is on disk within a second. Nothing in :mod:`emulator.payments` imports it.
+write is on disk within a second. Nothing in the engine, the stores or the tenants imports it.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 from emulator.state.errors import StateError
 
 if TYPE_CHECKING:  # the modules doing the work are imported only with --state
-    from emulator.payments.tenants import Tenant
-    from emulator.runtime import Runtime
     from emulator.state.database import Unsaved, Writer
     from emulator.state.saver import Saver
+    from emulator.tenants.runtime import Runtime
+    from emulator.tenants.tenants import Tenant
 
 __all__ = ["Persistence", "StateError", "exit_status", "open_state", "wait_for_final_write"]
 log = logging.getLogger("payemu")

@@ -22,13 +22,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from emulator import __version__
-from emulator.config import Settings
-from emulator.payments.budget import MIB
-from emulator.payments.tenants import Tenant
-from emulator.state import schema, shape
+from emulator.domain.budget import MIB
+from emulator.domain.config import Settings
+from emulator.domain.release import __version__
+from emulator.state import schema
+from emulator.state import schema_check as shape
 from emulator.state.decode import Builder, Invalid
 from emulator.state.errors import StateError
+from emulator.tenants.tenants import Tenant
 
 
 class Rows(Sequence[tuple[Any, ...]]):

@@ -20,22 +20,22 @@ from typing import Any
 
 import orjson
 
-from emulator.config import KeySpec, Settings
-from emulator.errors import ApiError
-from emulator.payments.accounts import StoredAccount
-from emulator.payments.budget import Budget
-from emulator.payments.clock import Clock
-from emulator.payments.ewallet.sessions import Session, SessionResult
-from emulator.payments.ledger import GatewayToken, OperationEntry, Transaction
-from emulator.payments.tenant_settings import TenantSettings
-from emulator.payments.tenants import Tenant
-from emulator.payments.transaction import token_weight
-from emulator.payments.vault import StringToken
-from emulator.safeparse import has_long_number
+from emulator.domain.budget import Budget
+from emulator.domain.clock import Clock
+from emulator.domain.config import KeySpec, Settings
+from emulator.domain.errors import ApiError
+from emulator.domain.safeparse import has_long_number
+from emulator.domain.vocabulary import Operation, ResultCode
 from emulator.scenarios.loader import ScenarioError, parse_rules
 from emulator.scenarios.model import RUNTIME_SOURCE
 from emulator.state import schema
-from emulator.vocabulary import Operation, ResultCode
+from emulator.stores.accounts import StoredAccount
+from emulator.stores.ewallet_sessions import Session, SessionResult
+from emulator.stores.ledger import GatewayToken, OperationEntry, Transaction
+from emulator.stores.tenant_settings import TenantSettings
+from emulator.stores.transaction import token_weight
+from emulator.stores.vault import StringToken
+from emulator.tenants.tenants import Tenant
 
 
 class Invalid(ValueError):

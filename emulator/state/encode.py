@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from emulator.payments.masking import mask_pan
+from emulator.domain.masking import mask_pan
 
 if TYPE_CHECKING:
-    from emulator.payments.accounts import StoredAccount
-    from emulator.payments.ewallet.sessions import Session
-    from emulator.payments.ledger import GatewayToken, Transaction
-    from emulator.payments.tenants import Tenant
-    from emulator.payments.vault import StringToken
+    from emulator.stores.accounts import StoredAccount
+    from emulator.stores.ewallet_sessions import Session
+    from emulator.stores.ledger import GatewayToken, Transaction
+    from emulator.stores.vault import StringToken
+    from emulator.tenants.tenants import Tenant
 
 _SECURITY_CODE_NAMES = frozenset({"cvv", "cvc", "cvv2", "securitycode"})
 

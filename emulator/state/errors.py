@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from emulator.config import ConfigError
+from emulator.domain.config import ConfigError
 
 
 class StateError(ConfigError):

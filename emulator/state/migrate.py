@@ -22,8 +22,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from emulator.config import Limits, Settings
-from emulator.state import database, encode, schema, shape
+from emulator.domain.config import Limits, Settings
+from emulator.state import database, encode, schema
+from emulator.state import schema_check as shape
 from emulator.state.errors import StateError
 
 MAX_BLOB = 1 << 30  # one tenant's pickled stores
@@ -69,6 +70,7 @@ def _text(value: object) -> str:
     return value
 
 
+# The module paths as the old writer pickled them (the package was laid out differently then).
 _STORE_CLASSES = {
     "emulator.payments.clock": ("Clock",),
     "emulator.payments.journal": ("Journal",),
@@ -95,7 +97,7 @@ ALLOWED: dict[tuple[str, str], Any] = {
 
 
 def _transaction_fields() -> tuple[dataclasses.Field[Any], ...]:
-    from emulator.payments.ledger import Transaction
+    from emulator.stores.ledger import Transaction
 
     return dataclasses.fields(Transaction)
 

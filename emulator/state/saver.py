@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from typing import Any
 
-from emulator.payments.tenants import Tenant, TenantRegistry
 from emulator.state import encode, schema
 from emulator.state.database import Rows, Statement, Writer
+from emulator.tenants.tenants import Tenant, TenantRegistry
 
 INTERVAL = 0.25  # seconds between the end of one save and the start of the next
 # Work done on the event loop before handing it back. Each hand-back lets the loop serve

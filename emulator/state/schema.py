@@ -31,7 +31,7 @@ MAX_TENANT_DOCUMENT = 64 * 1024 * 1024  # rules and accounts of one key
 MAX_RECORD_DOCUMENT = 16 * 1024 * 1024  # one transaction, token, session or journal entry
 MAX_KEY = 256
 MAX_TEXT = 4096  # names, references, currencies, gateway names
-MAX_PAYLOAD = 16384  # a string token's payload (emulator.payments.vault.MAX_PAYLOAD)
+MAX_PAYLOAD = 16384  # a string token's payload (emulator.stores.vault.MAX_PAYLOAD)
 
 
 def doc_within(limit: int) -> str:

@@ -14,11 +14,11 @@ import sys
 import time
 from pathlib import Path
 
-from emulator.config import Limits, Settings
-from emulator.http.app import create_app
-from emulator.payments import engine
-from emulator.payments.model import PaymentRequest
-from emulator.vocabulary import Operation
+from emulator.app.build import create_app
+from emulator.domain.config import Limits, Settings
+from emulator.domain.model import PaymentRequest
+from emulator.domain.vocabulary import Operation
+from emulator.engine import engine
 from tests.benchmarks.run import CHARGE
 
 

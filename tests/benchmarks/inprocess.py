@@ -5,11 +5,11 @@
 
 ``--through app`` (the default) drives payemu's ASGI app directly with a prepared scope
 and body. ``--through protocol`` feeds the raw HTTP request to payemu's uvicorn protocol
-(`emulator.http.protocol`) over a fake transport, so the protocol's own work (parsing,
+(`emulator.edge.protocol`) over a fake transport, so the protocol's own work (parsing,
 the request cycle, the response head) counts too. Each path runs three times after a
 warm-up and the best is printed: on a VM whose speed drifts, the least disturbed run is
 the closest to the cost. ``--profile`` prints cProfile's top functions for the charge.
-The collector is tuned as the server tunes it (:func:`emulator.server.tune_collector`).
+The collector is tuned as the server tunes it (:func:`emulator.edge.server.tune_collector`).
 ``--untimed`` runs each path's ``--requests`` once after the warm-up and prints nothing:
 for an instruction counter (docs/performance.md, "Counting instructions").
 
@@ -43,9 +43,9 @@ from typing import Any
 
 from uvicorn.server import ServerState
 
-from emulator.config import load_config_file
-from emulator.http.app import create_app
-from emulator.server import best_loop, config_for, tune_collector
+from emulator.app.build import create_app
+from emulator.domain.config import load_config_file
+from emulator.edge.server import best_loop, config_for, tune_collector
 from tests.benchmarks.run import BENCH_CONFIG, KEY, PATHS
 
 Runner = Callable[[], Awaitable[bytes]]

@@ -28,8 +28,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.balancer import Haproxy, Instance
 from tests.benchmarks.run import BENCH_CONFIG, CHARGE, HERE, Load, _ms
+from tests.support.balancer import Haproxy, Instance
 
 ADMIN_KEY = "bench-admin-" + secrets.token_hex(8)
 

@@ -26,18 +26,18 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from emulator.config import Settings
-from emulator.payments.ledger import Transaction
-from emulator.payments.tenants import Tenant, TenantRegistry
-from emulator.payments.vault import StringToken
-from emulator.server import GC_THRESHOLDS
+from emulator.domain.config import Settings
+from emulator.domain.vocabulary import Operation, ResultCode
+from emulator.edge.server import GC_THRESHOLDS
 from emulator.state.database import Writer
 from emulator.state.saver import Saver
-from emulator.vocabulary import Operation, ResultCode
+from emulator.stores.ledger import Transaction
+from emulator.stores.vault import StringToken
+from emulator.tenants.tenants import Tenant, TenantRegistry
 
 
 def _collector(off: bool) -> None:
-    gc.set_threshold(*GC_THRESHOLDS)  # as payemu serve runs (emulator.server.serve_forever)
+    gc.set_threshold(*GC_THRESHOLDS)  # as payemu serve runs (emulator.edge.server.serve_forever)
     if off:
         gc.disable()  # to tell the saver's own work from the collections any allocation may start
 

@@ -1,0 +1,57 @@
+"""The seven payment operations of ``/PaymentGateway``: thin handlers over the engine.
+
+:func:`status_of` is the one place a payment answer's HTTP status is decided from its
+``operationResultCode`` and the tenant's success-status switch."""
+
+from __future__ import annotations
+
+from emulator.domain.model import AttemptRecord, PaymentRequest
+from emulator.domain.vocabulary import HTTP_STATUS, SUCCESSFUL, Operation
+from emulator.endpoints.pipeline import Call, Handler, Reply
+from emulator.engine import engine
+from emulator.stores import tenant_settings
+from emulator.tenants.services import Services
+from emulator.tenants.tenants import Tenant
+
+
+def status_of(
+    runtime: Services, tenant: Tenant | None, operation: Operation, outcome: engine.OperationOutcome
+) -> tuple[int, dict[str, str]]:
+    code = outcome.result.code
+    if outcome.lookup == engine.LOOKUP_FAILED:
+        status = 409  # status is documented with 200, 400, 401 and 409 only
+    elif outcome.lookup == engine.LOOKUP_FOUND:
+        status = 200 if code in SUCCESSFUL else 409
+    elif outcome.refused:
+        status = 409  # the gateway refused the request itself: a gateway result, not an internal error
+    else:
+        status = HTTP_STATUS[code]
+    headers = {"Retry-After": "1"} if status == 503 else {}  # a TemporaryFailure: when to try again
+    return tenant_settings.http_status(runtime, tenant, operation, status), headers
+
+
+def _handler(operation: Operation) -> Handler:
+    async def handle(call: Call) -> Reply:
+        request = PaymentRequest.from_body(operation, call.body or {})
+        attempts: list[AttemptRecord] = []
+        try:
+            outcome = await engine.process(call.runtime, call.tenant, request, attempts)
+        finally:  # the journal keeps the attempts even when a fault drops the connection
+            call.attempts.extend(attempts)  # rendered when the journal is first read
+        status, headers = status_of(call.runtime, call.tenant, operation, outcome)
+        return Reply(status, outcome.result.to_json(), headers)
+
+    handle.__name__ = f"gateway_{operation.lower()}"
+    handle.__doc__ = f"``{operation}`` through the payment engine."
+    return handle
+
+
+HANDLERS: dict[str, Handler] = {
+    "GatewayCharge": _handler(Operation.CHARGE),
+    "GatewayAuthorize": _handler(Operation.PRE_AUTH),
+    "GatewayCapture": _handler(Operation.CAPTURE),
+    "GatewayVoid": _handler(Operation.VOID),
+    "GatewayRefund": _handler(Operation.REFUND),
+    "GatewayTokenize": _handler(Operation.TOKENIZE),
+    "GatewayStatus": _handler(Operation.STATUS),
+}

@@ -1,0 +1,77 @@
+"""payemu's one exception layer: an exception a request's handling lets out becomes a
+JSON error (404 and 405 from the router in payemu's error shape, anything else a 500
+naming no internals), and the exception still reaches the server, which logs it; a
+request the server's stop cancels gets the JSON 503 of :mod:`emulator.app.shutdown`.
+
+It takes the place of Starlette's two exception middlewares (the application is built
+with :class:`JsonErrors` alone around its router, see :mod:`emulator.app.application`): the
+documented operations answer their own errors, so this layer only wraps ``send`` to know
+whether an answer has begun."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from emulator.app import shutdown
+from emulator.contract.wire import error_response
+from emulator.domain import errors
+
+log = logging.getLogger("payemu")
+
+
+class JsonErrors:
+    """ASGI middleware: ``app``'s uncaught exceptions answered as JSON (see the module doc)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except HTTPException as exc:
+            if started:
+                raise RuntimeError("An HTTP error was raised after its answer began.") from exc
+            await http_error(Request(scope), exc)(scope, receive, send)
+        except Exception as exc:
+            response = crash(Request(scope), exc)
+            if not started:
+                await response(scope, receive, send)
+            raise  # the server logs it (a traceback in the server's log, never in the answer)
+        except asyncio.CancelledError:
+            await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback
+
+
+def http_error(request: Request, exc: HTTPException) -> Response:
+    """The router's 404 and 405 (and any other HTTPException) in payemu's error shape."""
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "").split(", ")
+        return error_response(errors.method_not_allowed(request.method, [a for a in allowed if a]))
+    if exc.status_code == 404:
+        return error_response(errors.not_found("path", f"No resource at {request.method} {request.url.path}."))
+    return error_response(errors.ApiError(exc.status_code, [(None, [str(exc.detail)])]))
+
+
+def crash(request: Request, exc: Exception) -> Response:
+    """The 500 of an exception payemu did not expect (a client gone mid-body: nobody to answer)."""
+    if isinstance(exc, ClientDisconnect):
+        log.info("client disconnected during %s %s", request.method, request.url.path)
+        return Response(status_code=499)
+    log.error("payemu bug: %r while answering %s %s", exc, request.method, request.url.path)
+    return error_response(errors.internal("payemu hit an internal error; see its log."))

@@ -1,0 +1,3 @@
+"""The gateway catalog: one data file per gateway, its schema, and how each gateway's answers and
+payloads are templated.
+"""

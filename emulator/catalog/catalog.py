@@ -1,0 +1,346 @@
+"""The gateway catalog: every simulated gateway is one data file, ``gateways/<Name>.yaml``.
+
+Adding a gateway is a data edit. The shared file (``catalog.yaml``: the card checks and
+payemu's generic vocabulary) and each gateway's file are checked against their JSON
+Schemas (:mod:`emulator.catalog.schema`) when loaded: payemu refuses to start on a bad
+file, naming file, line and reason. The files become frozen :class:`GatewaySpec` records
+that the resources API lists and the payment engine reads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from emulator.catalog.schema import ALPHABETS, FACT_KEYS, GATEWAY, SHARED
+from emulator.domain.datafiles import data_path, gateway_files, load_checked
+from emulator.domain.vocabulary import ResultCode as Result
+
+CATALOG_PATH = data_path("catalog.yaml")
+GUESS = "guess"  # the provenance kind of payemu's own choice (else "source")
+
+
+class CatalogError(ValueError):
+    """The catalog file cannot be used; the message names the gateway and the field."""
+
+
+@dataclass(frozen=True)
+class ReferenceFormat:
+    """How a gateway spells its ids: prefix (per operation), length and alphabet."""
+
+    prefix: str
+    prefix_by_operation: dict[str, str]
+    length: int
+    alphabet: str
+
+    def prefix_for(self, operation: str) -> str:
+        return self.prefix_by_operation.get(operation, self.prefix)
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> ReferenceFormat:
+        return cls(
+            prefix=data.get("prefix", ""),
+            prefix_by_operation=dict(data.get("prefixByOperation", {})),
+            length=data["length"],
+            alphabet=ALPHABETS[data["alphabet"]],
+        )
+
+
+@dataclass(frozen=True)
+class GatewayResultCode:
+    code: str
+    description: str
+
+
+@dataclass(frozen=True)
+class CredentialModes:
+    """How a gateway tells sandbox credentials from live ones by their shape."""
+
+    credential: str
+    sandbox: re.Pattern[str] | None
+    live: re.Pattern[str]
+    source: str
+    live_test_card: GatewayResultCode | None
+
+    def mode_of(self, credentials: dict[str, str | None]) -> str | None:
+        """``sandbox``, ``live``, ``invalid`` (neither shape), or None when the credential is absent."""
+        value = credentials.get(self.credential)
+        if not value:
+            return None
+        if self.live.match(value):
+            return "live"
+        if self.sandbox is None or self.sandbox.match(value):
+            return "sandbox"
+        return "invalid"
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> CredentialModes:
+        card = data.get("liveTestCard")
+        return cls(
+            credential=data["credential"],
+            sandbox=re.compile(data["sandbox"]) if "sandbox" in data else None,
+            live=re.compile(data["live"]),
+            source=data["source"],
+            live_test_card=GatewayResultCode(card["code"], card["description"]) if card else None,
+        )
+
+
+_DEFAULT_TOKEN = {"prefix": "tok_", "length": 24, "alphabet": "alnum"}
+_DEFAULT_AUTH_CODE = {"length": 6, "alphabet": "upper"}
+# payemu's tolerance above the authorization where a gateway documents none: card schemes
+# allow tips and fuel estimates (a labelled choice, Fidelity: capture-limit)
+DEFAULT_CAPTURE_LIMIT = Decimal("1.15")
+
+
+@dataclass(frozen=True)
+class RefundLimit:
+    """Refunds refused ``days`` after the charge while the credential ``unless`` is false."""
+
+    days: int
+    unless: str
+
+
+@dataclass(frozen=True)
+class GatewaySpec:
+    name: str
+    display_name: str
+    url: str
+    description: str
+    credentials: tuple[str, ...]
+    optional_credentials: tuple[str, ...]
+    supports_network_token: bool
+    tokenizes: bool
+    authorization_days: int
+    unsupported: frozenset[str]
+    requires_certificate: bool
+    requires_client_ip: bool
+    requires_order_desc: bool
+    min_my_ref: int
+    always: str | None
+    reference: ReferenceFormat
+    token: ReferenceFormat
+    authorization_code: ReferenceFormat
+    codes: dict[str, GatewayResultCode]
+    response: dict[str, Any] = field(default_factory=dict)
+    # template changes per result code and per operation (null removes a key)
+    response_by_result: dict[str, Any] = field(default_factory=dict)
+    response_by_operation: dict[str, Any] = field(default_factory=dict)
+    card_checks: dict[str, Any] = field(default_factory=dict)  # defaults merged with the gateway's
+    avs_results: dict[str, str] = field(default_factory=dict)  # by post code; "default"
+    cvv_results: dict[str, str] = field(default_factory=dict)  # by card code; "default"
+    sources: tuple[str, ...] = ()
+    modes: CredentialModes | None = None
+    requires_cvv: bool = False
+    tokenize_credential: str | None = None  # tokenizes only when this credential has a value
+    capture_limit: Decimal = DEFAULT_CAPTURE_LIMIT
+    refund_limit: RefundLimit | None = None
+    # fact key → ("source", URL) or ("guess", why); facts the file leaves out are payemu's
+    provenance: dict[str, tuple[str, str]] = field(default_factory=dict)
+    otherwise: dict[str, Any] | None = None  # a sandbox attempt no rule decided (see schema)
+    test_cards: tuple[str, ...] = ()  # the cards its test account takes (when it refuses others)
+    file: str = ""
+
+    @property
+    def checks_cards(self) -> bool:
+        """Whether the gateway checks cards as real gateways do (not the mock gateways)."""
+        return bool(self.card_checks.get("enabled", True))
+
+    @property
+    def accepted_credentials(self) -> tuple[str, ...]:
+        return self.credentials + self.optional_credentials
+
+    @property
+    def invented_credentials(self) -> bool:
+        """Whether the credential names are payemu's guess (the public record lacks them)."""
+        return bool(self.credentials) and self.provenance.get("credentialsNames", (GUESS, ""))[0] == GUESS
+
+    def needs(self) -> list[str]:
+        """What a request must carry for this gateway, in the docs' words."""
+        needs = []
+        if self.requires_certificate:
+            needs.append("a client certificate (`certificateName`)")
+        if self.requires_client_ip:
+            needs.append("`payerDetails.clientIPAddress`")
+        if self.requires_order_desc:
+            needs.append("`orderDesc`")
+        if self.min_my_ref:
+            needs.append(f"`myRef` of {self.min_my_ref}+ characters")
+        if self.requires_cvv:
+            needs.append("`card.cvv`")
+        if self.tokenize_credential:
+            needs.append(f"the `{self.tokenize_credential}` credential to tokenize")
+        return needs
+
+    def origin(self, fact: str) -> tuple[str, str]:
+        """``("source", URL)`` or ``("guess", why)`` for a fact key of the gateway file."""
+        return self.provenance.get(fact, (GUESS, "payemu's generic default: the gateway's file does not state it"))
+
+    def code_for(self, key: str) -> GatewayResultCode:
+        """The native code for a result or reject reason; unknown reasons fall back to
+        the gateway's generic decline."""
+        return self.codes.get(key) or self.codes[Result.REJECTED]
+
+    def to_description(self) -> dict[str, Any]:
+        """The entry of ``GET /PaymentGateway``."""
+        return {
+            "name": self.name,
+            "displayName": self.display_name,
+            "paymentGatewayUrl": self.url,
+            "description": self.description,
+            "credentialsNames": list(self.accepted_credentials),
+            "supportsNetworkToken": self.supports_network_token,
+        }
+
+    @classmethod
+    def from_data(
+        cls, data: dict[str, Any], card_checks: dict[str, Any] | None = None, defaults: dict[str, Any] | None = None
+    ) -> GatewaySpec:
+        requires = data.get("requires", {})
+        fallback = defaults or {}
+        codes = data.get("codes") or fallback["codes"]
+        limit = data.get("refundLimit")
+        return cls(
+            name=data["name"],
+            display_name=data["displayName"],
+            url=data["paymentGatewayUrl"],
+            description=data["description"],
+            credentials=tuple(data["credentialsNames"]),
+            optional_credentials=tuple(data.get("optionalCredentials", ())),
+            supports_network_token=data["supportsNetworkToken"],
+            tokenizes=data["tokenizes"],
+            authorization_days=data["authorizationDays"],
+            unsupported=frozenset(data.get("unsupportedOperations", ())),
+            requires_certificate=requires.get("certificate", False),
+            requires_client_ip=requires.get("clientIPAddress", False),
+            requires_order_desc=requires.get("orderDesc", False),
+            min_my_ref=requires.get("myRefMinLength", 0),
+            always=data.get("always"),
+            reference=ReferenceFormat.from_data(data.get("reference") or fallback["reference"]),
+            token=ReferenceFormat.from_data(data.get("token", _DEFAULT_TOKEN)),
+            authorization_code=ReferenceFormat.from_data(data.get("authorizationCode", _DEFAULT_AUTH_CODE)),
+            codes={key: GatewayResultCode(v["code"], v["description"]) for key, v in codes.items()},
+            response=data.get("response", fallback.get("response", {})),
+            response_by_result=data.get("responseByResult", {}),
+            response_by_operation=data.get("responseByOperation", {}),
+            card_checks={**(card_checks or {}), **data.get("cardChecks", {})},
+            avs_results=dict(data.get("avsResults", {})),
+            cvv_results=dict(data.get("cvvResults", {})),
+            sources=tuple(data.get("sources", ())),
+            modes=CredentialModes.from_data(data["credentialModes"]) if "credentialModes" in data else None,
+            requires_cvv=requires.get("cvv", False),
+            tokenize_credential=requires.get("tokenizeCredential"),
+            capture_limit=Decimal(str(data.get("captureLimit", DEFAULT_CAPTURE_LIMIT))),
+            refund_limit=RefundLimit(limit["days"], limit["unlessCredential"]) if limit else None,
+            provenance={key: next(iter(value.items())) for key, value in data.get("provenance", {}).items()},
+            otherwise=data.get("otherwise"),
+            test_cards=tuple(data.get("testCards", ())),
+        )
+
+
+class Catalog:
+    """The loaded gateways, looked up by name case-insensitively."""
+
+    def __init__(self, gateways: list[GatewaySpec]) -> None:
+        self._by_lower = {g.name.lower(): g for g in gateways}
+        self._ordered = list(gateways)
+
+    def get(self, name: str | None) -> GatewaySpec | None:
+        return self._by_lower.get(name.lower()) if name else None
+
+    def names(self) -> list[str]:
+        return [g.name for g in self._ordered]
+
+    def __getitem__(self, name: str) -> GatewaySpec:
+        return self._by_lower[name.lower()]
+
+    def __iter__(self) -> Iterator[GatewaySpec]:
+        return iter(self._ordered)
+
+    def __len__(self) -> int:
+        return len(self._ordered)
+
+
+def load_gateway(path: Path, card_checks: dict[str, Any], defaults: dict[str, Any]) -> GatewaySpec:
+    """One gateway's file, checked: its schema, its name matching the file's, and a
+    provenance for every fact it states."""
+    data = load_checked(path, GATEWAY, "gateway file", "gateway", CatalogError)
+    lines = _fact_lines(path)
+    problems = []
+    if data["name"] != path.stem:
+        problems.append(f"{path}:{lines.get('name', 1)}: name {data['name']!r} is not the file's name {path.stem!r}")
+    stated = data.get("provenance", {})
+    for key in FACT_KEYS:
+        if key in data and key not in stated:
+            problems.append(
+                f"{path}:{lines.get(key, 1)}: {key}: no provenance (give its source URL or label it a guess)"
+            )
+    overlap = set(data["credentialsNames"]) & set(data.get("optionalCredentials", ()))
+    if overlap:
+        problems.append(f"{path}:{lines.get('optionalCredentials', 1)}: {sorted(overlap)} both required and optional")
+    if problems:
+        raise CatalogError("\n".join(problems))
+    spec = GatewaySpec.from_data(data, card_checks, defaults)
+    return replace(spec, file=str(path))
+
+
+def _fact_lines(path: Path) -> dict[str, int]:
+    """The line of each top-level key of a gateway file (for its problems)."""
+    lines: dict[str, int] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        key = line.split(":", 1)[0]
+        if key and not line[0].isspace() and key not in lines and key.isidentifier():
+            lines[key] = number
+    return lines
+
+
+_LOADED: dict[tuple[tuple[str, int, int], ...], Catalog] = {}  # by the files' signature (a few kept)
+
+
+def load_catalog(path: str | Path | None = None, folder: str | Path | None = None) -> Catalog:
+    """The shared file ``path`` and every gateway file of ``folder`` (default: the
+    ``gateways`` folder beside ``path``), in the order of their names. Files unchanged
+    since an earlier load give the same (immutable) catalog without reading them again."""
+    path = Path(path) if path else CATALOG_PATH
+    files = gateway_files(Path(folder) if folder else path.parent / "gateways")
+    key = _signature([path, *files])
+    found = _LOADED.get(key) if key else None
+    if found is None:
+        found = _load(path, files)
+        if key:
+            if len(_LOADED) >= 8:
+                _LOADED.clear()
+            _LOADED[key] = found
+    return found
+
+
+def _signature(files: list[Path]) -> tuple[tuple[str, int, int], ...]:
+    try:
+        return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
+    except OSError:
+        return ()  # read (and report) it below
+
+
+def _load(path: Path, files: list[Path]) -> Catalog:
+    shared = load_checked(path, SHARED, "gateway catalog", "catalog", CatalogError)
+    problems: list[str] = []
+    gateways: list[GatewaySpec] = []
+    seen: dict[str, Path] = {}
+    for file in files:
+        try:
+            gateway = load_gateway(file, shared["cardChecks"], shared["defaults"])
+        except CatalogError as exc:
+            problems.append(str(exc))
+            continue
+        if gateway.name.lower() in seen:
+            problems.append(f"{file}:1: gateway {gateway.name} is also defined in {seen[gateway.name.lower()]}")
+        seen[gateway.name.lower()] = file
+        gateways.append(gateway)
+    if not files:
+        problems.append(f"{path}: no gateway files in {path.parent / 'gateways'}")
+    if problems:
+        raise CatalogError("\n".join(problems))
+    return Catalog(gateways)

@@ -1,0 +1,143 @@
+"""The routes of a document's operations, and payemu's one router.
+
+:func:`build_routes` makes one route per documented path (its endpoints by method).
+:class:`FastRouter` is Starlette's router with an index of its paths without parameters:
+Starlette tries each route's regular expression in turn, and with some thirty routes that
+scan was a third of a simple request's cost. A fixed path is found by one lookup (then
+matched by its route as Starlette would); everything else (path parameters, 404, 405
+through partial matches, slash redirects) goes to Starlette's own scan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Match, Route, Router
+from starlette.types import Lifespan, Receive, Scope, Send
+
+from emulator.contract.openapi import OpenApi
+from emulator.contract.wire import JSON_MEDIA
+from emulator.endpoints.pipeline import Answer, Endpoint, Handler, TenantOf
+
+if TYPE_CHECKING:
+    from emulator.tenants.runtime import Runtime
+
+
+class FastRouter(Router):
+    """Starlette's router, a fixed path found by one lookup (see the module doc)."""
+
+    def __init__(self, routes: Sequence[BaseRoute], lifespan: Lifespan[Any] | None = None) -> None:
+        super().__init__(list(routes), lifespan=lifespan)
+        self._static: dict[str, Route] = {}
+        for route in self.routes:
+            if isinstance(route, Route) and "{" not in route.path:
+                self._static.setdefault(route.path, route)
+
+    async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            route = self._static.get(scope["path"])
+            if route is not None:
+                if type(route) is OperationRoute and not scope.get("root_path"):
+                    # a documented path: the route's methods are its endpoints' (405 by the scan)
+                    operations = route.operations
+                    if scope["method"] in operations.methods:
+                        scope.setdefault("router", self)
+                        scope.update(route=route, endpoint=operations, path_params={})
+                        await operations(scope, receive, send)
+                        return
+                else:
+                    match, child_scope = route.matches(scope)
+                    if match is Match.FULL:
+                        scope.setdefault("router", self)
+                        scope["route"] = route
+                        scope.update(child_scope)
+                        await route.handle(scope, receive, send)
+                        return
+        await super().app(scope, receive, send)
+
+
+Responder = Callable[[Request], Awaitable[Response]]
+Chooser = Callable[[Endpoint, Request], Responder]
+
+
+def build_routes(
+    runtime: Runtime,
+    api: OpenApi,
+    handlers: dict[str, Handler],
+    fallback: Handler,
+    journal: bool = True,
+    chooser: Chooser | None = None,
+    tenant_of: TenantOf | None = None,
+) -> list[Route]:
+    """One Starlette route per path, dispatching on the method, so a wrong method gets
+    a 405 listing exactly the methods of that path. ``journal=False``: requests are not
+    recorded in the tenant's journal (the control API). ``chooser`` may answer a request
+    with another endpoint (a tenant served another version: emulator.endpoints.versions)."""
+    by_path: dict[str, dict[str, Endpoint]] = {}
+    for op in api.operations.values():
+        handler = handlers.get(op.operation_id, fallback)
+        by_path.setdefault(op.path, {})[op.method] = Endpoint(runtime, op, handler, journal, tenant_of)
+    return [_route(path, methods, chooser) for path, methods in by_path.items()]
+
+
+class OperationRoute(Route):
+    """The route of one documented path: its endpoints by method, and the chooser that
+    may hand a request to another version's endpoint. Its endpoint is an ASGI app
+    (:class:`Operations`), so Starlette calls it without a Response in between."""
+
+    def __init__(self, path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> None:
+        self.endpoints = endpoints
+        self.chooser = chooser
+        self.operations = Operations(endpoints, chooser)
+        super().__init__(path, self.operations, methods=list(endpoints), name=path)
+
+
+class Operations:
+    """The ASGI app of one documented path: the endpoint of the request's method answers,
+    its :class:`~emulator.endpoints.pipeline.Answer` sent as two ASGI messages."""
+
+    def __init__(self, endpoints: dict[str, Endpoint], chooser: Chooser | None) -> None:
+        self.endpoints = endpoints
+        self.chooser = chooser
+        self.methods = frozenset(endpoints) | ({"HEAD"} if "GET" in endpoints else set())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive, send)
+        method = scope["method"]
+        endpoint = self.endpoints["GET" if method == "HEAD" else method]
+        if self.chooser is not None:
+            chosen = self.chooser(endpoint, request)
+            if not isinstance(chosen, Endpoint):  # a path another version lacks: a Starlette response
+                response = await chosen(request)
+                await response(scope, receive, send)
+                return
+            endpoint = chosen
+        answer = await endpoint.respond(request)
+        if answer is not None:  # (None: the connection closes without an answer)
+            await send_answer(answer, method, send)
+
+
+_JSON_HEADERS = [(b"content-type", JSON_MEDIA.encode("latin-1")), (b"x-content-type-options", b"nosniff")]
+
+
+async def send_answer(answer: Answer, method: str, send: Send) -> None:
+    """``answer`` as an ASGI response (the headers a Starlette JSON response would have)."""
+    payload, status = answer.payload, answer.status
+    if answer.headers:
+        headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers.items()]
+        named: set[bytes] | tuple[()] = {name for name, _ in headers}
+    else:  # most answers: a JSON body and no headers of their own
+        headers, named = [], ()
+    if payload is not None and b"content-type" not in named:
+        headers += _JSON_HEADERS
+    if not (status < 200 or status in (204, 304) or b"content-length" in named):
+        headers.append((b"content-length", b"%d" % len(payload or b"")))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload if payload is not None and method != "HEAD" else b""})
+
+
+def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:
+    return OperationRoute(path, endpoints, chooser)

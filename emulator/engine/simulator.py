@@ -1,0 +1,356 @@
+"""One attempt at one simulated gateway.
+
+Everything a gateway does differently is data in its file (``gateways/<Name>.yaml``). An
+attempt goes: the gateway's own requirements → the scenario outcome (``ScenarioBook.decide``)
+→ an OperationResult in the gateway's vocabulary (:func:`~emulator.engine.gateway_answers.speak`).
+Every id and code comes from the tenant's random source and every time from its clock, so
+a seeded run is byte-identical.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from emulator.catalog.catalog import GatewaySpec
+from emulator.domain.model import DropConnection, OperationResult
+from emulator.domain.vocabulary import DEFAULT_REJECT_REASON, SUCCESSFUL, Fault, Operation, RejectReason, ResultCode
+from emulator.engine import checks
+from emulator.engine.gateway_answers import AttemptInput, GatewayAccount, mint, new_reference, speak
+from emulator.scenarios import Attempt, RuleOutcome
+
+if TYPE_CHECKING:
+    from emulator.scenarios import ScenarioBook
+    from emulator.tenants.tenants import Tenant
+
+__all__ = [  # GatewayAccount, AttemptInput and speak live in emulator.engine.gateway_answers
+    "AttemptInput",
+    "AttemptResult",
+    "GatewayAccount",
+    "attempt",
+    "decide",
+    "lookup",
+    "new_reference",
+    "requirement_failure",
+    "speak",
+]
+
+# Requirements apply to the operations whose request carries the field.
+NEEDS_CLIENT_IP = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.TOKENIZE})
+NEEDS_ORDER_DESC = frozenset({Operation.CHARGE, Operation.PRE_AUTH})
+NEEDS_MY_REF = frozenset({Operation.CHARGE, Operation.PRE_AUTH})
+# Operations answered at once: an Accepted outcome is a Success, there is nothing to settle.
+IMMEDIATE = frozenset({Operation.TOKENIZE, Operation.STATUS})
+_SUCCESS_TEXT = {
+    Operation.CHARGE: "Charge approved.",
+    Operation.PRE_AUTH: "Authorization approved; the funds are held until capture.",
+    Operation.CAPTURE: "Capture completed.",
+    Operation.VOID: "Void completed.",
+    Operation.REFUND: "Refund completed.",
+    Operation.TOKENIZE: "Token created.",
+    Operation.STATUS: "Transaction found.",
+}
+# (result code, catalog code key, description) of a gateway that refuses an attempt
+Refused = tuple[ResultCode, str, str]
+Decided = RuleOutcome | None  # the outcome of the rule that decided an attempt (None: the gateway's default)
+
+
+@dataclass(slots=True, unsafe_hash=True)
+class AttemptResult:
+    """The OperationResult of one attempt plus what the ledger and the engine need."""
+
+    result: OperationResult
+    fault: str = Fault.NONE
+    delay_ms: int = 0
+    settles_to: str | None = None
+    settle_after_seconds: float | None = None
+    decided: Decided = None
+    at: datetime | None = None  # when the ledger recorded it
+    refused: bool = False  # the gateway refused the request itself (requirement_failure)
+
+    @property
+    def code(self) -> ResultCode:
+        return self.result.code
+
+    @property
+    def rule(self) -> str | None:
+        """The name of the rule that decided the attempt (None: the gateway's default)."""
+        return self.decided.rule if self.decided else None
+
+    @property
+    def reference(self) -> str | None:
+        return self.result.gateway_reference
+
+
+def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bool = True) -> Refused | None:
+    """``(result code, catalog code key, description)`` when the gateway refuses the
+    attempt before looking at it, else None. ``sandbox``: whether the API key is a sandbox
+    key (the gateway's credentials must be of the same mode)."""
+    spec = account.gateway
+    operation = item.operation
+    unimplemented = ResultCode.NOT_IMPLEMENTED
+    if operation in spec.unsupported or (operation == Operation.TOKENIZE and not tokenizes(spec, item)):
+        hint = (
+            " Use PreAuth then Capture."
+            if operation == Operation.CHARGE and Operation.PRE_AUTH not in spec.unsupported
+            else ""
+        )
+        return unimplemented, unimplemented, f"{spec.name} does not support {operation}.{hint}"
+    if item.network_token_brand and not spec.supports_network_token:
+        return unimplemented, unimplemented, f"{spec.name} does not support network tokens."
+    missing = [key for key in spec.credentials if not account.credentials.get(key)] if spec.credentials else None
+    if missing:
+        where = f"stored account '{account.name}'" if account.name else "the inline paymentGatewayAccount"
+        return (
+            ResultCode.FATAL_FAILURE,
+            "AuthenticationFailed",
+            f"Authentication with {spec.name} failed: {where} has no value for {', '.join(missing)}.",
+        )
+    mode = spec.modes.mode_of(account.credentials) if spec.modes else None
+    if mode is not None and spec.modes is not None:
+        named = spec.modes.credential
+        if mode == "invalid":
+            return _credentials_refused(spec, f"{named} is not in the shape {spec.name} issues.")
+        if (mode == "live") == sandbox:
+            key = "a sandbox" if sandbox else "a live"
+            return _credentials_refused(spec, f"{named} holds {mode} credentials, used with {key} API key.")
+    if spec.requires_certificate and not account.certificate:
+        field = "certificateName" if item.number == 1 else "paymentGatewayCertName"
+        return (
+            ResultCode.FATAL_FAILURE,
+            "AuthenticationFailed",
+            f"{spec.name} authenticates with a client certificate: name one in {field}.",
+        )
+    if spec.requires_cvv and operation in NEEDS_ORDER_DESC and item.card is not None and not item.card.cvv:
+        return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs card.cvv."
+    if (
+        spec.tokenize_credential
+        and _tokenizes(operation, item)
+        and not account.credentials.get(spec.tokenize_credential)
+    ):
+        why = f"{spec.name} tokenizes only with the {spec.tokenize_credential} credential."
+        return unimplemented, unimplemented, why
+    if spec.requires_client_ip and operation in NEEDS_CLIENT_IP and not item.client_ip:
+        return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs payerDetails.clientIPAddress."
+    if spec.requires_order_desc and operation in NEEDS_ORDER_DESC and not item.order_desc:
+        return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs orderDesc."
+    if spec.min_my_ref and operation in NEEDS_MY_REF and len(item.my_ref or "") < spec.min_my_ref:
+        return (
+            ResultCode.FATAL_FAILURE,
+            ResultCode.FATAL_FAILURE,
+            f"{spec.name} needs myRef of at least {spec.min_my_ref} characters.",
+        )
+    return None
+
+
+def tokenizes(spec: GatewaySpec, item: AttemptInput) -> bool:
+    """Whether the gateway tokenizes; a mock gateway does under the older mock-PSP reading."""
+    return spec.tokenizes or (spec.always is not None and item.mocks_tokenize)
+
+
+def _tokenizes(operation: str, item: AttemptInput) -> bool:
+    return operation == Operation.TOKENIZE or (item.generate_token and operation in NEEDS_ORDER_DESC)
+
+
+def _credentials_refused(spec: GatewaySpec, why: str) -> Refused:
+    # a labelled choice (Fidelity: credential-shape): the gateway's own refusal, FatalFailure
+    return ResultCode.FATAL_FAILURE, "AuthenticationFailed", f"{spec.name} refused the credentials: {why}"
+
+
+def live_test_card(
+    book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput
+) -> RuleOutcome | None:
+    """The decline of a live credential paying one of the gateway's known test cards."""
+    modes = account.gateway.modes
+    if modes is None or modes.live_test_card is None or tenant.is_sandbox or item.card is None:
+        return None
+    if modes.mode_of(account.credentials) != "live" or item.card_number not in book.test_cards(account.gateway.name):
+        return None
+    declined = modes.live_test_card
+    return RuleOutcome(
+        ResultCode.REJECTED,
+        RejectReason.CARD_DECLINED,
+        gateway_result_code=declined.code,
+        gateway_result_description=declined.description,
+        rule="live-mode-test-card",
+        source="catalog",  # the gateway's own live-mode check, not a scenario file
+    )
+
+
+def sandbox_otherwise(tenant: Tenant, spec: GatewaySpec, item: AttemptInput) -> RuleOutcome | None:
+    """The gateway's test-account answer to a sandbox attempt no rule decided (its
+    ``otherwise``), or None."""
+    rest = spec.otherwise
+    if rest is None or not tenant.is_sandbox or item.operation not in rest["operations"]:
+        return None
+    return RuleOutcome(
+        rest["operationResultCode"],
+        rest.get("rejectReasonCode"),
+        gateway_result_code=rest["gatewayResultCode"],
+        gateway_result_description=rest["gatewayResultDescription"],
+        rule=f"{spec.name}-test-account",
+    )
+
+
+def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> RuleOutcome | None:
+    """The scenario outcome for this attempt. Mock gateways (``always``) heed the user's
+    rules, and of the built-in ones only those naming the gateway or an account."""
+    mock = account.gateway.always is not None
+    if not book.may_match(tenant, mock, account.gateway.name):
+        return None  # no rule to ask
+    attempt = Attempt(
+        card_number=item.card_number,
+        amount=float(item.money.amount),
+        currency=item.money.currency,
+        operation=item.operation,
+        gateway=account.gateway.name,
+        account=account.name,
+        attempt=item.number,
+        holder_name=item.card.holder if item.card else None,
+        post_code=item.post_code,
+        cvv=item.card.cvv if item.card else None,
+    )
+    return book.decide(tenant, attempt, mock=mock)
+
+
+async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> AttemptResult:
+    """Run one attempt. The scenario's latency is awaited here; its fault is returned for
+    the caller, who records (or not) before dropping the connection."""
+    spec = account.gateway
+    refused = requirement_failure(account, item, tenant.is_sandbox)
+    outcome: RuleOutcome | None = None
+    reason: str | None = None
+    code: ResultCode
+    if refused is not None:
+        code, key, description = refused
+        text = description
+    elif item.token_problem is not None:
+        code, reason, text = ResultCode.REJECTED, RejectReason.INVALID_CARD_NUMBER, item.token_problem
+        key = reason
+    else:
+        outcome = live_test_card(book, tenant, account, item) or decide(book, tenant, account, item)
+        # A user's rule beats the gateway's own card checks; otherwise they come first.
+        failure = checks.for_attempt(book, tenant, spec, item, outcome)
+        if failure is not None:
+            outcome = None  # the gateway declined before any issuer was asked (no delay, no fault)
+            code, reason, text = ResultCode.REJECTED, failure.reason, failure.description
+            key = reason
+        else:
+            outcome = outcome or sandbox_otherwise(tenant, spec, item)
+            if outcome is None:
+                code = ResultCode.REJECTED if spec.always == ResultCode.REJECTED else ResultCode.SUCCESS
+            else:
+                code = ResultCode(outcome.operation_result_code)
+            if code == ResultCode.ACCEPTED and item.operation in IMMEDIATE:
+                code = ResultCode.SUCCESS  # these answer at once; there is nothing to settle
+            if code == ResultCode.REJECTED:
+                reason = (outcome.reject_reason_code if outcome else None) or DEFAULT_REJECT_REASON
+            key = reason or code
+            text = _description(spec, item.operation, code, reason)
+    if outcome is not None and outcome.delay_ms > 0:
+        await asyncio.sleep(outcome.delay_ms / 1000)
+    result = _render(tenant, account, item, code, key, reason, text, outcome)
+    return AttemptResult(
+        result=result,
+        fault=outcome.fault if outcome else Fault.NONE,
+        delay_ms=outcome.delay_ms if outcome else 0,
+        settles_to=outcome.settles_to if outcome and code == ResultCode.ACCEPTED else None,
+        settle_after_seconds=outcome.settle_after_seconds if outcome and code == ResultCode.ACCEPTED else None,
+        decided=outcome,
+        refused=refused is not None,
+    )
+
+
+async def lookup(
+    book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput
+) -> tuple[OperationResult | None, Decided]:
+    """A status lookup at the gateway (its requirements, then any scenario rule for
+    Status; no card checks): None when it answers, else the failed OperationResult; and
+    the outcome of the rule that decided. A fault closes the connection
+    (:class:`DropConnection`)."""
+    refused_at = requirement_failure(account, item, tenant.is_sandbox)
+    outcome: Decided = None
+    if refused_at is None:
+        outcome = decide(book, tenant, account, item)
+        if outcome is None:
+            return None, None
+        if outcome.delay_ms > 0:
+            await asyncio.sleep(outcome.delay_ms / 1000)
+        if outcome.fault != Fault.NONE:
+            raise DropConnection(outcome.fault)
+        code = ResultCode(outcome.operation_result_code)
+        if code in SUCCESSFUL:
+            return None, outcome
+        reason = outcome.reject_reason_code if code == ResultCode.REJECTED else None
+        refused_at = (code, reason or code, f"The status lookup at {account.gateway.name} failed ({code}).")
+    code, key, description = refused_at
+    reference = new_reference(tenant, account.gateway, Operation.STATUS)
+    answered = speak(
+        tenant, account, item, code, key, key if code == ResultCode.REJECTED else None, description, reference=reference
+    )
+    return answered, outcome
+
+
+def _description(spec: GatewaySpec, operation: Operation, code: ResultCode, reason: str | None) -> str:
+    if code == ResultCode.SUCCESS:
+        return _SUCCESS_TEXT[operation]
+    if code == ResultCode.ACCEPTED:
+        return f"{operation} accepted by {spec.name}; the result is pending (ask /PaymentGateway/status)."
+    if code == ResultCode.REJECTED:
+        return f"{operation} declined: {_words(reason or DEFAULT_REJECT_REASON)}."
+    if code == ResultCode.TEMPORARY_FAILURE:
+        return f"{spec.name} is temporarily unavailable; retry later."
+    if code == ResultCode.NOT_IMPLEMENTED:
+        return f"{spec.name} does not support {operation}."
+    return f"{spec.name} failed to process the {operation}."
+
+
+def _words(name: str) -> str:
+    """``InsufficientFunds`` → ``insufficient funds``."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return spaced[:1].upper() + spaced[1:].lower()
+
+
+def _render(
+    tenant: Tenant,
+    account: GatewayAccount,
+    item: AttemptInput,
+    code: ResultCode,
+    key: str,
+    reason: str | None,
+    text: str,
+    outcome: RuleOutcome | None,
+) -> OperationResult:
+    spec = account.gateway
+    operation = item.operation
+    approved = code in SUCCESSFUL
+    token: str | None = None
+    reference = new_reference(tenant, spec, operation)
+    approval = mint(tenant, spec.authorization_code, operation) if approved else None
+    approval = approval if code == ResultCode.SUCCESS else None  # nothing is authorized yet while Accepted
+    if (
+        code == ResultCode.SUCCESS
+        and tokenizes(spec, item)
+        and (
+            operation == Operation.TOKENIZE
+            or (item.generate_token and operation in (Operation.CHARGE, Operation.PRE_AUTH))
+        )
+    ):
+        token = mint(tenant, spec.token, Operation.TOKENIZE, secret=True)
+    return speak(
+        tenant,
+        account,
+        item,
+        code,
+        key,
+        reason,
+        text,
+        reference=reference,
+        approval=approval,
+        token=token,
+        gateway_code=outcome.gateway_result_code if outcome else None,
+        gateway_description=outcome.gateway_result_description if outcome else None,
+    )

@@ -1,0 +1,3 @@
+"""eWallet payments: the payment an eWallet session makes, its card form and the results the
+library reads.
+"""

@@ -1,1 +1,0 @@
-"""Simulated gateways: the catalog (data) and the behaviour read from it."""

@@ -1,1 +1,0 @@
-"""eWallet sessions, their payment through the engine and their signed result tokens."""

@@ -1,0 +1,193 @@
+"""The scenario book: the loaded file rules, and the decision for one gateway attempt.
+
+Order of rules: the tenant's runtime rules (``tenant.rules``, a ``RuleSet`` filled through the control
+API), then the ``--scenarios`` files in the order given (a directory's files in name
+order), then the built-in ones last, so user files can override them: payemu's test
+cards and amounts (``scenarios/default.yaml``), then each gateway's own triggers (its
+catalog file). The first matching rule wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from emulator.domain.datafiles import data_path, gateway_files
+from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
+from emulator.scenarios.model import RUNTIME_SOURCE, Attempt, Rule, RuleOutcome
+
+if TYPE_CHECKING:
+    from emulator.domain.config import Settings
+    from emulator.scenarios.ruleset import RuleSet
+
+# emulator/data/default-scenarios.yaml links to scenarios/default.yaml (as data/openapi.json
+# links to schemas/openapi.json), so the built-in test cards ship inside the package.
+BUILTIN = data_path("default-scenarios.yaml")
+
+Signature = tuple[tuple[str, int, int], ...]
+
+
+class RuleHolder(Protocol):
+    """A tenant, as the book sees it: the rules it added at run time (and its sequence counters)."""
+
+    rules: RuleSet
+
+
+MAX_GATEWAYS_KEPT = 256  # gateways whose rule lists are kept (the catalog's, in practice)
+
+
+class ScenarioBook:
+    """File rules shared by every tenant; per-tenant state (runtime rules, sequence
+    counters) lives on the tenant, so :meth:`reload` never loses it."""
+
+    def __init__(
+        self, paths: Sequence[str | Path] = (), builtin: Path | None = BUILTIN, gateways: Sequence[Path] | None = None
+    ) -> None:
+        self.paths = [Path(p) for p in paths]
+        self.builtin = builtin
+        # the catalog's gateway files, whose own triggers come after payemu's conventions
+        self.gateways = list(gateway_files() if gateways is None and builtin is not None else gateways or ())
+        # payemu's own files (its conventions, the gateways' triggers), resolved
+        self.builtin_paths = frozenset(p.resolve() for p in [*self.gateways, *([builtin] if builtin else [])])
+        self._rules: tuple[Rule, ...] = ()
+        self._mock_rules: tuple[Rule, ...] = ()
+        # the file rules that can match an attempt at one gateway, by (gateway, mock): a
+        # rule naming another gateway never can (the built-in triggers name theirs)
+        self._by_gateway: dict[tuple[str, bool], tuple[Rule, ...]] = {}
+        self._test_cards: dict[str, frozenset[str]] = {}
+        self._signature: Signature = ()
+        self.reload()
+
+    @classmethod
+    def load(cls, settings: Settings) -> ScenarioBook:
+        """The book of ``settings.scenario_paths`` plus the built-in test cards; raises
+        :class:`ScenarioError` (every problem as ``file:line: reason``) on a bad file."""
+        return cls(settings.scenario_paths)
+
+    @property
+    def file_rules(self) -> tuple[Rule, ...]:
+        return self._rules
+
+    def files(self) -> list[Path]:
+        """Every file read, in rule order (the built-in file last)."""
+        files = expand_paths(self.paths, [])
+        builtin = self._builtin_for(files)
+        return files + ([builtin] if builtin else [])
+
+    def reload(self) -> int:
+        """Re-read every file. On a problem raise :class:`ScenarioError` and keep the
+        rules already loaded. Returns the number of file rules."""
+        problems: list[Problem] = []
+        files = expand_paths(self.paths, problems)
+        try:
+            rules = load_files(files, self._builtin_for(files), self.gateways)
+        except ScenarioError as exc:
+            raise ScenarioError(problems + exc.details) from None
+        if problems:
+            raise ScenarioError(problems)
+        self._rules = tuple(rules)
+        # on a mock gateway: the user's rules, and the built-in ones naming it (or an account)
+        self._mock_rules = tuple(r for r in rules if r.match.names_gateway_or_account or not self.is_builtin(r))
+        self._by_gateway = {}
+        self._test_cards = {}
+        self._signature = _signature(self.files())
+        return len(rules)
+
+    def is_builtin(self, rule: Rule) -> bool:
+        """Whether ``rule`` is one of payemu's built-in test cards and amounts (not the user's)."""
+        builtin = self.builtin
+        return builtin is not None and rule.source != RUNTIME_SOURCE and _same(Path(rule.source), builtin)
+
+    def test_cards(self, gateway: str) -> frozenset[str]:
+        """The card numbers the built-in rules name for ``gateway``: its own test cards and
+        payemu's (made once per gateway and load)."""
+        key = gateway.casefold()
+        found = self._test_cards.get(key)
+        if found is None:
+            builtin = {str(path) for path in self.gateways}
+            if self.builtin is not None:
+                builtin.add(str(self.builtin))
+            found = frozenset(
+                number
+                for rule in self._rules
+                if rule.match.card_numbers and rule.match.gateway in (None, key) and str(rule.source) in builtin
+                for number in rule.match.card_numbers
+            )
+            self._test_cards[key] = found
+        return found
+
+    def changed(self) -> bool:
+        """Whether a file was changed, added to a directory or removed since the last load."""
+        return _signature(self.files()) != self._signature
+
+    def reload_if_changed(self) -> bool:
+        """Reload when :meth:`changed`; True when it did (raises like :meth:`reload`)."""
+        if not self.changed():
+            return False
+        self.reload()
+        return True
+
+    def rules(self, tenant: RuleHolder) -> list[Rule]:
+        """Every rule that applies to ``tenant``, in matching order."""
+        return [*tenant.rules, *self._rules]
+
+    def _file_rules(self, gateway: str | None, mock: bool) -> tuple[Rule, ...]:
+        """The file rules that may match an attempt at ``gateway`` (None: at any), in order."""
+        rules = self._mock_rules if mock else self._rules
+        if gateway is None:
+            return rules
+        key = (gateway.casefold(), mock)
+        found = self._by_gateway.get(key)
+        if found is None:
+            if len(self._by_gateway) >= MAX_GATEWAYS_KEPT:
+                self._by_gateway.clear()
+            found = self._by_gateway[key] = tuple(r for r in rules if r.match.gateway in (None, key[0]))
+        return found
+
+    def may_match(self, tenant: RuleHolder, mock: bool = False, gateway: str | None = None) -> bool:
+        """Whether any rule could decide an attempt at ``gateway`` (False: :meth:`decide` is
+        None whatever the attempt, so the caller need not describe it)."""
+        return bool(self._file_rules(gateway, mock)) or len(tenant.rules) > 0
+
+    def decide(self, tenant: RuleHolder, attempt: Attempt, mock: bool = False) -> RuleOutcome | None:
+        """The outcome of the first rule matching ``attempt``, or None (the gateway's
+        default). A rule the user added (at run time or in a file) applies at every
+        gateway it does not exclude by naming another; with ``mock`` (NULLSuccess,
+        NULLFailure: they ignore card and amount) the built-in test cards and amounts do
+        not, unless they name the gateway or an account. A ``sequence`` rule answers its
+        i-th entry to its i-th matching call, counted per tenant and card number; the
+        last entry repeats."""
+        file_rules = self._file_rules(attempt.gateway, mock)
+        candidates = (*tenant.rules, *file_rules) if tenant.rules else file_rules
+        for rule in candidates:
+            if not rule.match.matches(attempt):
+                continue
+            if not rule.is_sequence:
+                return rule.outcomes[0]
+            return rule.outcome(tenant.rules.next_index(rule.name, attempt.card_digits))
+        return None
+
+    def _builtin_for(self, files: list[Path]) -> Path | None:
+        """The built-in file, unless the user listed it (then it keeps their position)."""
+        if self.builtin is None or any(_same(f, self.builtin) for f in files):
+            return None
+        return self.builtin
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _signature(files: list[Path]) -> Signature:
+    entries = []
+    for path in files:
+        try:
+            stat = path.stat()
+            entries.append((str(path), stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            entries.append((str(path), -1, -1))
+    return tuple(entries)

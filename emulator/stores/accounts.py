@@ -1,0 +1,139 @@
+"""Stored Payment Gateway Accounts: named sets of gateway credentials, per tenant.
+
+Credential keys are checked against the gateway catalog when stored; missing required
+keys are accepted, as the real service stores them, and the payment then fails as the
+gateway would."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol
+
+from emulator.domain import errors
+
+if TYPE_CHECKING:
+    from emulator.catalog.catalog import Catalog, GatewaySpec
+
+MAX_ACCOUNTS = 1000  # per tenant by default (config: limits.namedItemsPerTenant)
+
+
+@dataclass(frozen=True)
+class StoredAccount:
+    """One stored account; credentials in the given order, keys in the gateway's spelling."""
+
+    name: str
+    gateway: str
+    credentials: list[tuple[str, str | None]]
+    creation_time: datetime
+
+    def credential_map(self) -> dict[str, str | None]:
+        return dict(self.credentials)
+
+
+class Accounts(Mapping[str, StoredAccount]):
+    def __init__(self, limit: int = MAX_ACCOUNTS) -> None:
+        self._accounts: dict[str, StoredAccount] = {}
+        self.limit = limit
+
+    def __getitem__(self, name: str) -> StoredAccount:
+        return self._accounts[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._accounts)
+
+    def __len__(self) -> int:
+        return len(self._accounts)
+
+    def admit(self, name: str) -> None:
+        """A 507 when a new account ``name`` would pass :attr:`limit` (replacing one is fine)."""
+        if name not in self._accounts and len(self._accounts) >= self.limit:
+            raise errors.limit_reached(
+                "name", f"This API key holds its limit of {self.limit} stored gateway accounts; remove some first."
+            )
+
+    def put(self, account: StoredAccount) -> None:
+        self._accounts[account.name] = account
+
+    def require(self, name: str, field: str = "name") -> StoredAccount:
+        account = self._accounts.get(name)
+        if account is None:
+            raise errors.not_found(field, f"No payment gateway account named {name}.")
+        return account
+
+    def listing(self) -> list[StoredAccount]:
+        return sorted(self._accounts.values(), key=lambda account: account.name)
+
+    def delete(self, name: str) -> bool:
+        return self._accounts.pop(name, None) is not None
+
+
+def resolve_gateway(catalog: Catalog, name: str | None, field: str = "paymentGatewayName") -> GatewaySpec:
+    """The catalog entry named ``name`` (any case), or a 400 listing the gateways."""
+    gateway = catalog.get(name)
+    if gateway is None:
+        raise errors.invalid(
+            field,
+            f"Unknown payment gateway '{name}'. Known gateways: {', '.join(catalog.names())}.",
+        )
+    return gateway
+
+
+@lru_cache(maxsize=256)
+def _accepted(names: tuple[str, ...]) -> dict[str, str]:
+    return {name.lower(): name for name in names}
+
+
+def _listing(gateway: GatewaySpec) -> str:
+    if gateway.accepted_credentials:
+        return f"{gateway.name} accepts: {', '.join(gateway.accepted_credentials)}."
+    return f"{gateway.name} takes no credentials."
+
+
+def check_credentials(
+    gateway: GatewaySpec, entries: Sequence[Mapping[str, Any]], field: str = "credentials"
+) -> list[tuple[str, str | None]]:
+    """The credentials as ``(canonical key, value)`` pairs; each problem a 400 on ``field[i].key``."""
+    if not entries:
+        return []
+    accepted = _accepted(gateway.accepted_credentials)
+    pairs: list[tuple[str, str | None]] = []
+    seen: set[str] = set()
+    problems: list[errors.FieldErrors] = []
+    for index, entry in enumerate(entries):
+        key = entry.get("key")
+        if not key:
+            problems.append((f"{field}[{index}].key", [f"The Key field is required. {_listing(gateway)}"]))
+            continue
+        canonical = accepted.get(key.lower())
+        if canonical is None:
+            message = f"'{key}' is not a credential of {gateway.name}. {_listing(gateway)}"
+            problems.append((f"{field}[{index}].key", [message]))
+            continue
+        if canonical in seen:
+            message = f"The credential '{canonical}' is given more than once."
+            problems.append((f"{field}[{index}].key", [message]))
+            continue
+        seen.add(canonical)
+        pairs.append((canonical, entry.get("value")))
+    if problems:
+        raise errors.invalid_many(problems)
+    return pairs
+
+
+class AccountStoreHolder(Protocol):
+    accounts: Accounts
+
+    def now(self) -> datetime: ...
+
+
+def put(tenant: AccountStoreHolder, catalog: Catalog, name: str, body: dict[str, Any]) -> StoredAccount:
+    """Create or replace the account ``name``; a replacement gets a new ``creationTime``."""
+    gateway = resolve_gateway(catalog, body.get("paymentGatewayName"))
+    credentials = check_credentials(gateway, body.get("credentials") or [])
+    tenant.accounts.admit(name)  # hardening: 507 at the limit
+    account = StoredAccount(name, gateway.name, credentials, tenant.now())
+    tenant.accounts.put(account)
+    return account

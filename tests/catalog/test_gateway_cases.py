@@ -1,0 +1,190 @@
+"""Each gateway's case file (tests/cases/gateways/<Name>.yaml, every row citing its source):
+an account and a charge on every gateway; each trigger gives the documented answer on its
+own gateway, payload fields included, and does not fire on any other. Every response is
+checked against the schema by the ``make_app`` fixture."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import yaml
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from emulator.catalog.catalog import load_catalog
+from emulator.domain.config import DEFAULT_KEYS, KeySpec
+from tests.api.test_payments import check
+from tests.conftest import LIVE, SANDBOX
+from tests.support.casedata import patched
+from tests.support.paths import TESTS_DIR
+
+CASES = TESTS_DIR / "cases"
+FILES = sorted((CASES / "gateways").glob("*.yaml"))
+DATA = {path.stem: yaml.safe_load(path.read_text(encoding="utf-8")) for path in FILES}
+CATALOG = load_catalog()
+CERTIFICATE = "gatewayCert"
+LIVE_KEY = DEFAULT_KEYS[1]
+KEYS = (
+    KeySpec("sandbox-api-key", "sandbox-merchant", 10001, True, (CERTIFICATE,)),
+    KeySpec(LIVE_KEY.key, LIVE_KEY.user_name, LIVE_KEY.account_id, LIVE_KEY.is_sandbox, (CERTIFICATE,)),
+)
+BASE: dict[str, Any] = {
+    "amount": 25.0,
+    "currency": "USD",
+    "myRef": "order-1001",
+    "orderDesc": "Test order",
+    "certificateName": CERTIFICATE,
+    "payerDetails": {"clientIPAddress": "203.0.113.7", "countryCode": "US"},
+    "card": {
+        "cardHolderName": "Jane Smith",
+        "cardNumber": "4111111111111111",
+        "expirationMonth": 12,
+        "expirationYear": 2030,
+        "cvv": "123",
+    },
+}
+MODIFY = {
+    "capture": ("PUT", "capture", "authorize"),
+    "void": ("DELETE", "void", "authorize"),
+    "refund": ("PUT", "refund", "charge"),
+}
+ABSENT = "(absent)"
+ROWS = [(name, row) for name, data in DATA.items() for row in data["rows"]]
+MOCKS = {g.name for g in CATALOG if g.always}
+# the triggers, each also run on every other gateway (not payemu's generic sandbox, not the mocks)
+OWN = [(n, r) for n, r in ROWS if "op" not in r and r["source"] != "payemu" and n not in MOCKS]
+COMPARED = ("operationResultCode", "rejectReasonCode", "gatewayResultCode")
+
+
+@pytest.fixture
+def client(make_app: Callable[..., Starlette]) -> Iterator[TestClient]:
+    with TestClient(make_app(keys=KEYS), headers=SANDBOX) as made:
+        yield made
+
+
+def _account(gateway: str, row: dict[str, Any] | None = None) -> dict[str, Any]:
+    credentials = (row or {}).get("credentials", DATA[gateway]["credentials"])
+    return {"paymentGatewayAccount": {"paymentGatewayName": gateway, "credentials": credentials}}
+
+
+def run(client: TestClient, gateway: str, row: dict[str, Any]) -> Any:
+    body = {**patched(BASE, row.get("set", {})), **_account(gateway, row)}
+    op = row.get("op", "charge")
+    if op == "tokenize":
+        return client.post("/PaymentGateway/tokenize", json={"card": body["card"], **_account(gateway, row)})
+    if op not in MODIFY:
+        return client.post(f"/PaymentGateway/{op}", json=body)
+    method, path, first = MODIFY[op]
+    reference = "84000000001"  # a reference the gateway never issued
+    if not row.get("unknown"):
+        original = client.post(f"/PaymentGateway/{first}", json=body)
+        assert original.status_code == 200, original.text
+        reference = original.json()["gatewayReference"]
+    refer = {"refTransId": reference, "amount": 25.0, "currency": "USD", "card": body["card"]}
+    refer.update(certificateName=CERTIFICATE, **row.get("refer", {}))
+    answer = client.request(method, f"/PaymentGateway/{path}", json={**refer, **_account(gateway, row)})
+    if row.get("twice"):
+        assert answer.status_code == 200, answer.text
+        answer = client.request(method, f"/PaymentGateway/{path}", json={**refer, **_account(gateway, row)})
+    return answer
+
+
+def field(payload: Any, dotted: str) -> Any:
+    """The value at ``dotted`` in ``payload``; ``(absent)`` when a key on the way is not there."""
+    for part in dotted.split("."):
+        if not isinstance(payload, dict) or part not in payload:
+            return ABSENT
+        payload = payload[part]
+    return payload
+
+
+def test_every_gateway_has_a_case_file_citing_its_sources() -> None:
+    assert set(DATA) == set(CATALOG.names())
+    for name, data in DATA.items():
+        assert data["gateway"] == name
+        assert data["rows"], name
+        for row in data["rows"]:
+            assert row["source"] == "payemu" or row["source"].startswith("https://"), (name, row["name"])
+
+
+@pytest.mark.parametrize("name", sorted(DATA), ids=sorted(DATA))
+def test_an_account_and_a_charge_on_every_gateway(client: TestClient, name: str) -> None:
+    """A stored account for the gateway, and its first payment operation through it."""
+    data = DATA[name]
+    stored = client.put(
+        f"/PaymentGatewayAccounts/cases{name}", json={"paymentGatewayName": name, "credentials": data["credentials"]}
+    )
+    assert stored.status_code == 200, stored.text
+    assert stored.json()["paymentGatewayName"] == name
+    charge = data.get("charge", {})
+    operation = charge.get("op", "charge")
+    body = {**patched(BASE, charge.get("set", {})), "paymentGatewayAccountName": f"cases{name}"}
+    answer = client.post(f"/PaymentGateway/{operation}", json=body)
+    expect = {"status": 200, "operationResultCode": "Success", **charge.get("expect", {})}
+    check(answer, expect, {}, f"{name}: {operation} on a stored account")
+    assert answer.json()["gatewayName"] == name
+    assert answer.json()["operationType"] == ("PreAuth" if operation == "authorize" else "Charge")
+
+
+@pytest.mark.parametrize(("name", "row"), ROWS, ids=[f"{name}-{row['name']}" for name, row in ROWS])
+def test_trigger_answers_as_its_gateway_documents(
+    make_app: Callable[..., Starlette], name: str, row: dict[str, Any]
+) -> None:
+    with TestClient(make_app(seed=row.get("seed"), keys=KEYS), headers=SANDBOX) as client:
+        response = run(client, name, row)
+    where = f"{name}: {row['name']} ({row['source']})"
+    check(response, row["expect"], {}, where)
+    result = response.json()
+    assert result["gatewayName"] == name, where
+    payload = result["customGatewayResponse"]
+    for dotted, expected in row.get("payload", {}).items():
+        assert field(payload, dotted) == expected, f"{where}: customGatewayResponse.{dotted} in {payload}"
+    for dotted in row.get("has", []):
+        assert field(payload, dotted) not in (ABSENT, None), f"{where}: {dotted} missing in {payload}"
+    for key, pattern in row.get("pattern", {}).items():
+        assert re.fullmatch(pattern, result[key]), f"{where}: {key} {result[key]!r}"
+
+
+@pytest.mark.parametrize(("name", "row"), OWN, ids=[f"{n}-{r['name']}" for n, r in OWN])
+def test_trigger_does_not_fire_on_other_gateways(client: TestClient, name: str, row: dict[str, Any]) -> None:
+    """On every other gateway the trigger's input is answered as that gateway answers the
+    base charge; a row's ``elsewhere`` is what payemu's generic checks answer instead, on
+    every gateway that checks cards and approves the base charge."""
+    for gateway in CATALOG.names():
+        if gateway == name or gateway in row.get("sharedWith", ()):
+            continue
+        base = _base(client, gateway)
+        answer = run(client, gateway, row).json()
+        where = f"{row['name']} ({name}'s trigger) on {gateway}: {answer}"
+        if "elsewhere" in row:
+            if base["operationResultCode"] == "Success" and not CATALOG[gateway].always:  # not the mocks
+                for key, value in row["elsewhere"].items():
+                    assert answer[key] == value, where
+            continue
+        assert [answer[key] for key in COMPARED] == [base[key] for key in COMPARED], where
+
+
+_BASES: dict[str, Any] = {}  # each gateway's answer to the base charge: the same for every trigger
+
+
+def _base(client: TestClient, gateway: str) -> Any:
+    if gateway not in _BASES:
+        _BASES[gateway] = run(client, gateway, {}).json()
+    return _BASES[gateway]
+
+
+CREDENTIALS = yaml.safe_load((CASES / "credentials.yaml").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", CREDENTIALS, ids=[c["name"] for c in CREDENTIALS])
+def test_credentials_are_checked_in_shape(client: TestClient, case: dict[str, Any]) -> None:
+    body = patched(BASE, {"card.cardNumber": case.get("card", "4111111111111111")})
+    body["paymentGatewayAccount"] = case["account"]
+    headers = SANDBOX if case["key"] == "sandbox" else LIVE
+    response = client.post("/PaymentGateway/charge", json=body, headers=headers)
+    expect = {**case["expect"], **({"description": case["description"]} if "description" in case else {})}
+    check(response, expect, {}, f"{case['name']} ({case['source']})")
+    assert case["account"]["credentials"][0]["value"] not in response.json()["operationResultDescription"]

@@ -1,0 +1,203 @@
+"""`payemu serve` as a newcomer runs it: a real server on a real port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from emulator.cli.main import DEFAULT_HOST, DEFAULT_PORT, build_parser, settings_from
+from emulator.domain.config import ConfigError
+from tests.support.paths import REPO_ROOT
+from tests.support.serving import free_port, wait_until_up
+
+ROOT = REPO_ROOT
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--log-level", "warning"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(base, proc)
+        yield base, proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_serve_answers_the_key_status_and_stops_cleanly(server: tuple[str, subprocess.Popen[str]]) -> None:
+    base, proc = server
+    ok = httpx.get(base + "/Utils/apiKey", headers={"X-Api-Key": "sandbox-api-key"})
+    assert ok.status_code == 200
+    assert ok.json()["isSandbox"] is True
+    denied = httpx.get(base + "/Utils/apiKey")
+    assert denied.status_code == 401
+    assert denied.json()[0]["fieldName"] == "X-Api-Key"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 0
+    output = proc.stdout.read() if proc.stdout else ""
+    assert f"listening on   {base}" in output
+    assert "sandbox-api-key (sandbox), live-api-key (live)" in output
+    assert "Prod" in output
+    assert "Traceback" not in output
+
+
+def test_sigint_also_stops_cleanly(server: tuple[str, subprocess.Popen[str]]) -> None:
+    _, proc = server
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 0
+
+
+def test_defaults_and_flags() -> None:
+    args = build_parser().parse_args(["serve"])
+    settings = settings_from(args)
+    assert (settings.host, settings.port) == (DEFAULT_HOST, DEFAULT_PORT) == ("127.0.0.1", 8080)
+    args = build_parser().parse_args(
+        ["serve", "--host", "0.0.0.0", "--port", "9000", "--seed", "7", "--any-key", "--log-level", "debug"]
+    )
+    settings = settings_from(args)
+    assert (settings.host, settings.port, settings.seed, settings.any_key, settings.log_level) == (
+        "0.0.0.0",
+        9000,
+        7,
+        True,
+        "debug",
+    )
+
+
+def test_bad_config_is_refused_with_file_and_field(tmp_path: Path) -> None:
+    config = tmp_path / "payemu.yaml"
+    config.write_text("keys:\n  - key: k1\n    isSandbox: maybe\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "emulator", "serve", "--config", str(config)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert f"{config}:3: keys[0].isSandbox" in result.stderr  # the file and the line
+
+
+def test_python_dash_m_help() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "emulator", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 0
+    assert "serve" in result.stdout
+    assert "scenarios" in result.stdout
+
+
+def test_the_banner_is_human_text() -> None:
+    from emulator.app.build import create_app
+    from emulator.cli.main import banner, build_parser, settings_from
+
+    settings = settings_from(build_parser().parse_args(["serve", "--access-log"]))
+    text = banner(settings, create_app(settings).state.runtime, "http://localhost:4200//pay/#/cardEntry")
+    assert "Limits(" not in text and "=" not in text  # no Python repr
+    assert "tokenBytesPerTenant 16 MiB" in text and "tenantIdleSeconds 300 s" in text
+    assert "  card form      http://localhost:4200//pay/#/cardEntry" in text
+    assert "  API page       http://127.0.0.1:8080/docs" in text
+    assert "  access log     on" in text
+
+
+@pytest.mark.parametrize(
+    ("keys", "any_key", "line"),
+    [
+        (
+            ["demo-key"],
+            False,
+            "  not served     sandbox-api-key, live-api-key: the config file's keys: replace them "
+            "(answered 401); list them there to keep them",
+        ),
+        (
+            ["demo-key", "sandbox-api-key"],
+            True,
+            "  not served     live-api-key: the config file's keys: replace them "
+            "(fresh sandbox tenants (--any-key)); list them there to keep them",
+        ),
+        (["sandbox-api-key", "live-api-key", "demo-key"], False, None),
+    ],
+    ids=["both-dropped", "one-dropped", "both-kept"],
+)
+def test_the_banner_names_the_built_in_keys_a_config_file_drops(
+    tmp_path: Path, keys: list[str], any_key: bool, line: str | None
+) -> None:
+    from starlette.testclient import TestClient
+
+    from emulator.app.build import create_app
+    from emulator.cli.main import banner, build_parser, settings_from
+
+    config = tmp_path / "payemu.yaml"
+    config.write_text("keys:\n" + "".join(f"  - key: {key}\n" for key in keys))
+    args = ["serve", "--config", str(config), *(["--any-key"] if any_key else [])]
+    settings = settings_from(build_parser().parse_args(args))
+    app = create_app(settings)
+    text = banner(settings, app.state.runtime)
+    shown = [row for row in text.splitlines() if row.startswith("  not served")]
+    assert shown == ([line] if line else [])
+    with TestClient(app) as client:  # what the line says is what a request finds
+        for key in ("sandbox-api-key", "live-api-key"):
+            status = client.get("/Utils/apiKey", headers={"X-Api-Key": key}).status_code
+            assert status == (200 if key in keys or any_key else 401)
+    assert not app.state.runtime.violations
+
+
+def test_clock_start_flag() -> None:
+    from datetime import UTC, datetime
+
+    settings = settings_from(build_parser().parse_args(["serve", "--seed", "7", "--clock-start", "2028-02-29"]))
+    assert settings.clock_start == datetime(2028, 2, 29, tzinfo=UTC)
+    with pytest.raises(ConfigError, match="--clock-start"):
+        settings_from(build_parser().parse_args(["serve", "--clock-start", "soon"]))
+
+
+def test_serving_loads_no_module_it_does_not_use() -> None:
+    """What ``payemu serve`` imports without --state, --replay or a proxy: not the HTTP
+    client (httpx, whose command line pulls in rich and click), not SQLite, not a
+    WebSocket library (a fifth of the start-up once)."""
+    code = (
+        "import sys\n"
+        "from emulator.cli import main as cli\nfrom emulator.edge import server\n"
+        "from emulator.domain.config import Settings\n"
+        "from emulator.app.build import create_app\n"
+        "from emulator.proxy.commands import replay_note, wrap_replay\n"
+        "cli.build_parser()\n"
+        "settings = Settings()\n"
+        "app = create_app(settings)\n"
+        "replay_note(wrap_replay(app, None, False))\n"
+        "server.config_for(app, settings).load()\n"
+        "print(sorted(name for name in ('httpx', 'sqlite3', 'websockets', 'rich') if name in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_payemu_does_not_ask_for_a_file_watcher_or_a_websocket_library() -> None:
+    """uvicorn imports watchfiles whenever it is installed (a tenth of payemu's start-up
+    once), and its ``[standard]`` extra installs it: payemu names uvicorn's parser and loop
+    itself instead. A dependency that brings them back fails here."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    wanted = {Requirement(line).name: Requirement(line) for line in requires("payemu") or []}
+    assert wanted["uvicorn"].extras == set()
+    assert {"httptools", "uvloop"} <= wanted.keys()
+    assert not {"watchfiles", "websockets", "python-dotenv"} & wanted.keys()

@@ -1,0 +1,159 @@
+"""`payemu serve` as a harness drives it: ``--port 0`` and ``--card-form-port 0`` take free
+ports, the banner names them, and ``--ready-file`` says where they are once requests are
+answered."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from emulator.cli import ready
+from emulator.cli.main import CARD_FORM_PORT_ENV, READY_FILE_ENV, build_parser, settings_from
+from emulator.domain.config import ConfigError
+from tests.support.serving import ROOT
+
+
+def start(ready_file: Path, *options: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "emulator", "serve", "--port", "0", "--ready-file", str(ready_file), *options],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def wait_for(path: Path, process: subprocess.Popen[str], timeout: float = 30) -> dict[str, Any]:
+    """The ready file's JSON, polled the way a harness would."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert process.poll() is None, f"payemu exited: {process.communicate()[0]}"
+        assert time.monotonic() < deadline, "no ready file in time"
+        time.sleep(0.02)
+    loaded: dict[str, Any] = json.loads(path.read_text())
+    return loaded
+
+
+def stop(process: subprocess.Popen[str]) -> str:
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=15) == 0
+    return process.stdout.read() if process.stdout else ""
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[dict[str, Any], subprocess.Popen[str], Path]]:
+    path = tmp_path / "ready" / "payemu.json"
+    path.parent.mkdir()
+    process = start(path, "--card-form-port", "0", "--log-level", "warning")
+    try:
+        yield wait_for(path, process), process, path
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_port_zero_binds_a_free_port_named_in_the_ready_file_and_banner(
+    running: tuple[dict[str, Any], subprocess.Popen[str], Path],
+) -> None:
+    info, process, path = running
+    port = info["port"]
+    assert isinstance(port, int) and 0 < port < 65536
+    assert info["url"] == f"http://127.0.0.1:{port}"
+    # the file appears only once requests are answered: no waiting, no retry
+    health = httpx.get(info["url"] + "/_emulator/health", timeout=5)
+    assert health.status_code == 200
+    assert health.json()["status"] == "ok"
+    assert [p.name for p in path.parent.iterdir()] == ["payemu.json"]  # written whole, no temporary left
+    output = stop(process)
+    assert f"listening on   http://127.0.0.1:{port}\n" in output
+    assert "Traceback" not in output
+    assert not path.exists()  # a stopped payemu is not ready
+
+
+def test_card_form_port_zero_serves_the_form_on_a_free_port(
+    running: tuple[dict[str, Any], subprocess.Popen[str], Path],
+) -> None:
+    info, process, _ = running
+    form_url = info["cardFormUrl"]
+    form_port = int(form_url.split(":")[2].split("/")[0])
+    assert form_url == f"http://localhost:{form_port}//pay/"
+    assert form_port not in (0, 4200, info["port"])
+    page = httpx.get(f"http://127.0.0.1:{form_port}//pay/", timeout=5)
+    assert page.status_code == 200
+    assert "text/html" in page.headers["content-type"]
+    assert page.text != httpx.get(info["url"] + "/", timeout=5).text  # the form, not payemu's start page
+    assert f"  card form      http://localhost:{form_port}//pay/#/cardEntry" in stop(process)
+
+
+def test_no_card_form_leaves_its_url_null(tmp_path: Path) -> None:
+    path = tmp_path / "ready.json"  # here from the environment, as in the Docker image
+    process = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "serve", "--port", "0", "--no-card-form", "--log-level", "warning"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", READY_FILE_ENV: str(path)},
+    )
+    try:
+        info = wait_for(path, process)
+        assert info["cardFormUrl"] is None
+        assert httpx.get(info["url"] + "/_emulator/health", timeout=5).status_code == 200
+        assert "card form      off (--no-card-form)" in stop(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+@pytest.mark.parametrize(
+    ("text", "port"), [("off", None), ("OFF", None), ("0", 0), ("4300", 4300)], ids=["off", "OFF", "any", "4300"]
+)
+def test_the_environment_names_a_card_form_port_or_off(
+    monkeypatch: pytest.MonkeyPatch, text: str, port: int | None
+) -> None:
+    monkeypatch.setenv(CARD_FORM_PORT_ENV, text)
+    assert settings_from(build_parser().parse_args(["serve"])).card_form_port == port
+    monkeypatch.setenv(CARD_FORM_PORT_ENV, "4300")
+    assert settings_from(build_parser().parse_args(["serve", "--no-card-form"])).card_form_port is None
+    assert settings_from(build_parser().parse_args(["serve", "--card-form-port", "0"])).card_form_port == 0
+
+
+def test_a_bad_environment_port_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CARD_FORM_PORT_ENV, "70000")
+    with pytest.raises(ConfigError, match=f"{CARD_FORM_PORT_ENV}=70000: a port from 0 .* or off"):
+        settings_from(build_parser().parse_args(["serve"]))
+
+
+def test_the_ready_file_is_replaced_whole(tmp_path: Path) -> None:
+    path = tmp_path / "ready.json"
+    path.write_text("stale")
+    data = ready.contents("::1", 8123, None)
+    ready.write(path, data)
+    assert json.loads(path.read_text()) == {"url": "http://[::1]:8123", "port": 8123, "cardFormUrl": None}
+    assert [p.name for p in tmp_path.iterdir()] == ["ready.json"]
+    assert ready.contents("0.0.0.0", 80, 81) == {
+        "url": "http://127.0.0.1:80",
+        "port": 80,
+        "cardFormUrl": "http://localhost:81//pay/",
+    }
+    assert ready.contents("::", 80, None)["url"] == "http://[::1]:80"
+
+
+def test_an_unwritable_ready_file_leaves_nothing_behind(tmp_path: Path) -> None:
+    path = tmp_path / "ready.json"
+    path.mkdir()  # a directory where the file should go: the rename fails
+    with pytest.raises(OSError):
+        ready.write(path, ready.contents("127.0.0.1", 1, 2))
+    assert [p.name for p in tmp_path.iterdir()] == ["ready.json"]

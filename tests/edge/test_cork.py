@@ -1,0 +1,236 @@
+"""Answers written at the end of the event loop's turn (emulator.edge.corked_writes): together, in
+each connection's order, never more than a bound per connection, and never lost to a
+close; through the real server, pipelined requests still get their answers in order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import uvicorn
+from uvicorn.server import ServerState
+
+from emulator.app.build import create_app
+from emulator.domain.config import Settings
+from emulator.edge import corked_writes as cork
+from emulator.edge.corked_writes import MOST_HELD, Corked
+from emulator.edge.protocol import http_protocol
+from emulator.testing import PayemuServer
+from tests.conftest import serving
+
+
+class _Transport:
+    """A socket's transport that notes, in one list shared by all, what reached it."""
+
+    def __init__(self, name: str, log: list[tuple[str, bytes]]) -> None:
+        self.name = name
+        self.log = log
+        self.closed = False
+        self.aborted = False
+
+    def write(self, data: bytes) -> None:
+        self.log.append((self.name, data))
+
+    def close(self) -> None:
+        self.log.append((self.name, b"<close>"))
+        self.closed = True
+
+    def abort(self) -> None:
+        self.log.append((self.name, b"<abort>"))
+        self.aborted = True
+
+    def is_closing(self) -> bool:
+        return self.closed or self.aborted
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        pass
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 5555)}.get(name, default)
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    made = asyncio.new_event_loop()
+    yield made
+    made.close()
+
+
+def _turn(loop: asyncio.AbstractEventLoop) -> None:
+    loop.run_until_complete(asyncio.sleep(0))
+
+
+def test_the_writes_of_a_turn_go_out_together_at_the_start_of_the_next(loop: asyncio.AbstractEventLoop) -> None:
+    log: list[tuple[str, bytes]] = []
+    first, second = Corked(_Transport("a", log), loop), Corked(_Transport("b", log), loop)
+    first.write(b"a1")
+    second.write(b"b1")
+    first.write(b"a2")
+    assert log == []
+    assert (first.held, second.held) == (4, 2)
+    _turn(loop)
+    assert log == [("a", b"a1"), ("b", b"b1"), ("a", b"a2")]
+    assert (first.held, second.held) == (0, 0)
+    first.write(b"a3")  # a new turn, a new batch
+    _turn(loop)
+    assert log[-1] == ("a", b"a3")
+    assert first.get_extra_info("peername") == ("127.0.0.1", 5555)  # the rest is the transport's
+
+
+def test_closing_or_aborting_sends_what_waits_first(loop: asyncio.AbstractEventLoop) -> None:
+    log: list[tuple[str, bytes]] = []
+    other = Corked(_Transport("other", log), loop)
+    closing = Corked(_Transport("closing", log), loop)
+    other.write(b"o1")
+    closing.write(b"c1")
+    closing.close()
+    assert log == [("other", b"o1"), ("closing", b"c1"), ("closing", b"<close>")]
+    assert closing.is_closing()
+    closing.write(b"too late")  # a write after the close goes nowhere, as on a closed socket
+    aborted = Corked(_Transport("aborted", log), loop)
+    aborted.write(b"x1")
+    aborted.abort()
+    _turn(loop)
+    assert log[3:] == [("aborted", b"x1"), ("aborted", b"<abort>")]
+
+
+def test_a_connection_never_has_more_than_the_bound_waiting(loop: asyncio.AbstractEventLoop) -> None:
+    log: list[tuple[str, bytes]] = []
+    other = Corked(_Transport("other", log), loop)
+    streamed = Corked(_Transport("streamed", log), loop)
+    other.write(b"o1")
+    chunk = b"x" * (MOST_HELD // 3 + 1)
+    for _ in range(7):  # a streamed answer that never yields to the loop
+        streamed.write(chunk)
+        assert streamed.held <= MOST_HELD
+    # the writes past the bound went out at once, after what waited before them
+    assert log[0] == ("other", b"o1")
+    assert sum(len(data) for name, data in log if name == "streamed") + streamed.held == 7 * len(chunk)
+    _turn(loop)
+    sent = [data for name, data in log if name == "streamed"]
+    assert b"".join(sent) == chunk * 7  # all of it, in order: writes one after the other joined
+    assert 1 < len(sent) < 7 and max(map(len, sent)) <= MOST_HELD
+
+
+def test_a_connections_writes_one_after_the_other_go_out_in_one_send(loop: asyncio.AbstractEventLoop) -> None:
+    log: list[tuple[str, bytes]] = []
+    first, second = Corked(_Transport("a", log), loop), Corked(_Transport("b", log), loop)
+    first.write(b"HTTP/1.1 200 OK\r\n\r\n")  # a head, then its body: one send
+    first.write(b"{}")
+    second.write(b"b1")
+    first.write(b"a3")  # another connection wrote in between: a send of its own
+    assert first.held == len(b"HTTP/1.1 200 OK\r\n\r\n{}a3")
+    _turn(loop)
+    assert log == [("a", b"HTTP/1.1 200 OK\r\n\r\n{}"), ("b", b"b1"), ("a", b"a3")]
+
+
+def test_a_closed_connection_is_skipped_and_a_failed_write_stops_no_other(
+    loop: asyncio.AbstractEventLoop, caplog: pytest.LogCaptureFixture
+) -> None:
+    log: list[tuple[str, bytes]] = []
+
+    class Broken(_Transport):
+        def write(self, data: bytes) -> None:
+            raise ConnectionResetError("gone")
+
+    gone, broken, fine = (
+        Corked(kind(name, log), loop) for kind, name in ((_Transport, "gone"), (Broken, "broken"), (_Transport, "fine"))
+    )
+    for corked in (gone, broken, fine):
+        corked.write(b"answer")
+    gone.transport.closed = True  # the client left before the turn ended
+    with caplog.at_level(logging.ERROR, logger="payemu"):
+        _turn(loop)
+    assert log == [("fine", b"answer")]
+    assert "could not write an answer" in caplog.text
+    assert not cork._batches  # nothing is kept for a loop once its batch went out
+
+
+def test_the_answers_of_a_turn_go_out_once_every_request_of_it_ran() -> None:
+    settings = Settings(log_level="warning")
+    config = uvicorn.Config(create_app(settings), http=http_protocol(settings), log_level="warning")
+    config.load()
+    request = b"GET /Utils/apiKey HTTP/1.1\r\nHost: payemu\r\nX-Api-Key: sandbox-api-key\r\n\r\n"
+
+    async def run() -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+        log: list[tuple[str, bytes]] = []
+        connections = []
+        for name in ("one", "two"):
+            connection = config.http_protocol_class(config=config, server_state=ServerState(), app_state={})
+            connection.connection_made(_Transport(name, log))
+            connections.append(connection)
+        for connection in connections:  # both requests read in one turn, as a ready batch is
+            connection.data_received(request)
+        while not all(c.cycle.response_complete for c in connections):
+            await asyncio.sleep(0)
+        answered = list(log)  # both answered: nothing written yet
+        await asyncio.sleep(0)
+        for connection in connections:
+            connection.connection_lost(None)
+        return answered, log
+
+    answered, log = asyncio.run(run())
+    assert answered == []
+    answers = [(name, data) for name, data in log if data != b"<close>"]
+    assert [name for name, _ in answers] == ["one", "two"]
+    for _, data in answers:
+        assert data.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert json.loads(data.partition(b"\r\n\r\n")[2])["status"] == "OK"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[PayemuServer]:
+    yield from serving(Settings(log_level="warning"))
+
+
+def _answers(sock: socket.socket, count: int) -> list[tuple[int, dict[str, Any]]]:
+    """``count`` answers read off one connection, in the order they came."""
+    data, found = b"", []
+    while len(found) < count:
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(65536)
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":")[1]) for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:")
+        )
+        while len(rest) < length:
+            rest += sock.recv(65536)
+        found.append((int(head.split()[1]), json.loads(rest[:length])))
+        data = rest[length:]
+    return found
+
+
+def test_pipelined_requests_get_their_answers_in_order(server: PayemuServer) -> None:
+    key = server.tenant().api_key
+    body = b'{"payload": "kept in order"}'
+    requests = (
+        f"GET /Utils/apiKey HTTP/1.1\r\nHost: payemu\r\nX-Api-Key: {key}\r\n\r\n".encode()
+        + (
+            f"POST /StringTokens HTTP/1.1\r\nHost: payemu\r\nX-Api-Key: {key}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        + body
+        + f"GET /StringTokens/{'0' * 32} HTTP/1.1\r\nHost: payemu\r\nX-Api-Key: {key}\r\n\r\n".encode()
+        + f"GET /Utils/apiKey HTTP/1.1\r\nHost: payemu\r\nX-Api-Key: {key}\r\nConnection: close\r\n\r\n".encode()
+    )
+    address = urlsplit(server.base_url)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
+        sock.sendall(requests)  # all four in one write: the server reads them together
+        answers = _answers(sock, 4)
+        assert sock.recv(1024) == b""  # the last asked to close: the answer came first, then the close
+    assert [status for status, _ in answers] == [200, 201, 404, 200]
+    assert answers[0][1]["status"] == answers[3][1]["status"] == "OK"
+    assert len(answers[1][1]["token"]) == 32
+    assert answers[2][1][0]["fieldName"] == "token"
