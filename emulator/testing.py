@@ -173,11 +173,13 @@ class Payemu:
         rules: list[dict[str, Any]] = self._control("GET", "/scenarios")["rules"]
         return rules
 
-    def requests(self, **filters: str | int) -> list[dict[str, Any]]:
+    def requests(self, **filters: str | int | None) -> list[dict[str, Any]]:
         """Journal entries of this tenant, oldest first, every page; ``filters`` as the
         control API's: ``path`` (a prefix), ``since``, ``until``, ``method``, ``status``,
-        ``operationId``, ``resultCode``, ``gateway``, ``myRef``, ``limit``."""
-        params: dict[str, str | int] = {key: value for key, value in filters.items() if value is not None}
+        ``operationId``, ``resultCode``, ``gateway``, ``myRef``, ``limit`` (and ``pageSize``: how
+        many entries each call reads). Another name is a
+        ``TypeError``; a value payemu does not know (a gateway, an operationId) a :class:`ControlError`."""
+        params = _filters("requests", filters, (*JOURNAL_FILTERS, "pageSize"))
         entries: list[dict[str, Any]] = []
         while True:
             page = self._control("GET", "/requests", params=params)
@@ -186,9 +188,9 @@ class Payemu:
                 return entries
             params["after"] = page["next"]
 
-    def count(self, **filters: str | int) -> int:
+    def count(self, **filters: str | int | None) -> int:
         """How many journal entries of this tenant pass ``filters`` (as :meth:`requests`)."""
-        params = {key: value for key, value in filters.items() if value is not None}
+        params = _filters("count", filters, JOURNAL_FILTERS)
         return int(self._control("GET", "/requests/count", params=params)["count"])
 
     def advance_clock(self, by: str | float) -> dict[str, Any]:
@@ -227,6 +229,21 @@ class Payemu:
         finally:
             if self._client is not None:
                 self._client.close()
+
+
+JOURNAL_FILTERS = ("path", "since", "until", "method", "status", "operationId", "resultCode", "gateway", "myRef", "limit")
+"""The filters of :meth:`Payemu.requests` and :meth:`Payemu.count` (the control API's)."""
+
+
+def _filters(method: str, filters: dict[str, str | int | None], allowed: tuple[str, ...]) -> dict[str, str | int]:
+    """The query of a journal call; ``TypeError`` for a filter that does not exist (a
+    mistyped one would otherwise match every entry)."""
+    from emulator.domain.didyoumean import unknown
+
+    for name in filters:
+        if name not in allowed:
+            raise TypeError(f"{method}() got an {unknown('filter', name, allowed)}")
+    return {key: value for key, value in filters.items() if value is not None}
 
 
 # -- pytest wiring ---------------------------------------------------------------------
