@@ -1,13 +1,13 @@
 """pytest plugin for test suites that pay through payemu (entry point ``pytest11: payemu``).
 
 ``payemu_server`` (session): an in-process payemu on a free port (or ``--payemu-port``), or
-the one at ``--payemu-url`` / ``PAYEMU_URL``. A mistake the plugin can see before the tests
-run (a bad scenarios or config file, a URL where no payemu answers within
-:data:`CONNECT_SECONDS`) stops the run with one line (``pytest.UsageError``, exit status 4). ``payemu`` (function): a fresh isolated tenant with
-``client`` and the control API's helpers (``add_scenario``, ``requests``, ``count``,
+the one at ``--payemu-url`` / ``PAYEMU_URL``. ``payemu`` (function): a fresh isolated tenant
+with ``client`` and the control API's helpers (``add_scenario``, ``requests``, ``count``,
 ``advance_clock``, ...), removed when the test ends. Every tenant of a session shares one
 connection pool, so the fixture costs a test about a millisecond. Importing this module
-starts nothing.
+starts nothing. A mistake the plugin can see before the tests run (a bad scenarios or
+config file, a URL where no payemu answers within :data:`CONNECT_SECONDS`) stops the run
+with one line (``pytest.UsageError``, exit status 4).
 """
 
 from __future__ import annotations
@@ -246,7 +246,18 @@ class Payemu:
                 self._client.close()
 
 
-JOURNAL_FILTERS = ("path", "since", "until", "method", "status", "operationId", "resultCode", "gateway", "myRef", "limit")
+JOURNAL_FILTERS = (
+    "path",
+    "since",
+    "until",
+    "method",
+    "status",
+    "operationId",
+    "resultCode",
+    "gateway",
+    "myRef",
+    "limit",
+)
 """The filters of :meth:`Payemu.requests` and :meth:`Payemu.count` (the control API's)."""
 
 

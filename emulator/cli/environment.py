@@ -76,7 +76,7 @@ def _one(action: argparse.Action, name: str, option: str, text: str) -> object:
     kind = action.type
     if kind in (int, float):
         try:
-            return kind(text)  # type: ignore[misc,operator]
+            return kind(text)
         except ValueError:
             wanted = "a whole number" if kind is int else "a number"
             raise ConfigError(f"{name}={text}: {option} takes {wanted}") from None

@@ -57,7 +57,6 @@ def _known_query(handler: Handler) -> Handler:
     return checked
 
 
-
 async def _unhandled(call: Call) -> Reply:
     raise errors.internal(f"payemu bug: no handler for {call.operation.operation_id}.")
 

@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema_rs
 import yaml
 
-from emulator.domain.errors import field_path
 from emulator.domain.didyoumean import unknown
+from emulator.domain.errors import field_path
 from emulator.domain.safeparse import TooComplex, check_yaml
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"

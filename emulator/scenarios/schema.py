@@ -143,7 +143,9 @@ def _ienum(validator: Any, choices: list[str], instance: Any, schema: dict[str, 
     from jsonschema.exceptions import ValidationError
 
     if isinstance(instance, str) and instance.lower() not in {c.lower() for c in choices}:
-        yield ValidationError(f"{instance!r} is not one of {', '.join(choices)}{suggestion(instance, choices, fold=True)}")
+        yield ValidationError(
+            f"{instance!r} is not one of {', '.join(choices)}{suggestion(instance, choices, fold=True)}"
+        )
 
 
 @cache

@@ -108,7 +108,13 @@ def _copy(tmp_path: Path) -> Path:
             "'Success' is a required",
         ),
         ("AMEX", "unsupportedOperations: [Charge", "unsupportedOperations: [Teleport", "unsupportedOperations:", "[0]"),
-        ("BAC", "  requires: {source:", "  requirements: {source:", "  requirements:", "unknown key 'requirements'; did you mean 'requires'?"),
+        (
+            "BAC",
+            "  requires: {source:",
+            "  requirements: {source:",
+            "  requirements:",
+            "unknown key 'requirements'; did you mean 'requires'?",
+        ),
         (
             "Stripe",
             "  credentialsNames: {source:",
