@@ -128,7 +128,7 @@ def test_the_license_ships_in_both(installed: Installed) -> None:
 def test_the_metadata_is_ready_for_an_index(installed: Installed) -> None:
     with zipfile.ZipFile(installed.wheel) as archive:
         [name] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
-        metadata = email.message_from_bytes(archive.read(name))
+        metadata = email.message_from_string(archive.read(name).decode())
     assert metadata["Name"] == "payemu"
     assert metadata["License-Expression"] == "MIT"
     assert metadata["License-File"] == "LICENSE"

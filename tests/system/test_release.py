@@ -4,6 +4,7 @@ the wheel, publish them with trusted publishing, push a multi-arch image."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -54,3 +55,21 @@ def test_it_builds_checks_publishes_and_pushes_a_multi_arch_image() -> None:
     assert set(push["with"]["platforms"].split(",")) == {"linux/amd64", "linux/arm64"}
     assert "docker/setup-buildx-action" in _steps(jobs["image"])
     assert jobs["image"]["permissions"]["packages"] == "write"
+
+
+def test_the_ci_docs_services_example_passes_actionlint(tmp_path: Path) -> None:
+    """docs/ci.md's GitHub Actions `services:` example is a workflow actionlint accepts, and
+    tunes the health check the image declares."""
+    text = (REPO_ROOT / "docs" / "ci.md").read_text()
+    section = text[text.index("## payemu as a CI service") :]
+    match = re.search(r"^```yaml\n(.*?)^```$", section, re.S | re.M)
+    assert match is not None
+    workflow = tmp_path / ".github" / "workflows" / "tests.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text(match.group(1))
+    result = actionlint(workflow)
+    assert result.returncode == 0, result.stdout + result.stderr
+    service = yaml.safe_load(match.group(1))["jobs"]["test"]["services"]["payemu"]
+    assert service["ports"] == ["8080:8080"]
+    assert "--health-interval" in service["options"]
+    assert "HEALTHCHECK" in (REPO_ROOT / "Dockerfile").read_text()  # the check those options tune
