@@ -246,18 +246,7 @@ class Payemu:
                 self._client.close()
 
 
-JOURNAL_FILTERS = (
-    "path",
-    "since",
-    "until",
-    "method",
-    "status",
-    "operationId",
-    "resultCode",
-    "gateway",
-    "myRef",
-    "limit",
-)
+JOURNAL_FILTERS = tuple("path since until method status operationId resultCode gateway myRef limit".split())  # noqa: SIM905
 """The filters of :meth:`Payemu.requests` and :meth:`Payemu.count` (the control API's)."""
 
 
@@ -342,11 +331,6 @@ def _one_line(text: str, limit: int = 2000) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _url(config: pytest.Config) -> str | None:
-    url: str | None = config.getoption("payemu_url") or os.environ.get(URL_ENV) or None
-    return url
-
-
 def _port(config: pytest.Config) -> int:
     """--payemu-port, shifted by the pytest-xdist worker's number (gw3: PORT+3)."""
     port: int | None = config.getoption("payemu_port")
@@ -371,7 +355,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A --payemu-url / PAYEMU_URL must answer (retried for a few seconds) before the tests run."""
     config = session.config
-    url = _url(config)
+    url = config.getoption("payemu_url") or os.environ.get(URL_ENV)
     if url and not hasattr(config, "workerinput"):  # once, by the controller under pytest-xdist
         try:
             config.stash[_REMOTE] = PayemuServer.connect(url)
@@ -382,7 +366,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.fixture(scope="session")
 def payemu_server(pytestconfig: pytest.Config) -> Iterator[PayemuServer]:
     """The payemu of this test session (see the module docstring)."""
-    url = _url(pytestconfig)
+    url = pytestconfig.getoption("payemu_url") or os.environ.get(URL_ENV)
     if url:
         remote = pytestconfig.stash.get(_REMOTE, None)
         yield remote if remote is not None else PayemuServer.connect(url)
