@@ -189,11 +189,9 @@ class Payemu:
         return rules
 
     def requests(self, **filters: str | int | None) -> list[dict[str, Any]]:
-        """Journal entries of this tenant, oldest first, every page; ``filters`` as the
-        control API's: ``path`` (a prefix), ``since``, ``until``, ``method``, ``status``,
-        ``operationId``, ``resultCode``, ``gateway``, ``myRef``, ``limit`` (and ``pageSize``: how
-        many entries each call reads). Another name is a
-        ``TypeError``; a value payemu does not know (a gateway, an operationId) a :class:`ControlError`."""
+        """Journal entries of this tenant, oldest first, every page; ``filters``: :data:`JOURNAL_FILTERS`
+        (and ``pageSize``, the entries each call reads). Another name is a ``TypeError``; a value
+        payemu does not know (a gateway, an operationId) a :class:`ControlError`."""
         params = _filters("requests", filters, (*JOURNAL_FILTERS, "pageSize"))
         entries: list[dict[str, Any]] = []
         while True:
@@ -327,8 +325,7 @@ def _settings(config: pytest.Config) -> Settings:
 
 def _one_line(text: str, limit: int = 2000) -> str:
     """``text`` on one line, at most ``limit`` characters (a file may hold many problems)."""
-    line = " | ".join(part.strip() for part in text.splitlines() if part.strip())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return " | ".join(part.strip() for part in text.splitlines() if part.strip())[:limit]
 
 
 def _port(config: pytest.Config) -> int:
