@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema_rs
 import yaml
 
+from emulator.domain.didyoumean import unknown
 from emulator.domain.errors import field_path
 from emulator.domain.safeparse import TooComplex, check_yaml
 
@@ -74,11 +75,24 @@ def load_checked(
         parts = list(found.absolute_path)
         where = field_path(parts, root)
         prefix = label(data, parts) if label else ""
-        at = f":{line_of(lines, parts + _unexpected(found), 1)}" if lines is not None else ""
-        problems.append(f"{path}{at}: {prefix + ': ' if prefix else ''}{where}: {found.message}")
+        for extra, message in _worded(found):
+            at = f":{line_of(lines, parts + extra, 1)}" if lines is not None else ""
+            problems.append(f"{path}{at}: {prefix + ': ' if prefix else ''}{where}: {message}")
     if problems:
         raise error("\n".join(problems))
     return data
+
+
+def _worded(found: Any) -> list[tuple[list[Any], str]]:
+    """(path below the error's, message) of one jsonschema error: an unknown key or value
+    named with the allowed ones and the closest ("did you mean"), else jsonschema's words."""
+    if found.validator == "additionalProperties" and isinstance(found.instance, dict):
+        allowed = list(found.schema.get("properties", {}))
+        return [([key], unknown("key", str(key), allowed)) for key in found.instance if key not in allowed]
+    if found.validator == "enum" and isinstance(found.instance, str):
+        choices = [str(choice) for choice in found.validator_value]
+        return [([], unknown("value", found.instance, choices))]
+    return [([], found.message)]
 
 
 def _lines(path: str | Path) -> Any:
@@ -93,14 +107,6 @@ def _lines(path: str | Path) -> Any:
             loader.dispose()
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
         return None
-
-
-def _unexpected(found: Any) -> list[Any]:
-    if found.validator != "additionalProperties" or not isinstance(found.instance, dict):
-        return []
-    known = found.schema.get("properties", {})
-    extra = [key for key in found.instance if key not in known]
-    return extra[:1]
 
 
 def line_of(root: Any, parts: list[Any], fallback: int) -> int:

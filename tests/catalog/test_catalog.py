@@ -98,7 +98,7 @@ def _copy(tmp_path: Path) -> Path:
             "tokenizes: true",
             "tokenizes: true\ncolour: red",
             "colour:",
-            "Additional properties are not allowed",
+            "unknown key 'colour' (allowed: name, ",
         ),
         (
             "Stripe",
@@ -108,7 +108,13 @@ def _copy(tmp_path: Path) -> Path:
             "'Success' is a required",
         ),
         ("AMEX", "unsupportedOperations: [Charge", "unsupportedOperations: [Teleport", "unsupportedOperations:", "[0]"),
-        ("BAC", "  requires: {source:", "  requirements: {source:", "  requirements:", "'requirements' was unexpected"),
+        (
+            "BAC",
+            "  requires: {source:",
+            "  requirements: {source:",
+            "  requirements:",
+            "unknown key 'requirements'; did you mean 'requires'?",
+        ),
         (
             "Stripe",
             "  credentialsNames: {source:",

@@ -37,7 +37,7 @@ def test_every_problem_names_file_and_field(tmp_path: Path) -> None:
         load_checked(path, SCHEMA, "test table", "data", DataError, label=lambda data, parts: "here")
     lines = str(caught.value).splitlines()
     assert f"{path}:1: here: items[1]: 'two' is not of type 'integer'" in lines  # file:line, as scenario files
-    assert any(line.startswith(f"{path}:2: here: data: Additional properties") for line in lines)
+    assert any(line.startswith(f"{path}:2: here: data: unknown key 'colour' (allowed: ") for line in lines)
 
 
 @pytest.mark.parametrize("text", ["items: [1,\n", "\tbad: tab\n"])
