@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.catalog.schema import ALPHABETS, FACT_KEYS, GATEWAY, LEVELS, SHARED
-from emulator.domain.datafiles import data_path, gateway_files, load_checked
+from emulator.domain.datafiles import ParseCache, data_path, gateway_files, load_checked
 from emulator.domain.vocabulary import ResultCode as Result
 
 CATALOG_PATH = data_path("catalog.yaml")
@@ -306,25 +306,25 @@ def note_listed(gateway: GatewaySpec) -> None:
         )
 
 
-def load_gateway(path: Path, card_checks: dict[str, Any], defaults: dict[str, Any]) -> GatewaySpec:
+def load_gateway(
+    path: Path, card_checks: dict[str, Any], defaults: dict[str, Any], cache: ParseCache | None = None
+) -> GatewaySpec:
     """One gateway's file, checked: its schema, its name matching the file's, and a
-    provenance for every fact it states."""
-    data = load_checked(path, GATEWAY, "gateway file", "gateway", CatalogError)
-    lines = _fact_lines(path)
-    problems = []
+    provenance for every fact it states (``cache``: what it parsed to in an earlier run)."""
+    data = load_checked(path, GATEWAY, "gateway file", "gateway", CatalogError, cache=cache)
+    problems: list[tuple[str, str]] = []  # (the key whose line names the problem, the problem)
     if data["name"] != path.stem:
-        problems.append(f"{path}:{lines.get('name', 1)}: name {data['name']!r} is not the file's name {path.stem!r}")
+        problems.append(("name", f"name {data['name']!r} is not the file's name {path.stem!r}"))
     stated = data.get("provenance", {})
     for key in FACT_KEYS:
         if key in data and key not in stated:
-            problems.append(
-                f"{path}:{lines.get(key, 1)}: {key}: no provenance (give its source URL or label it a guess)"
-            )
+            problems.append((key, f"{key}: no provenance (give its source URL or label it a guess)"))
     overlap = set(data["credentialsNames"]) & set(data.get("optionalCredentials", ()))
     if overlap:
-        problems.append(f"{path}:{lines.get('optionalCredentials', 1)}: {sorted(overlap)} both required and optional")
+        problems.append(("optionalCredentials", f"{sorted(overlap)} both required and optional"))
     if problems:
-        raise CatalogError("\n".join(problems))
+        lines = _fact_lines(path)  # read again only to name the lines
+        raise CatalogError("\n".join(f"{path}:{lines.get(key, 1)}: {problem}" for key, problem in problems))
     spec = GatewaySpec.from_data(data, card_checks, defaults)
     return replace(spec, file=str(path))
 
@@ -371,9 +371,10 @@ def _load(path: Path, files: list[Path]) -> Catalog:
     problems: list[str] = []
     gateways: list[GatewaySpec] = []
     seen: dict[str, Path] = {}
+    cache = ParseCache("gateways")
     for file in files:
         try:
-            gateway = load_gateway(file, shared["cardChecks"], shared["defaults"])
+            gateway = load_gateway(file, shared["cardChecks"], shared["defaults"], cache)
         except CatalogError as exc:
             problems.append(str(exc))
             continue
@@ -385,4 +386,5 @@ def _load(path: Path, files: list[Path]) -> Catalog:
         problems.append(f"{path}: no gateway files in {path.parent / 'gateways'}")
     if problems:
         raise CatalogError("\n".join(problems))
+    cache.save()
     return Catalog(gateways)

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from emulator.domain.budget import RULE
+from emulator.domain.datafiles import ParseCache
 from emulator.domain.errors import field_path
 from emulator.domain.safeparse import TooComplex, check_yaml
 from emulator.domain.vocabulary import OPERATIONS, RESULT_CODES, Operation, ResultCode
@@ -64,8 +65,13 @@ def parse_rules(text: str, source: str) -> list[Rule]:
     return rules
 
 
-def _parse(text: str, source: str, problems: list[Problem], gateway: str | None = None) -> list[Rule]:
-    """The rules of a scenario file, or with ``gateway`` the ``triggers`` of that gateway's file."""
+def _parse(
+    text: str, source: str, problems: list[Problem], gateway: str | None = None, kept: list[Any] | None = None
+) -> list[Rule]:
+    """The rules of a scenario file, or with ``gateway`` the ``triggers`` of that gateway's file;
+    ``kept`` receives what a problem-free file parsed to (for :class:`ParseCache`)."""
+    if gateway is not None and "triggers" not in text:
+        return []  # a gateway without test inputs of its own (most of the catalog): nothing to parse
     try:
         check_yaml(text)  # before the C loader, which would overflow the stack on deep nesting
     except TooComplex as exc:
@@ -108,10 +114,23 @@ def _parse(text: str, source: str, problems: list[Problem], gateway: str | None 
     finally:
         loader.dispose()
     found = [Problem(source, line, f"duplicate key {key!r}") for key, line in loader.duplicates]
+    items = _rule_items(document, source, found) if gateway is None else _trigger_items(document, source, found)
+    pairs = [(item, line) for item, line in items]
+    rules = _rules_of(pairs, values, chars, source, found, gateway)
+    problems += sorted(found, key=lambda p: p.line or 0)
+    if kept is not None and not found:
+        kept.append({"items": [[item, line] for item, line in pairs], "values": values, "chars": chars})
+    return rules
+
+
+def _rules_of(
+    pairs: list[tuple[Any, int]], values: int, chars: int, source: str, found: list[Problem], gateway: str | None
+) -> list[Rule]:
+    """The rules of a file's items (each with its line); ``values`` and ``chars``: the
+    expanded document's size, which the rules weigh in equal shares."""
     rules: list[Rule] = []
     names: dict[str, int] = {}
-    items = _rule_items(document, source, found) if gateway is None else _trigger_items(document, source, found)
-    for item, line in items:
+    for item, line in pairs:
         name = item.get("name") if isinstance(item, dict) else None
         if isinstance(name, str) and name in names:
             at = line_of(item, ["name"], line)
@@ -121,7 +140,6 @@ def _parse(text: str, source: str, problems: list[Problem], gateway: str | None 
         rule = _build(item, source, line, found, gateway)
         if rule is not None:
             rules.append(rule)
-    problems += sorted(found, key=lambda p: p.line or 0)
     if rules:  # each rule weighs its share of the expanded document (what its listing renders)
         share = RULE + (VALUE_BYTES * values + chars) // len(rules)
         rules = [dataclasses.replace(rule, weight=share) for rule in rules]
@@ -282,6 +300,9 @@ def expand_paths(paths: Iterable[str | Path], problems: list[Problem]) -> list[P
 _CACHE: dict[tuple[str, int, int], list[Rule]] = {}
 
 
+_TRIGGERS = ParseCache("triggers")  # each gateway file's triggers as parsed in an earlier run
+
+
 def load_file(path: Path, problems: list[Problem], gateway: str | None = None) -> list[Rule]:
     """The rules of one file (cached by path, modification time and size); with
     ``gateway``, the triggers of that gateway's catalog file."""
@@ -295,7 +316,16 @@ def load_file(path: Path, problems: list[Problem], gateway: str | None = None) -
         problems.append(Problem(str(path), None, f"cannot read: {exc}"))
         return []
     found: list[Problem] = []
-    rules = _parse(text, str(path), found, gateway)
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    parsed = _TRIGGERS.get(path, stamp) if gateway is not None else None
+    if isinstance(parsed, dict) and isinstance(parsed.get("items"), list):
+        pairs = [(item, line) for item, line in parsed["items"]]
+        rules = _rules_of(pairs, int(parsed.get("values", 0)), int(parsed.get("chars", 0)), str(path), found, gateway)
+    else:
+        kept: list[Any] = []
+        rules = _parse(text, str(path), found, gateway, kept)
+        if gateway is not None and kept:
+            _TRIGGERS.put(path, stamp, kept[0])
     problems += found
     if not found:
         _CACHE[key] = rules
@@ -311,6 +341,7 @@ def load_files(files: Sequence[Path], builtin: Path | None = None, gateways: Seq
         *(load_file(builtin, problems) if builtin is not None else ()),
         *(rule for path in gateways for rule in load_file(path, problems, path.stem)),
     ]
+    _TRIGGERS.save()
     groups = [load_file(path, problems) for path in files]
     problems += _clashes([defaults, *groups])
     if problems:
