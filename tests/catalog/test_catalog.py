@@ -295,7 +295,9 @@ def test_every_gateway_file_holds_what_its_level_says(gateway: GatewaySpec) -> N
 
 def test_the_catalog_answer_carries_each_gateway_level(client: TestClient) -> None:
     entries = {entry["name"]: entry for entry in client.get("/PaymentGateway").json()}
-    assert entries["Stripe"]["description"].endswith("payemu level sandbox: its documented test inputs are modelled, each with its source.")
+    assert entries["Stripe"]["description"].endswith(
+        "payemu level sandbox: its documented test inputs are modelled, each with its source."
+    )
     assert "payemu level credentials:" in entries["BAC"]["description"]
     assert "payemu level listed: only its name is public" in entries["Tyro"]["description"]
     assert entries["Tyro"]["credentialsNames"] == []
