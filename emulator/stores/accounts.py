@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from emulator.catalog.catalog import note_listed
 from emulator.domain import errors
+from emulator.domain.didyoumean import closest
 
 if TYPE_CHECKING:
     from emulator.catalog.catalog import Catalog, GatewaySpec
@@ -75,9 +76,12 @@ def resolve_gateway(catalog: Catalog, name: str | None, field: str = "paymentGat
     """The catalog entry named ``name`` (any case), or a 400 listing the gateways."""
     gateway = catalog.get(name)
     if gateway is None:
+        # the whole catalog (~100 names) would not fit an error message: the closest name, and where the list is
+        near = closest(str(name or "").lower(), [known.lower() for known in catalog.names()])
+        hint = f" Did you mean {catalog[near].name}?" if near else ""
         raise errors.invalid(
             field,
-            f"Unknown payment gateway '{name}'. Known gateways: {', '.join(catalog.names())}.",
+            f"Unknown payment gateway '{name}'.{hint} GET /PaymentGateway lists the {len(catalog)} known gateways.",
         )
     return gateway
 
