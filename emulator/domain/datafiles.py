@@ -205,6 +205,8 @@ class ParseCache:
         """Write the entries if any changed (a folder that cannot be written: no cache)."""
         if not self._changed or self._entries is None:
             return
+        # files gone since (a test's copy of the catalog, an uninstalled checkout) are forgotten
+        self._entries = {name: entry for name, entry in self._entries.items() if os.path.exists(name)}
         try:
             text = json.dumps(self._entries)  # plain JSON types only: a value of another type is not kept
         except (TypeError, ValueError):

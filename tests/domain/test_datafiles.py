@@ -107,3 +107,15 @@ def test_only_plain_json_values_are_kept(tmp_path: Path) -> None:
     assert cache.get(tmp_path / "a.yaml", (1, 1)) is None
     assert cache.get(tmp_path / "b.yaml", (1, 1)) is None
     assert cache.get(tmp_path / "c.yaml", (1, 1)) == {"ok": [1, 2.5, None, True, "x"]}
+
+
+def test_the_cache_forgets_files_that_are_gone(tmp_path: Path) -> None:
+    kept, gone = tmp_path / "kept.yaml", tmp_path / "gone.yaml"
+    kept.write_text("items: [1]\n")
+    cache = ParseCache("test", tmp_path / "cache")
+    cache.put(kept, (1, 1), {"items": [1]})
+    cache.put(gone, (1, 1), {"items": [2]})
+    cache.save()
+    again = ParseCache("test", tmp_path / "cache")
+    assert again.get(kept, (1, 1)) == {"items": [1]}
+    assert again.get(gone, (1, 1)) is None
