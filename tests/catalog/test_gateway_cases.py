@@ -121,6 +121,7 @@ def test_every_gateway_has_a_case_file_citing_its_sources() -> None:
     for name, data in DATA.items():
         assert data["gateway"] == name
         assert data["rows"], name
+        assert set(data.get("sameSandboxAs", ())) <= set(DATA) - {name}, name
         for row in data["rows"]:
             assert row["source"] == "payemu" or row["source"].startswith("https://"), (name, row["name"])
 
