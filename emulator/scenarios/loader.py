@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from emulator.domain.budget import RULE
-from emulator.domain.datafiles import gateway_files
+from emulator.domain.datafiles import ParseCache, gateway_files
 from emulator.domain.didyoumean import unknown
 from emulator.domain.errors import field_path
 from emulator.domain.safeparse import TooComplex, check_yaml
@@ -93,9 +93,18 @@ def parse_rules(text: str, source: str, names: Names | None = None) -> list[Rule
 
 
 def _parse(
-    text: str, source: str, problems: list[Problem], gateway: str | None = None, known: Names | None = None
+    text: str,
+    source: str,
+    problems: list[Problem],
+    gateway: str | None = None,
+    known: Names | None = None,
+    kept: list[Any] | None = None,
 ) -> list[Rule]:
-    """The rules of a scenario file, or with ``gateway`` the ``triggers`` of that gateway's file."""
+    """The rules of a scenario file, or with ``gateway`` the ``triggers`` of that gateway's file,
+    naming only ``known``; ``kept`` receives what a problem-free file parsed to (for
+    :class:`ParseCache`)."""
+    if gateway is not None and "triggers" not in text:
+        return []  # a gateway without test inputs of its own (most of the catalog): nothing to parse
     try:
         check_yaml(text)  # before the C loader, which would overflow the stack on deep nesting
     except TooComplex as exc:
@@ -138,10 +147,29 @@ def _parse(
     finally:
         loader.dispose()
     found = [Problem(source, line, f"duplicate key {key!r}") for key, line in loader.duplicates]
+    items = _rule_items(document, source, found) if gateway is None else _trigger_items(document, source, found)
+    pairs = [(item, line) for item, line in items]
+    rules = _rules_of(pairs, values, chars, source, found, gateway, known)
+    problems += sorted(found, key=lambda p: p.line or 0)
+    if kept is not None and not found:
+        kept.append({"items": [[item, line] for item, line in pairs], "values": values, "chars": chars})
+    return rules
+
+
+def _rules_of(
+    pairs: list[tuple[Any, int]],
+    values: int,
+    chars: int,
+    source: str,
+    found: list[Problem],
+    gateway: str | None,
+    known: Names | None = None,
+) -> list[Rule]:
+    """The rules of a file's items (each with its line); ``values`` and ``chars``: the
+    expanded document's size, which the rules weigh in equal shares."""
     rules: list[Rule] = []
     names: dict[str, int] = {}
-    items = _rule_items(document, source, found) if gateway is None else _trigger_items(document, source, found)
-    for item, line in items:
+    for item, line in pairs:
         name = item.get("name") if isinstance(item, dict) else None
         if isinstance(name, str) and name in names:
             at = line_of(item, ["name"], line)
@@ -151,7 +179,6 @@ def _parse(
         rule = _build(item, source, line, found, gateway, known)
         if rule is not None:
             rules.append(rule)
-    problems += sorted(found, key=lambda p: p.line or 0)
     if rules:  # each rule weighs its share of the expanded document (what its listing renders)
         share = RULE + (VALUE_BYTES * values + chars) // len(rules)
         rules = [dataclasses.replace(rule, weight=share) for rule in rules]
@@ -316,6 +343,9 @@ def expand_paths(paths: Iterable[str | Path], problems: list[Problem]) -> list[P
 _CACHE: dict[tuple[str, int, int, Names | None], list[Rule]] = {}
 
 
+_TRIGGERS = ParseCache("triggers")  # each gateway file's triggers as parsed in an earlier run
+
+
 def load_file(
     path: Path, problems: list[Problem], gateway: str | None = None, names: Names | None = None
 ) -> list[Rule]:
@@ -331,7 +361,17 @@ def load_file(
         problems.append(Problem(str(path), None, f"cannot read: {exc}"))
         return []
     found: list[Problem] = []
-    rules = _parse(text, str(path), found, gateway, names)
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    parsed = _TRIGGERS.get(path, stamp) if gateway is not None else None
+    if isinstance(parsed, dict) and isinstance(parsed.get("items"), list):
+        pairs = [(item, line) for item, line in parsed["items"]]
+        values, chars = int(parsed.get("values", 0)), int(parsed.get("chars", 0))
+        rules = _rules_of(pairs, values, chars, str(path), found, gateway, names)
+    else:
+        kept: list[Any] = []
+        rules = _parse(text, str(path), found, gateway, names, kept)
+        if gateway is not None and kept:
+            _TRIGGERS.put(path, stamp, kept[0])
     problems += found
     if not found:
         _CACHE[key] = rules
@@ -351,6 +391,7 @@ def load_files(files: Sequence[Path], builtin: Path | None = None, gateways: Seq
         *(load_file(builtin, problems, names=names) if builtin is not None else ()),
         *(rule for path in gateways for rule in load_file(path, problems, path.stem)),
     ]
+    _TRIGGERS.save()
     groups = [load_file(path, problems, names=names) for path in files]
     problems += _clashes(groups)
     if problems:
