@@ -18,6 +18,7 @@ from emulator.domain.clock import parse_duration
 from emulator.domain.config import DEFAULT_KEYS, KeySpec
 from emulator.domain.model import DropConnection
 from tests.conftest import LIVE, SANDBOX
+from tests.support.bodies import card
 from tests.support.casedata import patched
 from tests.support.paths import TESTS_DIR
 
@@ -34,13 +35,7 @@ ROUTES = {
     "status": ("POST", "/PaymentGateway/status"),
 }
 STRIPE = {"paymentGatewayAccountName": "stripeMain"}
-CARD = {
-    "cardHolderName": "Jane Smith",
-    "cardNumber": "4111111111111111",
-    "expirationMonth": 12,
-    "expirationYear": 2030,
-    "cvv": "123",
-}
+CARD = card(cvv="123")
 
 
 def substituted(value: Any, saved: dict[str, Any]) -> Any:

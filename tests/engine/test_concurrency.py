@@ -11,32 +11,31 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.app.build import create_app
 from emulator.domain.config import Settings
 from emulator.scenarios import parse_rules
 from emulator.tenants.tenants import Tenant
 from tests.conftest import SANDBOX
-from tests.support.live_server import LiveServer
+from tests.support.bodies import CARD
+from tests.support.servers import ThreadServer, in_thread
 
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2030}
 STRIPE = {"paymentGatewayAccountName": "stripeMain"}
 
 
-class Server(LiveServer):
-    @property
-    def tenant(self) -> Tenant:
-        return self.app.state.runtime.tenants.get(SANDBOX["X-Api-Key"])
+class Server:
+    """The real server and the sandbox key's tenant in it."""
+
+    def __init__(self, running: ThreadServer) -> None:
+        self.url = running.base_url
+        self.tenant: Tenant = running.app.state.runtime.tenants.get(SANDBOX["X-Api-Key"])
 
 
 @pytest.fixture
 def server() -> Iterator[Server]:
-    running = Server(create_app(Settings()))
-    with httpx.Client(base_url=running.url, headers=SANDBOX) as client:
-        account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]}
-        assert client.put("/PaymentGatewayAccounts/stripeMain", json=account).status_code == 200
-    yield running
-    running.stop()
-    assert not running.app.state.runtime.violations
+    with in_thread(Settings()) as running:
+        with httpx.Client(base_url=running.base_url, headers=SANDBOX) as client:
+            account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]}
+            assert client.put("/PaymentGatewayAccounts/stripeMain", json=account).status_code == 200
+        yield Server(running)
 
 
 def pay(server: Server, path: str, body: dict[str, Any]) -> dict[str, Any]:
