@@ -40,6 +40,10 @@ from tests.support.servers import in_thread
 OLDER = TESTS_DIR / "data" / "openapi-1.0.9.36.json"
 OLDEST = TESTS_DIR / "data" / "openapi-1.0.7.15.yaml"
 KEY = "sandbox-api-key"
+# a tenant's own interface document is compiled while its PUT waits, which on a loaded
+# machine took longer than httpx's default timeout of five seconds
+INTERFACE_SECONDS = 60
+
 CARD = card(cardHolderName="Client Test", expirationYear=2031, cvv="123")
 ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk_client"}]}
 
@@ -315,7 +319,8 @@ def _older_answers(generated: dict[str, ModuleType], app: Any, per_tenant: bool)
     with in_thread(app=app) as server:
         document = json.loads(OLDER.read_text())
         if per_tenant:
-            chosen = httpx.put(f"{server.url}/_emulator/interface", json=document, headers={"X-Api-Key": KEY})
+            address = f"{server.url}/_emulator/interface"
+            chosen = httpx.put(address, json=document, headers={"X-Api-Key": KEY}, timeout=INTERFACE_SECONDS)
             assert chosen.json()["interfaceVersion"] == "1.0.9.36", chosen.text
         driver = Driver(generated["older"], server.url, document)
         seen = _drive(driver, server.url)
@@ -413,6 +418,7 @@ def test_the_oldest_client_drives_what_payemu_serves_of_its_document(
                 f"{server.url}/_emulator/interface",
                 content=text,
                 headers={"X-Api-Key": KEY, "Content-Type": "application/yaml"},
+                timeout=INTERFACE_SECONDS,
             )
             assert chosen.json()["interfaceVersion"] == "1.0.7.15", chosen.text
         document = yaml.safe_load(OLDEST.read_text())

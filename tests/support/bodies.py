@@ -34,6 +34,7 @@ def account(gateway: str, **credentials: str) -> dict[str, Any]:
 
 STRIPE = account("Stripe", SecretKey="sk_test_x")
 NULL_SUCCESS = account("NULLSuccess")
+STRIPE_MAIN = {"paymentGatewayAccountName": "stripeMain"}  # a payment's stored account of that name
 
 
 def charge(amount: float, account_name: str = "main", **more: Any) -> dict[str, Any]:
