@@ -16,11 +16,14 @@ import pytest
 
 from emulator.domain.config import Settings
 from emulator.testing import Payemu
-from tests.support.bodies import CARD, STRIPE
+from tests.support.bodies import CARD, NULL_SUCCESS, STRIPE
 from tests.support.servers import ThreadServer, in_thread
 
-NULL_SUCCESS: dict[str, Any] = {"paymentGatewayName": "NULLSuccess", "credentials": []}
 TLS = ssl.create_default_context()  # unused on plain HTTP, but httpx builds one per client unless given
+# uvicorn closes a connection idle for 5 s, httpx reuses one idle for up to 5 s: on a loaded
+# machine a request could go out on a connection the server was closing (a ReadError). The
+# clients here reuse a connection only within a second of its last answer.
+KEPT_ALIVE = httpx.Limits(keepalive_expiry=1.0)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +49,7 @@ async def _fire(
     queue = iter(enumerate(calls))
 
     async def worker() -> None:
-        async with httpx.AsyncClient(base_url=base_url, timeout=60, verify=TLS) as client:
+        async with httpx.AsyncClient(base_url=base_url, timeout=60, verify=TLS, limits=KEPT_ALIVE) as client:
             for index, (key, method, path, body) in queue:
                 answers[index] = await client.request(method, path, json=body, headers={"X-Api-Key": key})
 
