@@ -139,7 +139,8 @@ class PayemuProcess:
     """``payemu ARGV`` (``serve ...`` or ``proxy ...``) started in a child process, its
     output in a file; returns once it answers.
 
-    ``--port`` is added unless ``argv`` has one: a free port, or ``port``. With
+    ``--port`` is added unless ``argv`` has one or ``port_option`` is off (the port then comes
+    from the environment, ``PAYEMU_PORT``): a free port, or ``port``. With
     ``ready_file``, the process is waited for until that file appears (``argv`` or ``env``
     names it) and its ``url`` and ``port`` are read from it; otherwise until ``wait_path``
     answers with anything but a server error (None: not waited for at all). ``env`` adds to
@@ -157,9 +158,10 @@ class PayemuProcess:
         unset: Sequence[str] = (),
         executable: Sequence[str] = PYTHON_M_EMULATOR,
         cwd: Path = REPO_ROOT,
+        port_option: bool = True,
     ) -> None:
         command = [*executable, *argv]
-        if "--port" not in argv:
+        if "--port" not in argv and port_option:
             port = free_port() if port is None and ready_file is None else (port or 0)
             command += ["--port", str(port)]
         self.port = port or 0
