@@ -10,7 +10,7 @@ that the resources API lists and the payment engine reads.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
@@ -65,6 +65,9 @@ class CredentialModes:
     live: re.Pattern[str]
     source: str
     live_test_card: GatewayResultCode | None
+    # a test credential paying a card outside the test numbers: declined with this code
+    test_mode_live_card: GatewayResultCode | None = None
+    test_cards: frozenset[str] = frozenset()  # the widely published test numbers (catalog.yaml)
 
     def mode_of(self, credentials: dict[str, str | None]) -> str | None:
         """``sandbox``, ``live``, ``invalid`` (neither shape), or None when the credential is absent."""
@@ -78,14 +81,17 @@ class CredentialModes:
         return "invalid"
 
     @classmethod
-    def from_data(cls, data: dict[str, Any]) -> CredentialModes:
+    def from_data(cls, data: dict[str, Any], published: Iterable[str] = ()) -> CredentialModes:
         card = data.get("liveTestCard")
+        live = data.get("testModeLiveCard")
         return cls(
             credential=data["credential"],
             sandbox=re.compile(data["sandbox"]) if "sandbox" in data else None,
             live=re.compile(data["live"]),
             source=data["source"],
             live_test_card=GatewayResultCode(card["code"], card["description"]) if card else None,
+            test_mode_live_card=GatewayResultCode(live["code"], live["description"]) if live else None,
+            test_cards=frozenset(published) if live else frozenset(),
         )
 
 
@@ -230,7 +236,11 @@ class GatewaySpec:
             avs_results=dict(data.get("avsResults", {})),
             cvv_results=dict(data.get("cvvResults", {})),
             sources=tuple(data.get("sources", ())),
-            modes=CredentialModes.from_data(data["credentialModes"]) if "credentialModes" in data else None,
+            modes=(
+                CredentialModes.from_data(data["credentialModes"], fallback.get("publishedTestCards", ()))
+                if "credentialModes" in data
+                else None
+            ),
             requires_cvv=requires.get("cvv", False),
             tokenize_credential=requires.get("tokenizeCredential"),
             capture_limit=Decimal(str(data.get("captureLimit", DEFAULT_CAPTURE_LIMIT))),

@@ -235,6 +235,8 @@ def _then_errors(path: list[Any], then: dict[str, Any], operations: set[str]) ->
         yield [*path, "rejectReasonCode"], f"only allowed with operationResultCode Rejected, not {result}"
     if "settlesTo" in then and result != ResultCode.ACCEPTED:
         yield [*path, "settlesTo"], f"only allowed with operationResultCode Accepted, not {result}"
+    if "approvedAmount" in then and result != ResultCode.SUCCESS:
+        yield [*path, "approvedAmount"], f"only allowed with operationResultCode Success, not {result}"
     if "settleAfterSeconds" in then and "settlesTo" not in then:
         yield [*path, "settleAfterSeconds"], "needs settlesTo"
     if result == ResultCode.ACCEPTED and operations & set(NO_ACCEPTED):
@@ -303,13 +305,14 @@ def load_file(path: Path, problems: list[Problem], gateway: str | None = None) -
 
 
 def load_files(files: Sequence[Path], builtin: Path | None = None, gateways: Sequence[Path] = ()) -> list[Rule]:
-    """Rules of ``files`` in order, then the built-in ones last: payemu's conventions
-    (``builtin``), then each gateway's own triggers (``gateways``: its catalog file, named
-    after it). Names are unique across all of them; a clash is reported at the user's file."""
+    """Rules of ``files`` in order, then the built-in ones, in the order of
+    ``rulebook.PRECEDENCE``: each gateway's own triggers (``gateways``: its catalog file,
+    named after it), then payemu's conventions (``builtin``). Names are unique across all
+    of them; a clash is reported at the user's file."""
     problems: list[Problem] = []
     defaults = [
-        *(load_file(builtin, problems) if builtin is not None else ()),
         *(rule for path in gateways for rule in load_file(path, problems, path.stem)),
+        *(load_file(builtin, problems) if builtin is not None else ()),
     ]
     groups = [load_file(path, problems) for path in files]
     problems += _clashes([defaults, *groups])

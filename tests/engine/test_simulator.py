@@ -48,9 +48,11 @@ class RecordingBook(ScenarioBook):
         super().__init__(builtin=None, gateways=gateway_files())
         self.calls: list[tuple[Attempt, bool]] = []
 
-    def decide(self, tenant: RuleHolder, attempt: Attempt, mock: bool = False) -> RuleOutcome | None:
+    def decide(
+        self, tenant: RuleHolder, attempt: Attempt, mock: bool = False, documented: RuleOutcome | None = None
+    ) -> RuleOutcome | None:
         self.calls.append((attempt, mock))
-        return super().decide(tenant, attempt, mock)
+        return super().decide(tenant, attempt, mock, documented)
 
 
 def given(tenant: Tenant, gateway: str, outcome: RuleOutcome | None) -> None:
