@@ -197,7 +197,9 @@ class GatewaySpec:
             "displayName": self.display_name,
             "paymentGatewayUrl": self.url,
             "description": self.description,
-            "credentialsNames": list(self.accepted_credentials),
+            # the required ones (the gateway-accounts guide: "the credentialsNames required for
+            # your PSP", its Adyen example); an account may also carry the optional ones
+            "credentialsNames": list(self.credentials),
             "supportsNetworkToken": self.supports_network_token,
         }
 

@@ -78,7 +78,7 @@ def test_description_is_the_catalog_entry_shape() -> None:
         "credentialsNames",
         "supportsNetworkToken",
     }
-    assert entry["credentialsNames"] == ["ApiKey", "MerchantAccount", "ShopperInteraction"]
+    assert entry["credentialsNames"] == ["ApiKey", "MerchantAccount"]  # the gateway-accounts guide's example
 
 
 def _copy(tmp_path: Path) -> Path:
