@@ -32,7 +32,7 @@ __all__ = [  # GatewayAccount, AttemptInput and speak live in emulator.engine.ga
     "GatewayAccount",
     "attempt",
     "decide",
-    "documented",
+    "card_mode",
     "lookup",
     "new_reference",
     "requirement_failure",
@@ -161,23 +161,24 @@ def _credentials_refused(spec: GatewaySpec, why: str) -> Refused:
     return ResultCode.FATAL_FAILURE, "AuthenticationFailed", f"{spec.name} refused the credentials: {why}"
 
 
-def documented(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> RuleOutcome | None:
-    """The gateway's documented answer to an input its sandbox does not list (the
-    ``sandbox`` tier of ``rulebook.PRECEDENCE``), or None: a live credential paying one of
-    its test cards, a test credential paying a card that is no test card, or its test
-    account's ``otherwise``."""
+def card_mode(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> RuleOutcome | None:
+    """The gateway's documented decline of a card of the other mode than its credential
+    (the first answer of the ``gateway`` tier of ``rulebook.PRECEDENCE``), or None: a live
+    credential paying one of its test cards, a test credential paying a card that is no
+    test number (its own test cards, payemu's and the widely published ones)."""
     spec = account.gateway
     modes = spec.modes
-    if modes is not None and item.card is not None and (modes.live_test_card or modes.test_mode_live_card):
-        mode = modes.mode_of(account.credentials)
-        if mode == "live" and not tenant.is_sandbox and modes.live_test_card is not None:
-            if item.card_number in book.test_cards(spec.name):
-                return _card_mode_decline(modes.live_test_card, "live-mode-test-card")
-        elif mode == "sandbox" and tenant.is_sandbox and modes.test_mode_live_card is not None:
-            number = item.card_number
-            if number not in book.test_cards(spec.name) and number not in modes.test_cards:
-                return _card_mode_decline(modes.test_mode_live_card, "test-mode-live-card")
-    return sandbox_otherwise(tenant, spec, item)
+    if modes is None or item.card is None or (modes.live_test_card is None and modes.test_mode_live_card is None):
+        return None
+    mode = modes.mode_of(account.credentials)
+    if mode == "live" and not tenant.is_sandbox and modes.live_test_card is not None:
+        if item.card_number in book.test_cards(spec.name):
+            return _card_mode_decline(modes.live_test_card, "live-mode-test-card")
+    elif mode == "sandbox" and tenant.is_sandbox and modes.test_mode_live_card is not None:
+        number = item.card_number
+        if number not in book.test_cards(spec.name) and number not in modes.test_cards:
+            return _card_mode_decline(modes.test_mode_live_card, "test-mode-live-card")
+    return None
 
 
 def _card_mode_decline(declined: GatewayResultCode, rule: str) -> RuleOutcome:
@@ -209,13 +210,14 @@ def sandbox_otherwise(tenant: Tenant, spec: GatewaySpec, item: AttemptInput) -> 
 
 def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> RuleOutcome | None:
     """The scenario outcome for this attempt, in the order of ``rulebook.PRECEDENCE``
-    (:func:`documented` is the gateway's answer between its triggers and payemu's generic
-    ones). Mock gateways (``always``) heed the user's rules, and of the built-in ones only
+    (:func:`card_mode` comes before the gateway's triggers, :func:`sandbox_otherwise` after
+    them). Mock gateways (``always``) heed the user's rules, and of the built-in ones only
     those naming the gateway or an account."""
     mock = account.gateway.always is not None
-    known = documented(book, tenant, account, item) if not mock else None
+    mode = card_mode(book, tenant, account, item) if not mock else None
+    known = sandbox_otherwise(tenant, account.gateway, item) if not mock else None
     if not book.may_match(tenant, mock, account.gateway.name):
-        return known  # no rule to ask
+        return mode or known  # no rule to ask
     attempt = Attempt(
         card_number=item.card_number,
         amount=float(item.money.amount),
@@ -228,7 +230,7 @@ def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: At
         post_code=item.post_code,
         cvv=item.card.cvv if item.card else None,
     )
-    return book.decide(tenant, attempt, mock=mock, documented=known)
+    return book.decide(tenant, attempt, mock=mock, documented=known, mode=mode)
 
 
 async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> AttemptResult:

@@ -38,10 +38,12 @@ class RuleHolder(Protocol):
 PRECEDENCE = (
     # a rule the user added: at run time (the control API), then the --scenarios files in order
     "user",
-    # the gateway's documented test inputs: the triggers of its catalog file
+    # the gateway's documented answer for the input: first its check of the card against
+    # the credential's mode (the simulator's ``mode`` outcome: a live key paying a test
+    # card, a test key paying a real one), then the triggers of its catalog file
     "gateway",
     # the gateway's documented answer to what its sandbox does not list (the simulator's
-    # ``documented`` outcome: a test account's `otherwise`, a test-mode real card)
+    # ``documented`` outcome: a test account's `otherwise`)
     "sandbox",
     # payemu's generic test cards and amounts (scenarios/default.yaml), on every gateway
     "generic",
@@ -185,12 +187,18 @@ class ScenarioBook:
         return bool(self._file_rules(gateway, mock)[0]) or len(tenant.rules) > 0
 
     def decide(
-        self, tenant: RuleHolder, attempt: Attempt, mock: bool = False, documented: RuleOutcome | None = None
+        self,
+        tenant: RuleHolder,
+        attempt: Attempt,
+        mock: bool = False,
+        documented: RuleOutcome | None = None,
+        mode: RuleOutcome | None = None,
     ) -> RuleOutcome | None:
         """The outcome for ``attempt`` in :data:`PRECEDENCE` order, or None (the gateway's
-        default): the first matching rule of the user's, then of the gateway's triggers,
-        then ``documented`` (the gateway's documented answer to an input its sandbox does
-        not list), then the first of payemu's generic rules. A rule the user added (at
+        default): the first matching rule of the user's, then ``mode`` (the gateway's
+        answer to a card of the other mode than its credential), then the first of the
+        gateway's triggers, then ``documented`` (the gateway's documented answer to an
+        input its sandbox does not list), then the first of payemu's generic rules. A rule the user added (at
         run time or in a file) applies at every gateway it does not exclude by naming
         another; with ``mock`` (NULLSuccess, NULLFailure: they ignore card and amount)
         the built-in rules do not, unless they name the gateway or an account. A
@@ -199,7 +207,7 @@ class ScenarioBook:
         file_rules, generic = self._file_rules(attempt.gateway, mock)
         found = self._first(tenant, tenant.rules, attempt) if tenant.rules else None
         if found is None:
-            found = self._first(tenant, file_rules[:generic], attempt)
+            found = mode or self._first(tenant, file_rules[:generic], attempt)
         if found is None:
             found = documented or self._first(tenant, file_rules[generic:], attempt)
         return found
