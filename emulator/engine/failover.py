@@ -12,8 +12,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from emulator.domain import errors
-from emulator.domain.model import OperationResult, PaymentRequest
 from emulator.domain.datafiles import data_path, load_checked
+from emulator.domain.model import OperationResult, PaymentRequest
 from emulator.domain.vocabulary import SUCCESSFUL, ResultCode
 from emulator.engine.simulator import GatewayAccount
 from emulator.stores import accounts, certificates, tenant_settings

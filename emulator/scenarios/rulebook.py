@@ -141,8 +141,11 @@ class ScenarioBook:
             found = frozenset(
                 number
                 for rule in self._rules
-                if rule.match.card_numbers and rule.match.gateway == named and not self.is_builtin(rule)
-                and rule.source != RUNTIME_SOURCE and Path(rule.source).resolve() in self.builtin_paths
+                if rule.match.card_numbers
+                and rule.match.gateway == named
+                and not self.is_builtin(rule)
+                and rule.source != RUNTIME_SOURCE
+                and Path(rule.source).resolve() in self.builtin_paths
                 for number in rule.match.card_numbers
             )
             self._test_cards[key] = found

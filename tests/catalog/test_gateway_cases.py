@@ -16,8 +16,8 @@ from starlette.testclient import TestClient
 
 from emulator.catalog.catalog import load_catalog
 from emulator.domain.cards import luhn_valid
-from emulator.scenarios.rulebook import ScenarioBook
 from emulator.domain.config import DEFAULT_KEYS, KeySpec
+from emulator.scenarios.rulebook import ScenarioBook
 from tests.api.test_payments import check
 from tests.conftest import LIVE, SANDBOX
 from tests.support.casedata import patched

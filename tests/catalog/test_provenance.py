@@ -17,7 +17,15 @@ FILES = gateway_files()
 # What a gateway file holds besides facts: how payemu shows it, where its sources are
 # listed, the provenance itself, and the parts of `response` (covered by its provenance).
 NOT_FACTS = frozenset(
-    {"displayName", "paymentGatewayUrl", "description", "sources", "provenance", "responseByResult", "responseByOperation"}
+    {
+        "displayName",
+        "paymentGatewayUrl",
+        "description",
+        "sources",
+        "provenance",
+        "responseByResult",
+        "responseByOperation",
+    }
 )
 
 

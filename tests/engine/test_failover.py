@@ -260,6 +260,7 @@ def test_a_gateway_native_decline_falls_over_by_default(shop: Shop) -> None:
     """The interface document's reading (`failover: all`): Stripe's velocity decline goes on to Adyen."""
     status, body = shop.pay("stripeMain", "adyenMain", card=dict(CARD, cardNumber=VELOCITY))
     attempts = shop.last_attempts()
+    assert status == 200
     assert len(attempts) == 2
     assert attempts[0]["result"]["gatewayResultCode"] == "card_velocity_exceeded"
     assert body["gatewayName"] == "Adyen"

@@ -520,7 +520,9 @@ def test_precedence_is_user_rule_then_gateway_trigger_then_documented_then_gener
     from emulator.scenarios.rulebook import PRECEDENCE
 
     assert PRECEDENCE == ("user", "gateway", "sandbox", "generic")
-    mine = "- {name: mine, when: {cardNumber: '4000000000000002', amount: 9011}, then: {operationResultCode: Success}}\n"
+    mine = (
+        "- {name: mine, when: {cardNumber: '4000000000000002', amount: 9011}, then: {operationResultCode: Success}}\n"
+    )
     book = book_of(tmp_path, mine, builtin=True)
     documented = RuleOutcome("Rejected", "InvalidAmount", rule="documented")
     # Stripe's 4242 card succeeds at any amount: its trigger beats payemu's 9011.00 (InsufficientFunds)
