@@ -83,7 +83,7 @@ def test_list_prints_the_effective_table(tmp_path: Path, capsys: pytest.CaptureF
 
 
 def builtin_rules_names() -> list[str]:
-    return re.findall(r"\| `([a-z-]+)` \|$", builtin_table(), re.M)
+    return re.findall(r"\| `([a-z0-9-]+)` \|$", builtin_table(), re.M)
 
 
 def test_describe_spells_out_every_kind_of_rule() -> None:
@@ -118,8 +118,9 @@ def test_describe_of_settings_ends_with_the_built_in_cards(tmp_path: Path) -> No
     assert lines[0].startswith(f"{good}:1  good")
     assert "reset-card" in "\n".join(lines)
     text = "\n".join(lines)
-    assert text.index("reset-card") < text.index("authorizenet-declined-zip")  # the gateways' own come after payemu's
-    assert "emulator/data/gateways/Zeamster.yaml" in lines[-1]
+    # the gateways' own come before payemu's generic ones (rulebook.PRECEDENCE)
+    assert text.index("authorizenet-declined-zip") < text.index("reset-card")
+    assert "emulator/data/default-scenarios.yaml" in lines[-1]
 
 
 def test_list_of_one_gateway_shows_its_triggers_and_payemus(capsys: pytest.CaptureFixture[str]) -> None:
