@@ -20,7 +20,7 @@ from tests.support.paths import TESTS_DIR
 DATA = yaml.safe_load((TESTS_DIR / "cases" / "leniency.yaml").read_text(encoding="utf-8"))
 CARD = {
     "cardHolderName": "Jane Doe",
-    "cardNumber": "4242424242424242",
+    "cardNumber": "4111111111111111",
     "expirationMonth": 12,
     "expirationYear": 2030,
     "cvv": "123",
