@@ -14,7 +14,7 @@ import pytest
 
 from emulator.contract.wire import JsonResponse, json_response
 from emulator.domain.config import Settings
-from emulator.edge.protocol import refusal
+from emulator.edge.refusals import refusal
 from emulator.testing import PayemuServer
 
 CARD = {"cardHolderName": "Jo", "cardNumber": "4111111111111111", "expirationMonth": 2, "expirationYear": 2032}

@@ -1,0 +1,89 @@
+"""What every guard of the protocol shares: the per-connection state and the per-server limits.
+
+:class:`GuardBase` is uvicorn's httptools protocol with the attributes the guards read and
+write declared once, and the few methods one guard calls on another declared here so each
+guard module can be read (and type-checked) on its own. The guards themselves are the
+mixins of :mod:`emulator.edge.deadlines`, :mod:`emulator.edge.refusals`,
+:mod:`emulator.edge.heads` and :mod:`emulator.edge.reading`, composed by
+:class:`emulator.edge.guarded.GuardedProtocol`. Each overrides only asyncio protocol methods
+and parser callbacks, calls uvicorn's own, and reads only public attributes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Any, ClassVar
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from emulator.edge import connections
+
+SLICE = 1024  # bytes of a read parsed at a time outside a body (so requests queue a few at a time)
+MOST_QUEUED = 4  # requests waiting behind the one answered before the connection is no longer read
+
+
+class GuardBase(HttpToolsProtocol):
+    """uvicorn's protocol with the guards' shared state (see the module doc). The
+    ``ClassVar`` attributes are the server's limits, set on the per-server subclass that
+    :func:`emulator.edge.protocol.http_protocol` makes."""
+
+    # -- the server's limits (set per server) -----------------------------------------
+    max_head: ClassVar[int]  # bytes of a head's text
+    max_url: ClassVar[int]
+    max_body: ClassVar[int]
+    head_timeout: ClassVar[float]
+    request_timeout: ClassVar[float]
+    write_timeout: ClassVar[float]
+    first_due: ClassVar[float]  # the earlier of the two deadlines a request starts
+    cap: ClassVar[connections.ConnectionCap]
+    flight: ClassVar[connections.InFlight]
+
+    # -- one connection's state --------------------------------------------------------
+    held = b""  # read and not yet parsed: the rest of a read while requests wait
+    held_counted = 0  # ... as counted in flight
+    counted = 0  # this connection's bytes in flight: ``held`` and the body arriving
+    chunk = 0  # the bytes being parsed
+    gated = False  # reading paused by payemu (through uvicorn's flow control)
+    refusal: bytes | None = None  # a refusal waiting for the answers before it
+    before: tuple[Any, ...] = ()  # ... those answers' request cycles
+    in_head = in_body = False  # the request arriving: its head, its body
+    head_fed = body_bytes = 0
+    declared: int | None = None  # its Content-Length (0: none), once looked up
+    head_due: float | None = None  # the deadlines now running (event-loop times)
+    request_due: float | None = None
+    write_due: float | None = None
+    watch: asyncio.TimerHandle | None = None  # the one timer: fires at or before the earliest
+    watch_at = 0.0
+    waiting_from = 0  # cap.waiting_order as the connection last began waiting
+    answering: deque[Any]  # the request cycles whose answers are not all out
+
+    # -- what one guard asks of another ------------------------------------------------
+    def refuse(self, status: int, field: str, message: str) -> None:
+        """Answer the request arriving with a JSON error and close (:mod:`emulator.edge.refusals`)."""
+        raise NotImplementedError
+
+    def refuse_when_due(self) -> None:
+        """Send the refusal once the answers before it are out (:mod:`emulator.edge.refusals`)."""
+        raise NotImplementedError
+
+    def head_over(self) -> bool:
+        """True (and refused) once the head being received has passed its bound (:mod:`emulator.edge.heads`)."""
+        raise NotImplementedError
+
+    def watch_for(self, due: float) -> None:
+        """Make sure the deadline timer fires no later than ``due`` (:mod:`emulator.edge.deadlines`)."""
+        raise NotImplementedError
+
+    def feed(self) -> None:
+        """Parse what is held, a slice at a time (:mod:`emulator.edge.reading`)."""
+        raise NotImplementedError
+
+    def count(self, nbytes: int) -> None:
+        """Add ``nbytes`` to this connection's bytes in flight and the server's."""
+        self.counted += nbytes
+        self.flight.used += nbytes
+
+
+class Refused(Exception):
+    """Raised in a parser callback once the request is refused: the parser stops there."""
