@@ -47,7 +47,8 @@ class GuardedProtocol(Reading, HeadLimits, Refusals, Deadlines):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.stop_deadlines()
-        self.held, self.held_counted = b"", 0
+        self.held = b""
+        self.held_counted = self.head_weight = self.waiting_weight = 0
         self.count(-self.counted)
         super().connection_lost(exc)
         self.cap.released(len(self.connections))
@@ -66,7 +67,7 @@ class GuardedProtocol(Reading, HeadLimits, Refusals, Deadlines):
     def waiting_since(self) -> int | None:
         if self.refusal is not None or self.transport.is_closing():
             return None
-        if self.in_head or self.in_body or all(c.response_complete for c in self.answering):
+        if self.in_head or self.in_body or all(c.response_complete for c, _ in self.answering):
             return self.waiting_from  # a request arriving (however slowly), or idle
         return None
 

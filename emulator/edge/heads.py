@@ -1,5 +1,14 @@
-"""The size of a request head: its URL (``414`` past ``max_url_bytes``) and its request line
-and headers (``431`` past ``max_head_bytes``), each pipelined head measured on its own.
+"""The size and weight of request heads: a URL past ``max_url_bytes`` gets a ``414``, a
+request line and headers past ``max_head_bytes`` a ``431``, each pipelined head measured
+on its own.
+
+A head is also **weighed** as uvicorn holds it: its text plus
+:data:`~emulator.edge.guard_base.HEADER_OBJECT_BYTES` per header (a head of thousands of
+tiny headers holds twenty times its text). The weight counts in the server's bytes in
+flight from the head's first slice until its answer is out: a head still arriving past
+``max_head_weight`` gets a ``431``; heads waiting on one connection past
+``max_waiting_heads`` stop its reading until answers go out; and once the bytes in flight
+pass their bound the arriving request gets a ``503``. Every refusal closes the connection.
 
 A head is measured as it arrives, a slice at a time (:mod:`emulator.edge.reading`), and
 exactly once complete: bytes of a body in the same read do not count.
@@ -7,7 +16,8 @@ exactly once complete: bytes of a body in the same read do not count.
 
 from __future__ import annotations
 
-from emulator.edge.guard_base import GuardBase, Refused
+from emulator.edge.guard_base import HEADER_OBJECT_BYTES, GuardBase, Refused
+from emulator.edge.refusals import crowded
 
 
 class HeadLimits(GuardBase):
@@ -24,18 +34,37 @@ class HeadLimits(GuardBase):
         if self.head_fed > self.max_head and head_size(self.url, self.headers) > self.max_head:
             self.refuse(431, "headers", too_large(self.max_head))
             raise Refused
-        self.in_head, self.in_body, self.head_due = False, True, None
+        weight = self.head_fed + HEADER_OBJECT_BYTES * len(self.headers)
+        if weight > self.max_head_weight:
+            self.refuse(431, "headers", too_heavy(self.max_head_weight))
+            raise Refused
+        flight, added = self.flight, weight - self.head_weight
+        self.counted += added
+        flight.used += added
+        self.head_weight = weight
+        if flight.used > flight.limit:
+            self.refuse(503, "request", crowded())
+            raise Refused
+        self.in_head, self.in_body, self.head_due, self.head_weight = False, True, None, 0
         super().on_headers_complete()
-        answering = self.answering
-        while answering and answering[0].response_complete:
-            answering.popleft()
-        answering.append(self.cycle)
+        self.settle()
+        self.answering.append((self.cycle, weight))
+        self.waiting_weight += weight
 
     def head_over(self) -> bool:
-        """Called after each slice of a head being received: True (and refused) once it
-        has passed its bound."""
+        """Called after each slice of a head still arriving: its weight counted, and True
+        (the request refused) once it has passed a bound."""
         if self.head_fed > self.max_head:
             self.refuse(431, "headers", too_large(self.max_head))
+            return True
+        weight = self.head_fed + HEADER_OBJECT_BYTES * len(self.headers)
+        self.count(weight - self.head_weight)
+        self.head_weight = weight
+        if weight > self.max_head_weight:
+            self.refuse(431, "headers", too_heavy(self.max_head_weight))
+            return True
+        if self.flight.used > self.flight.limit:
+            self.refuse(503, "request", crowded())
             return True
         return False
 
@@ -48,3 +77,11 @@ def head_size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
 def too_large(max_head: int) -> str:
     """The message of the ``431`` for a head past ``max_head`` bytes."""
     return f"The request line and headers are larger than {max_head} bytes."
+
+
+def too_heavy(max_weight: int) -> str:
+    """The message of the ``431`` for a head that weighs more than ``max_weight`` as held."""
+    return (
+        f"The request line and headers take more than {max_weight} bytes to hold "
+        f"(their text and {HEADER_OBJECT_BYTES} bytes for each header): send fewer headers."
+    )

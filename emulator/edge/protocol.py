@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from emulator.domain.config import Settings
 
 
+HEAD_WEIGHT_FACTOR = 4  # a head being received may weigh this many times max_head_bytes as held
+WAITING_HEADS_FACTOR = 8  # and one connection's heads waiting for their answers, together
+
+
 class MissingParser(ConfigError):
     """httptools is not installed: payemu's guards are built on its parser."""
 
@@ -40,6 +44,8 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
 
     limits = {
         "max_head": settings.max_head_bytes,
+        "max_head_weight": HEAD_WEIGHT_FACTOR * settings.max_head_bytes,
+        "max_waiting_heads": WAITING_HEADS_FACTOR * settings.max_head_bytes,
         "max_url": settings.max_url_bytes,
         "max_body": settings.max_body_bytes,
         "head_timeout": settings.head_timeout_seconds,

@@ -46,7 +46,9 @@ class Reading(GuardBase):
         self.body_bytes = 0
 
     def feed(self) -> None:
-        while self.held and len(self.pipeline) < MOST_QUEUED:
+        if self.waiting_weight > self.max_waiting_heads:
+            self.settle()  # (answers went out since: their heads' weight is given back)
+        while self.held and len(self.pipeline) < MOST_QUEUED and self.waiting_weight <= self.max_waiting_heads:
             size = SLICE
             if self.in_body:
                 if self.declared is None:
@@ -79,7 +81,15 @@ class Reading(GuardBase):
                 self.flow.pause_reading()
 
     def holding(self) -> bool:
-        return bool(self.held) or self.refusal is not None or len(self.pipeline) >= MOST_QUEUED
+        """True while payemu keeps the connection unread: a read not all parsed, a refusal
+        waiting, or too many requests (or too heavy heads) waiting for their answers."""
+        self.settle()
+        return (
+            bool(self.held)
+            or self.refusal is not None
+            or len(self.pipeline) >= MOST_QUEUED
+            or self.waiting_weight > self.max_waiting_heads
+        )
 
     def may_resume(self) -> bool:
         """Asked by the transport as uvicorn resumes reading: False (and reading stays

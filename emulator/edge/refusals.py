@@ -30,12 +30,14 @@ class Refusals(GuardBase):
             if queued[0] is own:
                 self.pipeline.remove(queued)
         started = own is not None and own.response_started
-        self.before = tuple(c for c in self.answering if c is not own or started)
+        self.before = tuple(c for c, _ in self.answering if c is not own or started)
         self.refusal = b"" if started else refusal(status, field, message)
+        if self.in_head:  # the head's headers go now: no request cycle holds them yet
+            self.headers.clear()
         self.in_head = self.in_body = False
         self.head_due = self.request_due = None
-        self.count(-self.held_counted)
-        self.held, self.held_counted = b"", 0
+        self.count(-self.held_counted - self.head_weight)
+        self.held, self.held_counted, self.head_weight = b"", 0, 0
         self.gated = True
         self.flow.pause_reading()
         self.refuse_when_due()

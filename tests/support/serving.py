@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -102,3 +103,11 @@ def slow_charge(tenant: Payemu, delay_ms: int) -> bytes:
     card = {"cardHolderName": "A B", "cardNumber": "4111111111111111", "expirationMonth": 1, "expirationYear": 2031}
     body = {"paymentGatewayAccountName": "main", "amount": 5, "currency": "USD", "card": card}
     return json.dumps(body).encode()
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The peak RSS so far (VmHWM, from /proc: Linux only) of process ``pid``, in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
