@@ -91,9 +91,33 @@ class Reading(GuardBase):
             or self.waiting_weight > self.max_waiting_heads
         )
 
+    def eof_received(self) -> bool | None:  # type: ignore[override]  # (asyncio.Protocol allows True)
+        """The client half-closed (``shutdown(SHUT_WR)``, ``nc -N``): the requests that
+        arrived whole are still answered, then the connection closes. A request cut short
+        (its head or body unfinished) with nothing before it to answer closes at once, as
+        uvicorn does."""
+        self.settle()
+        if self.in_body or not (self.held or self.answering or self.refusal is not None):
+            super().eof_received()
+            self.transport.close()  # through the corked transport: answers written this turn go first
+            return None
+        self.ended = True
+        self.flow.pause_reading()  # so uvicorn resumes reading, and asks, as each answer is out
+        return True
+
     def may_resume(self) -> bool:
         """Asked by the transport as uvicorn resumes reading: False (and reading stays
-        paused, uvicorn's flag set again) while payemu holds the connection."""
+        paused, uvicorn's flag set again) while payemu holds the connection; after the
+        client's EOF, False, and the connection closes once every answer is out."""
+        if self.ended:
+            self.flow.pause_reading()
+            if self.held:
+                self.loop.call_soon(self.unhold)
+            elif self.refusal is None and not self.pipeline:
+                self.settle()
+                if not self.answering:
+                    self.transport.close()  # (the transport sends what is written first)
+            return False
         if not self.holding():
             self.gated = False
             return True
