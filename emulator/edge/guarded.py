@@ -1,16 +1,11 @@
 """The protocol payemu's server runs: uvicorn's httptools protocol with payemu's guards,
-one concern to a module (docs/http-limits-and-exposure.md).
-
-* :mod:`emulator.edge.reading`: reads parsed a slice at a time, a connection with requests
-  waiting not read further, bytes in flight, the body's size;
-* :mod:`emulator.edge.heads`: the URL's and the head's size;
-* :mod:`emulator.edge.refusals`: a JSON error in its place among pipelined answers;
-* :mod:`emulator.edge.deadlines`: the head, request and write deadlines on one timer;
-* here: the connection's life (the cap of :mod:`emulator.edge.connections`, the transport
-  of :mod:`emulator.edge.corked_writes`, the ``scope["extensions"]`` of each request).
-
-The server's limits are class attributes of a subclass made per server
-(:func:`emulator.edge.protocol.http_protocol`).
+one concern to a module (docs/http-limits-and-exposure.md): :mod:`~emulator.edge.reading`
+(slices, pipelines, bytes in flight, bodies, half-close), :mod:`~emulator.edge.heads` (URL
+and head sizes and weights), :mod:`~emulator.edge.refusals` (JSON errors in their place),
+:mod:`~emulator.edge.deadlines` (one timer); here, the connection's life: the cap of
+:mod:`~emulator.edge.connections`, the corked transport, each request's
+``scope["extensions"]``. The server's limits are class attributes of a subclass made per
+server (:func:`emulator.edge.protocol.http_protocol`).
 """
 
 from __future__ import annotations

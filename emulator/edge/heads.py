@@ -1,17 +1,11 @@
-"""The size and weight of request heads: a URL past ``max_url_bytes`` gets a ``414``, a
-request line and headers past ``max_head_bytes`` a ``431``, each pipelined head measured
-on its own.
+"""Request heads, measured and weighed: a URL past ``max_url_bytes`` gets a ``414``, a
+request line and headers past ``max_head_bytes`` a ``431``, each pipelined head on its own
+(as it arrives, a slice at a time, and exactly once complete).
 
-A head is also **weighed** as uvicorn holds it: its text plus
-:data:`~emulator.edge.guard_base.HEADER_OBJECT_BYTES` per header (a head of thousands of
-tiny headers holds twenty times its text). The weight counts in the server's bytes in
-flight from the head's first slice until its answer is out: a head still arriving past
-``max_head_weight`` gets a ``431``; heads waiting on one connection past
-``max_waiting_heads`` stop its reading until answers go out; and once the bytes in flight
-pass their bound the arriving request gets a ``503``. Every refusal closes the connection.
-
-A head is measured as it arrives, a slice at a time (:mod:`emulator.edge.reading`), and
-exactly once complete: bytes of a body in the same read do not count.
+A head is also weighed as uvicorn holds it (its text plus ``HEADER_OBJECT_BYTES`` a header)
+in the bytes in flight, from its first slice until its answer is out: past
+``max_head_weight`` while arriving, a ``431``; one connection's waiting heads past
+``max_waiting_heads`` stop its reading; past the in-flight bound, a ``503``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """Reading a connection a slice at a time, and only while few requests wait on it.
 
 httptools cannot stop part way through a read (MagicStack/httptools#87), so a read is kept
-(``held``) and fed to the parser :data:`~emulator.edge.guard_base.SLICE` bytes at a time
-outside a body; a connection with :data:`~emulator.edge.guard_base.MOST_QUEUED` requests
-waiting is not read further. What is kept and the bodies being received count as bytes in
-flight (:class:`emulator.edge.connections.InFlight`: a ``503`` past the bound), and a body
-past ``max_body_bytes`` gets a ``413`` as soon as it is.
-
-There is no hook for a finished response: the guard learns of one when uvicorn resumes
-reading, through the transport it was given (:class:`emulator.edge.corked_writes.Corked`
-asks :meth:`Reading.may_resume`).
+and fed to the parser ``SLICE`` bytes at a time outside a body; a connection with
+``MOST_QUEUED`` requests (or heads too heavy) waiting is not read further. What is kept and
+bodies arriving count in flight (a ``503`` past the bound); a body past ``max_body_bytes``
+gets a ``413`` at once. A finished answer is learned of as uvicorn resumes reading (the
+transport asks :meth:`Reading.may_resume`); after the client's EOF, answers still go out.
 """
 
 from __future__ import annotations
