@@ -29,21 +29,24 @@ HEADER_OBJECT_BYTES = 176
 
 class GuardBase(HttpToolsProtocol):
     """uvicorn's protocol with the guards' shared state (see the module doc). The
-    ``ClassVar`` attributes are the server's limits, set on the per-server subclass that
-    :func:`emulator.edge.protocol.http_protocol` makes."""
+    server's limits are ``limits`` of the per-server subclass that
+    :func:`emulator.edge.protocol.http_protocol` makes, copied onto each connection (an
+    instance attribute is read faster than a class attribute on the charge path)."""
 
-    # -- the server's limits (set per server) -----------------------------------------
-    max_head: ClassVar[int]  # bytes of a head's text
-    max_head_weight: ClassVar[int]  # a head being received, weighed as held (text and objects)
-    max_waiting_heads: ClassVar[int]  # one connection's heads parsed and not yet answered, weighed
-    max_url: ClassVar[int]
-    max_body: ClassVar[int]
-    head_timeout: ClassVar[float]
-    request_timeout: ClassVar[float]
-    write_timeout: ClassVar[float]
-    first_due: ClassVar[float]  # the earlier of the two deadlines a request starts
-    cap: ClassVar[connections.ConnectionCap]
-    flight: ClassVar[connections.InFlight]
+    limits: ClassVar[dict[str, Any]] = {}
+
+    # -- the server's limits (from ``limits``) ------------------------------------------
+    max_head: int  # bytes of a head's text
+    max_head_weight: int  # a head being received, weighed as held (text and objects)
+    max_waiting_heads: int  # one connection's heads parsed and not yet answered, weighed
+    max_url: int
+    max_body: int
+    head_timeout: float
+    request_timeout: float
+    write_timeout: float
+    first_due: float  # the earlier of the two deadlines a request starts
+    cap: connections.ConnectionCap
+    flight: connections.InFlight
 
     # -- one connection's state --------------------------------------------------------
     held = b""  # read and not yet parsed: the rest of a read while requests wait
@@ -66,6 +69,10 @@ class GuardBase(HttpToolsProtocol):
     watch_at = 0.0
     waiting_from = 0  # cap.waiting_order as the connection last began waiting
     answering: deque[tuple[Any, int]]  # (request cycle, its head's weight) whose answers are not all out
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.__dict__.update(self.limits)
 
     # -- what one guard asks of another ------------------------------------------------
     def refuse(self, status: int, field: str, message: str) -> None:

@@ -23,8 +23,10 @@ from emulator.edge.reading import Reading
 from emulator.edge.refusals import Refusals
 
 
-class GuardedProtocol(Reading, HeadLimits, Refusals, Deadlines):
-    """uvicorn's protocol with payemu's guards (see the module doc)."""
+class GuardedProtocol(Refusals, Deadlines, HeadLimits, Reading):
+    """uvicorn's protocol with payemu's guards (see the module doc). The guards of the
+    charge path's callbacks come last, next to uvicorn's class: each ``super()`` call
+    walks the classes after its own."""
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(cast(asyncio.Transport, Corked(transport, self.loop, self.may_resume)))

@@ -55,4 +55,4 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol]:
         "cap": connections.ConnectionCap(settings.max_connections or connections.default_cap()),
         "flight": connections.InFlight(connections.IN_FLIGHT_BYTES),
     }
-    return type(GuardedProtocol.__name__, (GuardedProtocol,), limits)
+    return type(GuardedProtocol.__name__, (GuardedProtocol,), {"limits": limits})

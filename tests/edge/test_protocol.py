@@ -43,8 +43,8 @@ def test_the_protocol_is_uvicorns_with_the_guards_added() -> None:
     assert issubclass(protocol, HttpToolsProtocol)
     assert issubclass(protocol, GuardedProtocol)  # one subclass per server, holding its limits
     assert protocol is not http_protocol(Settings())
-    assert protocol.max_head == 1000  # type: ignore[attr-defined]
-    assert protocol.head_timeout == 2.5  # type: ignore[attr-defined]
+    assert protocol.limits["max_head"] == 1000  # type: ignore[attr-defined]
+    assert protocol.limits["head_timeout"] == 2.5  # type: ignore[attr-defined]
 
 
 def test_without_httptools_payemu_refuses_to_start_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
