@@ -47,40 +47,9 @@ from emulator.app.build import create_app
 from emulator.domain.config import load_config_file
 from emulator.edge.server import best_loop, config_for, tune_collector
 from tests.benchmarks.run import BENCH_CONFIG, KEY, PATHS
+from tests.support.transport import FakeTransport
 
 Runner = Callable[[], Awaitable[bytes]]
-
-
-class _Transport:
-    """What the protocol writes to, and what it asks of a socket."""
-
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-        self.closing = False
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50000)}.get(name, default)
-
-    def write(self, data: bytes) -> None:
-        self.written.append(data)
-
-    def is_closing(self) -> bool:
-        return self.closing
-
-    def close(self) -> None:
-        self.closing = True
-
-    def abort(self) -> None:
-        self.closing = True
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        pass
 
 
 def _request(name: str) -> tuple[str, str, bytes]:
@@ -141,7 +110,7 @@ def through_protocol(app: Any, settings: Any, name: str) -> Runner:
     config = config_for(app, settings)
     config.load()
     connection = config.http_protocol_class(config=config, server_state=ServerState(), app_state={})
-    transport = _Transport()
+    transport = FakeTransport()
     connection.connection_made(transport)
 
     async def one() -> bytes:

@@ -14,7 +14,7 @@ import pytest
 
 from emulator.contract.wire import JsonResponse, json_response
 from emulator.domain.config import Settings
-from emulator.edge.protocol import refusal
+from emulator.edge.refusals import refusal
 from tests.support.servers import ThreadServer, in_thread
 
 

@@ -23,42 +23,7 @@ from emulator.edge.corked_writes import MOST_HELD, Corked
 from emulator.edge.protocol import http_protocol
 from emulator.testing import PayemuServer
 from tests.support.servers import in_thread
-
-
-class _Transport:
-    """A socket's transport that notes, in one list shared by all, what reached it."""
-
-    def __init__(self, name: str, log: list[tuple[str, bytes]]) -> None:
-        self.name = name
-        self.log = log
-        self.closed = False
-        self.aborted = False
-
-    def write(self, data: bytes) -> None:
-        self.log.append((self.name, data))
-
-    def close(self) -> None:
-        self.log.append((self.name, b"<close>"))
-        self.closed = True
-
-    def abort(self) -> None:
-        self.log.append((self.name, b"<abort>"))
-        self.aborted = True
-
-    def is_closing(self) -> bool:
-        return self.closed or self.aborted
-
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        pass
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 5555)}.get(name, default)
+from tests.support.transport import FakeTransport
 
 
 @pytest.fixture
@@ -74,7 +39,7 @@ def _turn(loop: asyncio.AbstractEventLoop) -> None:
 
 def test_the_writes_of_a_turn_go_out_together_at_the_start_of_the_next(loop: asyncio.AbstractEventLoop) -> None:
     log: list[tuple[str, bytes]] = []
-    first, second = Corked(_Transport("a", log), loop), Corked(_Transport("b", log), loop)
+    first, second = Corked(FakeTransport("a", log), loop), Corked(FakeTransport("b", log), loop)
     first.write(b"a1")
     second.write(b"b1")
     first.write(b"a2")
@@ -86,20 +51,20 @@ def test_the_writes_of_a_turn_go_out_together_at_the_start_of_the_next(loop: asy
     first.write(b"a3")  # a new turn, a new batch
     _turn(loop)
     assert log[-1] == ("a", b"a3")
-    assert first.get_extra_info("peername") == ("127.0.0.1", 5555)  # the rest is the transport's
+    assert first.get_extra_info("peername") == ("127.0.0.1", 50000)  # the rest is the transport's
 
 
 def test_closing_or_aborting_sends_what_waits_first(loop: asyncio.AbstractEventLoop) -> None:
     log: list[tuple[str, bytes]] = []
-    other = Corked(_Transport("other", log), loop)
-    closing = Corked(_Transport("closing", log), loop)
+    other = Corked(FakeTransport("other", log), loop)
+    closing = Corked(FakeTransport("closing", log), loop)
     other.write(b"o1")
     closing.write(b"c1")
     closing.close()
     assert log == [("other", b"o1"), ("closing", b"c1"), ("closing", b"<close>")]
     assert closing.is_closing()
     closing.write(b"too late")  # a write after the close goes nowhere, as on a closed socket
-    aborted = Corked(_Transport("aborted", log), loop)
+    aborted = Corked(FakeTransport("aborted", log), loop)
     aborted.write(b"x1")
     aborted.abort()
     _turn(loop)
@@ -108,8 +73,8 @@ def test_closing_or_aborting_sends_what_waits_first(loop: asyncio.AbstractEventL
 
 def test_a_connection_never_has_more_than_the_bound_waiting(loop: asyncio.AbstractEventLoop) -> None:
     log: list[tuple[str, bytes]] = []
-    other = Corked(_Transport("other", log), loop)
-    streamed = Corked(_Transport("streamed", log), loop)
+    other = Corked(FakeTransport("other", log), loop)
+    streamed = Corked(FakeTransport("streamed", log), loop)
     other.write(b"o1")
     chunk = b"x" * (MOST_HELD // 3 + 1)
     for _ in range(7):  # a streamed answer that never yields to the loop
@@ -126,7 +91,7 @@ def test_a_connection_never_has_more_than_the_bound_waiting(loop: asyncio.Abstra
 
 def test_a_connections_writes_one_after_the_other_go_out_in_one_send(loop: asyncio.AbstractEventLoop) -> None:
     log: list[tuple[str, bytes]] = []
-    first, second = Corked(_Transport("a", log), loop), Corked(_Transport("b", log), loop)
+    first, second = Corked(FakeTransport("a", log), loop), Corked(FakeTransport("b", log), loop)
     first.write(b"HTTP/1.1 200 OK\r\n\r\n")  # a head, then its body: one send
     first.write(b"{}")
     second.write(b"b1")
@@ -141,12 +106,13 @@ def test_a_closed_connection_is_skipped_and_a_failed_write_stops_no_other(
 ) -> None:
     log: list[tuple[str, bytes]] = []
 
-    class Broken(_Transport):
+    class Broken(FakeTransport):
         def write(self, data: bytes) -> None:
             raise ConnectionResetError("gone")
 
     gone, broken, fine = (
-        Corked(kind(name, log), loop) for kind, name in ((_Transport, "gone"), (Broken, "broken"), (_Transport, "fine"))
+        Corked(kind(name, log), loop)
+        for kind, name in ((FakeTransport, "gone"), (Broken, "broken"), (FakeTransport, "fine"))
     )
     for corked in (gone, broken, fine):
         corked.write(b"answer")
@@ -169,7 +135,7 @@ def test_the_answers_of_a_turn_go_out_once_every_request_of_it_ran() -> None:
         connections = []
         for name in ("one", "two"):
             connection = config.http_protocol_class(config=config, server_state=ServerState(), app_state={})
-            connection.connection_made(_Transport(name, log))
+            connection.connection_made(FakeTransport(name, log))
             connections.append(connection)
         for connection in connections:  # both requests read in one turn, as a ready batch is
             connection.data_received(request)

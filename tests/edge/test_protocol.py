@@ -24,7 +24,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from emulator.app.build import create_app
 from emulator.domain.config import Settings
-from emulator.edge.protocol import MissingParser, http_protocol, refusal
+from emulator.edge.guarded import GuardedProtocol
+from emulator.edge.protocol import MissingParser, http_protocol
+from emulator.edge.refusals import refusal
 from emulator.edge.server import loopback_socket
 from emulator.testing import Payemu, PayemuServer
 from tests.support.bodies import slow_charge
@@ -40,7 +42,10 @@ server, tenant = server_and_tenant(head_timeout_seconds=HEAD_TIMEOUT)
 def test_the_protocol_is_uvicorns_with_the_guards_added() -> None:
     protocol = http_protocol(Settings(max_head_bytes=1000, head_timeout_seconds=2.5))
     assert issubclass(protocol, HttpToolsProtocol)
-    assert protocol.__name__ == "GuardedProtocol"
+    assert issubclass(protocol, GuardedProtocol)  # one subclass per server, holding its limits
+    assert protocol is not http_protocol(Settings())
+    assert protocol.limits["max_head"] == 1000  # type: ignore[attr-defined]
+    assert protocol.limits["head_timeout"] == 2.5  # type: ignore[attr-defined]
 
 
 def test_without_httptools_payemu_refuses_to_start_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:

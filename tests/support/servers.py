@@ -253,3 +253,11 @@ def payemu(*args: str, timeout: float = 60, env: Mapping[str, str] | None = None
         timeout=timeout,
         env={**os.environ, **(env or {})},
     )
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The peak RSS so far (VmHWM, from /proc: Linux only) of process ``pid``, in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")

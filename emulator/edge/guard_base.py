@@ -1,0 +1,114 @@
+"""What every guard of the protocol shares: the per-connection state and the per-server limits.
+
+:class:`GuardBase` is uvicorn's httptools protocol with the attributes the guards read and
+write declared once, and the few methods one guard calls on another declared here so each
+guard module can be read (and type-checked) on its own. The guards themselves are the
+mixins of :mod:`emulator.edge.deadlines`, :mod:`emulator.edge.refusals`,
+:mod:`emulator.edge.heads` and :mod:`emulator.edge.reading`, composed by
+:class:`emulator.edge.guarded.GuardedProtocol`. Each overrides only asyncio protocol methods
+and parser callbacks, calls uvicorn's own, and reads only public attributes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Any, ClassVar
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from emulator.edge import connections
+
+SLICE = 1024  # bytes of a read parsed at a time outside a body (so requests queue a few at a time)
+MOST_QUEUED = 4  # requests waiting behind the one answered before the connection is no longer read
+# What one parsed header costs beyond its text while uvicorn holds it: the (name, value)
+# tuple, two bytes objects and the list's slot, as the allocator rounds them (169 bytes
+# measured for a 3-byte header; tests/edge/test_heads.py measures it against this).
+HEADER_OBJECT_BYTES = 176
+
+
+class GuardBase(HttpToolsProtocol):
+    """uvicorn's protocol with the guards' shared state (see the module doc). The
+    server's limits are ``limits`` of the per-server subclass that
+    :func:`emulator.edge.protocol.http_protocol` makes, copied onto each connection (an
+    instance attribute is read faster than a class attribute on the charge path)."""
+
+    limits: ClassVar[dict[str, Any]] = {}
+
+    # -- the server's limits (from ``limits``) ------------------------------------------
+    max_head: int  # bytes of a head's text
+    max_head_weight: int  # a head being received, weighed as held (text and objects)
+    max_waiting_heads: int  # one connection's heads parsed and not yet answered, weighed
+    max_url: int
+    max_body: int
+    head_timeout: float
+    request_timeout: float
+    write_timeout: float
+    first_due: float  # the earlier of the two deadlines a request starts
+    cap: connections.ConnectionCap
+    flight: connections.InFlight
+
+    # -- one connection's state --------------------------------------------------------
+    held = b""  # read and not yet parsed: the rest of a read while requests wait
+    held_counted = 0  # ... as counted in flight
+    counted = 0  # this connection's bytes in flight: ``held``, heads and the body arriving
+    chunk = 0  # the bytes being parsed
+    gated = False  # reading paused by payemu (through uvicorn's flow control)
+    ended = False  # the client half-closed (EOF) with requests still to answer
+    refusal: bytes | None = None  # a refusal waiting for the answers before it
+    before: tuple[Any, ...] = ()  # ... those answers' request cycles
+    in_head = in_body = False  # the request arriving: its head, its body
+    head_fed = body_bytes = 0
+    head_weight = 0  # the head arriving, as counted in flight
+    waiting_weight = 0  # the heads of ``answering``, as counted in flight
+    declared: int | None = None  # its Content-Length (0: none), once looked up
+    head_due: float | None = None  # the deadlines now running (event-loop times)
+    request_due: float | None = None
+    write_due: float | None = None
+    watch: asyncio.TimerHandle | None = None  # the one timer: fires at or before the earliest
+    watch_at = 0.0
+    waiting_from = 0  # cap.waiting_order as the connection last began waiting
+    answering: deque[tuple[Any, int]]  # (request cycle, its head's weight) whose answers are not all out
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.__dict__.update(self.limits)
+
+    # -- what one guard asks of another ------------------------------------------------
+    def refuse(self, status: int, field: str, message: str) -> None:
+        """Answer the request arriving with a JSON error and close (:mod:`emulator.edge.refusals`)."""
+        raise NotImplementedError
+
+    def refuse_when_due(self) -> None:
+        """Send the refusal once the answers before it are out (:mod:`emulator.edge.refusals`)."""
+        raise NotImplementedError
+
+    def head_over(self) -> bool:
+        """True (and refused) once the head being received has passed its bound (:mod:`emulator.edge.heads`)."""
+        raise NotImplementedError
+
+    def watch_for(self, due: float) -> None:
+        """Make sure the deadline timer fires no later than ``due`` (:mod:`emulator.edge.deadlines`)."""
+        raise NotImplementedError
+
+    def feed(self) -> None:
+        """Parse what is held, a slice at a time (:mod:`emulator.edge.reading`)."""
+        raise NotImplementedError
+
+    def settle(self) -> None:
+        """Forget the answered requests of ``answering`` and give back their heads' weight."""
+        answering = self.answering
+        while answering and answering[0][0].response_complete:
+            weight = answering.popleft()[1]
+            self.waiting_weight -= weight
+            self.counted -= weight
+            self.flight.used -= weight
+
+    def count(self, nbytes: int) -> None:
+        """Add ``nbytes`` to this connection's bytes in flight and the server's."""
+        self.counted += nbytes
+        self.flight.used += nbytes
+
+
+class Refused(Exception):
+    """Raised in a parser callback once the request is refused: the parser stops there."""
