@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--state",
         metavar="FILE",
         help="keep every tenant's state in this SQLite file: restored at start, each change on disk within 1 s "
-        "(within seconds while requests keep the core busy)",
+        "(answers wait while the file trails)",
     )
     serve.add_argument(
         "--card-form-port",

@@ -32,8 +32,6 @@ def gateway_files(folder: Path = GATEWAYS_DIR) -> list[Path]:
         return []
 
 
-
-
 class SafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """libyaml's safe loader, refusing integers Python will not convert with their line."""
 

@@ -116,9 +116,7 @@ def test_the_card_form_ports_404_and_405_are_the_apis_json_errors(
     missing = httpx.get(f"{form}/nowhere", timeout=5)
     assert missing.status_code == 404
     assert missing.headers["content-type"] == "application/json"
-    assert missing.json() == [
-        {"fieldName": "path", "errors": ["payemu's card form has no such page: GET /nowhere."]}
-    ]
+    assert missing.json() == [{"fieldName": "path", "errors": ["payemu's card form has no such page: GET /nowhere."]}]
     file = httpx.get(f"{form}//pay/nothing.js", timeout=5)
     assert file.status_code == 404
     assert file.json()[0]["errors"] == ["payemu's card form has no such file: GET /pay/nothing.js."]
@@ -126,7 +124,9 @@ def test_the_card_form_ports_404_and_405_are_the_apis_json_errors(
     refused = httpx.post(f"{form}//pay/", timeout=5)
     assert refused.status_code == 405
     assert refused.headers["allow"] == "GET, HEAD"
-    assert refused.json() == [{"fieldName": "method", "errors": ["Method POST is not allowed here; allowed: GET, HEAD."]}]
+    assert refused.json() == [
+        {"fieldName": "method", "errors": ["Method POST is not allowed here; allowed: GET, HEAD."]}
+    ]
     for answer in (missing, file, refused):
         _api_error_list(answer.json())
 
