@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from emulator.domain import errors
 from emulator.domain.clock import isoformat
@@ -11,6 +10,9 @@ from emulator.endpoints.pipeline import Call, Handler, Reply
 from emulator.stores.journal import Filters
 
 PAGE_SIZE = 1000
+# Entries per page are also bounded by their weight (their masked JSON text): a page is
+# parsed whole before it is answered, and parsed text holds several times its length.
+PAGE_BYTES = 1024 * 1024
 
 
 def _moment(name: str, text: str | None) -> str | None:
@@ -27,8 +29,9 @@ def _moment(name: str, text: str | None) -> str | None:
         raise errors.invalid(name, f"'{text}' is not an ISO 8601 time (e.g. 2030-01-01T12:00:00Z).") from None
 
 
-def _found(call: Call) -> list[dict[str, Any]]:
-    """The caller's journal entries that pass the query's filters, oldest first."""
+def _found(call: Call) -> list[tuple[int, int]]:
+    """The id and weight of the caller's journal entries that pass the query's filters,
+    oldest first (``limit`` keeps the newest)."""
     query = call.query
     filters = Filters(
         method=query.get("method"),
@@ -38,13 +41,14 @@ def _found(call: Call) -> list[dict[str, Any]]:
         gateway=query.get("gateway"),
         my_ref=query.get("myRef"),
     )
-    return call.tenant.journal.query(
+    found = call.tenant.journal.matching(
         path=query.get("path") or None,
         since=_moment("since", query.get("since")),
         until=_moment("until", query.get("until")),
-        limit=query.get("limit"),
         filters=filters,
     )
+    limit = query.get("limit")
+    return found[-limit:] if limit else found
 
 
 async def requests(call: Call) -> Reply:
@@ -53,10 +57,17 @@ async def requests(call: Call) -> Reply:
     found = _found(call)
     after = query.get("after")
     if after is not None:
-        found = [entry for entry in found if entry["id"] > after]
+        found = [(number, weight) for number, weight in found if number > after]
     size = query.get("pageSize") or PAGE_SIZE
-    page = found[:size]
-    cursor = page[-1]["id"] if len(found) > size else None
+    taken: list[int] = []
+    weighed = 0
+    for number, weight in found[:size]:
+        if taken and weighed + weight > PAGE_BYTES:
+            break
+        taken.append(number)
+        weighed += weight
+    page = journal.entries(taken)
+    cursor = taken[-1] if len(found) > len(taken) else None
     return Reply(
         200,
         {"requests": page, "dropped": journal.dropped, "size": journal.size, "bytes": journal.bytes, "next": cursor},
