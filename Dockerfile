@@ -19,7 +19,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PAYEMU_READY_FILE=/tmp/payemu-ready.json
 
 WORKDIR /build
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY emulator ./emulator
 COPY schemas ./schemas
 COPY scenarios ./scenarios

@@ -1,11 +1,13 @@
 """pytest plugin for test suites that pay through payemu (entry point ``pytest11: payemu``).
 
-``payemu_server`` (session): an in-process payemu on a free port, or the one at
-``--payemu-url`` / ``PAYEMU_URL``. ``payemu`` (function): a fresh isolated tenant with
-``client`` and the control API's helpers (``add_scenario``, ``requests``, ``count``,
+``payemu_server`` (session): an in-process payemu on a free port (or ``--payemu-port``), or
+the one at ``--payemu-url`` / ``PAYEMU_URL``. ``payemu`` (function): a fresh isolated tenant
+with ``client`` and the control API's helpers (``add_scenario``, ``requests``, ``count``,
 ``advance_clock``, ...), removed when the test ends. Every tenant of a session shares one
 connection pool, so the fixture costs a test about a millisecond. Importing this module
-starts nothing.
+starts nothing. A mistake the plugin can see before the tests run (a bad scenarios or
+config file, a URL where no payemu answers within :data:`CONNECT_SECONDS`) stops the run
+with one line (``pytest.UsageError``, exit status 4).
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ if TYPE_CHECKING:
 
 URL_ENV = "PAYEMU_URL"
 SEED_ENV = "PAYEMU_SEED"
+CONNECT_SECONDS = 5.0  # how long a --payemu-url is retried before the run stops
 _SERVER = pytest.StashKey["PayemuServer"]()
+_REMOTE = pytest.StashKey["PayemuServer"]()
+_SETTINGS = pytest.StashKey["Settings"]()
 
 
 class ControlError(AssertionError):
@@ -63,8 +68,8 @@ class PayemuServer:
         return self._pool
 
     @classmethod
-    def start(cls, settings: Settings | None = None) -> PayemuServer:
-        """Serve a new app on a free loopback port; returns once it accepts requests."""
+    def start(cls, settings: Settings | None = None, port: int = 0) -> PayemuServer:
+        """Serve a new app on ``port`` of the loopback (0: a free one); returns once it accepts requests."""
         from emulator.app.build import create_app
         from emulator.domain.config import Settings
         from emulator.edge.server import BackgroundServer
@@ -72,25 +77,35 @@ class PayemuServer:
         began = time.perf_counter()
         settings = settings or Settings()
         app = create_app(settings)
-        running = BackgroundServer(app, settings)
+        running = BackgroundServer(app, settings, port=port)
         made = cls(running.url, settings.seed is not None, app)
         made._server = running
         made.startup_seconds = time.perf_counter() - began
         return made
 
     @classmethod
-    def connect(cls, base_url: str) -> PayemuServer:
-        """A payemu already running at ``base_url`` (checked through its health call)."""
+    def connect(cls, base_url: str, wait: float = CONNECT_SECONDS) -> PayemuServer:
+        """A payemu already running at ``base_url`` (checked through its health call, retried
+        for ``wait`` seconds while nothing answers: a container may still be starting)."""
         import httpx
 
         url = base_url.rstrip("/")
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                response = httpx.get(url + "/_emulator/health", timeout=max(0.5, min(5.0, wait)))
+                break
+            except httpx.HTTPError as exc:
+                if time.monotonic() >= deadline:
+                    raise RuntimeError(f"no payemu answers at {url} after {wait:g} s: {exc}") from exc
+                time.sleep(0.25)
         try:
-            response = httpx.get(url + "/_emulator/health", timeout=10)
-        except httpx.HTTPError as exc:
-            raise RuntimeError(f"no payemu answers at {url}: {exc}") from exc
-        if response.status_code != 200:
-            raise RuntimeError(f"{url} is not a payemu (health answered {response.status_code})")
-        return cls(url, bool(response.json().get("seeded")))
+            seeded = bool(response.json().get("seeded")) if response.status_code == 200 else None
+        except ValueError:
+            seeded = None
+        if seeded is None:
+            raise RuntimeError(f"{url} is not a payemu (its /_emulator/health answered {response.status_code})")
+        return cls(url, seeded)
 
     def stop(self) -> None:
         if self._pool is not None:
@@ -173,11 +188,11 @@ class Payemu:
         rules: list[dict[str, Any]] = self._control("GET", "/scenarios")["rules"]
         return rules
 
-    def requests(self, **filters: str | int) -> list[dict[str, Any]]:
-        """Journal entries of this tenant, oldest first, every page; ``filters`` as the
-        control API's: ``path`` (a prefix), ``since``, ``until``, ``method``, ``status``,
-        ``operationId``, ``resultCode``, ``gateway``, ``myRef``, ``limit``."""
-        params: dict[str, str | int] = {key: value for key, value in filters.items() if value is not None}
+    def requests(self, **filters: str | int | None) -> list[dict[str, Any]]:
+        """Journal entries of this tenant, oldest first, every page; ``filters``: :data:`JOURNAL_FILTERS`
+        (and ``pageSize``, the entries each call reads). Another name is a ``TypeError``; a value
+        payemu does not know (a gateway, an operationId) a :class:`ControlError`."""
+        params = _filters("requests", filters, (*JOURNAL_FILTERS, "pageSize"))
         entries: list[dict[str, Any]] = []
         while True:
             page = self._control("GET", "/requests", params=params)
@@ -186,9 +201,9 @@ class Payemu:
                 return entries
             params["after"] = page["next"]
 
-    def count(self, **filters: str | int) -> int:
+    def count(self, **filters: str | int | None) -> int:
         """How many journal entries of this tenant pass ``filters`` (as :meth:`requests`)."""
-        params = {key: value for key, value in filters.items() if value is not None}
+        params = _filters("count", filters, JOURNAL_FILTERS)
         return int(self._control("GET", "/requests/count", params=params)["count"])
 
     def advance_clock(self, by: str | float) -> dict[str, Any]:
@@ -229,6 +244,21 @@ class Payemu:
                 self._client.close()
 
 
+JOURNAL_FILTERS = tuple("path since until method status operationId resultCode gateway myRef limit".split())  # noqa: SIM905
+"""The filters of :meth:`Payemu.requests` and :meth:`Payemu.count` (the control API's)."""
+
+
+def _filters(method: str, filters: dict[str, str | int | None], allowed: tuple[str, ...]) -> dict[str, str | int]:
+    """The query of a journal call; ``TypeError`` for a filter that does not exist (a
+    mistyped one would otherwise match every entry)."""
+    from emulator.domain.didyoumean import unknown
+
+    for name in filters:
+        if name not in allowed:
+            raise TypeError(f"{method}() got an {unknown('filter', name, allowed)}")
+    return {key: value for key, value in filters.items() if value is not None}
+
+
 # -- pytest wiring ---------------------------------------------------------------------
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("payemu", "payemu payment emulator")
@@ -252,6 +282,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--payemu-config", default=None, help="payemu config file for the in-process payemu")
     group.addoption(
+        "--payemu-port",
+        type=int,
+        default=None,
+        help="port of the in-process payemu on 127.0.0.1 (default: a free one; under pytest-xdist, "
+        "worker gwN takes PORT+N)",
+    )
+    group.addoption(
         "--payemu-keep-tenants",
         action="store_true",
         help="keep each test's tenant after the test (to look at its journal afterwards)",
@@ -259,19 +296,68 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _settings(config: pytest.Config) -> Settings:
-    from emulator.domain.config import Settings, load_config_file
+    """The in-process payemu's settings; ``pytest.UsageError`` naming a bad file or value."""
+    from emulator.domain.config import ConfigError, Settings, load_config_file
+    from emulator.scenarios import check_files
 
     settings = Settings()
-    if config.getoption("payemu_config"):
-        settings = load_config_file(config.getoption("payemu_config"), settings)
+    try:
+        if config.getoption("payemu_config"):
+            settings = load_config_file(config.getoption("payemu_config"), settings)
+    except ConfigError as exc:
+        raise pytest.UsageError(f"--payemu-config: {_one_line(str(exc))}") from None
     seed = config.getoption("payemu_seed")
     if seed is None and os.environ.get(SEED_ENV):
-        seed = int(os.environ[SEED_ENV])
+        try:
+            seed = int(os.environ[SEED_ENV])
+        except ValueError:
+            raise pytest.UsageError(f"{SEED_ENV}={os.environ[SEED_ENV]}: a seed is a whole number") from None
     if seed is not None:
         settings.seed = seed
     settings.scenario_paths += list(config.getoption("payemu_scenarios"))
+    if settings.scenario_paths:
+        problems = check_files(settings.scenario_paths)
+        if problems:
+            raise pytest.UsageError(f"--payemu-scenarios: {_one_line('; '.join(problems))}")
     settings.log_level = "warning"
     return settings
+
+
+def _one_line(text: str, limit: int = 2000) -> str:
+    """``text`` on one line, at most ``limit`` characters (a file may hold many problems)."""
+    return " | ".join(part.strip() for part in text.splitlines() if part.strip())[:limit]
+
+
+def _port(config: pytest.Config) -> int:
+    """--payemu-port, shifted by the pytest-xdist worker's number (gw3: PORT+3)."""
+    port: int | None = config.getoption("payemu_port")
+    if port is None:
+        return 0
+    worker = getattr(config, "workerinput", {}).get("workerid", "")
+    if worker.startswith("gw") and worker[2:].isdigit():
+        port += int(worker[2:])
+    if not 0 <= port <= 65535:
+        raise pytest.UsageError(f"--payemu-port {port}: a port is a number from 0 (any free port) to 65535")
+    return port
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Check what the options name before any test runs: files, port, URL (one line each)."""
+    if config.getoption("payemu_config", None) or config.getoption("payemu_scenarios", None):
+        config.stash[_SETTINGS] = _settings(config)
+    if config.getoption("payemu_port", None) is not None:
+        _port(config)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A --payemu-url / PAYEMU_URL must answer (retried for a few seconds) before the tests run."""
+    config = session.config
+    url = config.getoption("payemu_url") or os.environ.get(URL_ENV)
+    if url and not hasattr(config, "workerinput"):  # once, by the controller under pytest-xdist
+        try:
+            config.stash[_REMOTE] = PayemuServer.connect(url)
+        except RuntimeError as exc:
+            raise pytest.UsageError(f"--payemu-url: {exc}") from None
 
 
 @pytest.fixture(scope="session")
@@ -279,9 +365,15 @@ def payemu_server(pytestconfig: pytest.Config) -> Iterator[PayemuServer]:
     """The payemu of this test session (see the module docstring)."""
     url = pytestconfig.getoption("payemu_url") or os.environ.get(URL_ENV)
     if url:
-        yield PayemuServer.connect(url)
+        remote = pytestconfig.stash.get(_REMOTE, None)
+        yield remote if remote is not None else PayemuServer.connect(url)
         return
-    server = PayemuServer.start(_settings(pytestconfig))
+    settings = pytestconfig.stash.get(_SETTINGS, None) or _settings(pytestconfig)
+    port = _port(pytestconfig)
+    try:
+        server = PayemuServer.start(settings, port)
+    except OSError as exc:
+        raise pytest.UsageError(f"--payemu-port {port}: cannot listen: {exc.strerror or exc}") from None
     pytestconfig.stash[_SERVER] = server
     try:
         yield server

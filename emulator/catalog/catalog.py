@@ -9,6 +9,7 @@ that the resources API lists and the payment engine reads.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -16,12 +17,20 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from emulator.catalog.schema import ALPHABETS, FACT_KEYS, GATEWAY, SHARED
-from emulator.domain.datafiles import data_path, gateway_files, load_checked
+from emulator.catalog.schema import ALPHABETS, FACT_KEYS, GATEWAY, LEVELS, SHARED
+from emulator.domain.datafiles import ParseCache, data_path, gateway_files, load_checked
 from emulator.domain.vocabulary import ResultCode as Result
 
 CATALOG_PATH = data_path("catalog.yaml")
 GUESS = "guess"  # the provenance kind of payemu's own choice (else "source")
+SANDBOX, CREDENTIALS, LISTED = LEVELS
+# what each level means, as the catalog answer's description and the docs say it
+LEVEL_NOTES = {
+    SANDBOX: "its documented test inputs are modelled, each with its source",
+    CREDENTIALS: "its credential names come from the public record; outcomes are payemu's generic sandbox",
+    LISTED: "only its name is public: any credential names are accepted; outcomes are payemu's generic sandbox",
+}
+log = logging.getLogger("payemu")
 
 
 class CatalogError(ValueError):
@@ -142,7 +151,24 @@ class GatewaySpec:
     provenance: dict[str, tuple[str, str]] = field(default_factory=dict)
     otherwise: dict[str, Any] | None = None  # a sandbox attempt no rule decided (see schema)
     test_cards: tuple[str, ...] = ()  # the cards its test account takes (when it refuses others)
+    level: str = SANDBOX  # how much payemu knows of it (schema.LEVELS)
+    triggers: int = 0  # how many of its own test inputs its file models
     file: str = ""
+
+    @property
+    def listed(self) -> bool:
+        """Whether only its name is public: any credential names are accepted."""
+        return self.level == LISTED
+
+    @property
+    def held_level(self) -> str:
+        """The level the file's contents earn: its own test inputs (or a mock's documented
+        answer) make a sandbox; credential names from the record, credentials; else listed."""
+        if self.always or self.triggers:
+            return SANDBOX
+        if self.credentials and not self.invented_credentials:
+            return CREDENTIALS
+        return LISTED
 
     @property
     def checks_cards(self) -> bool:
@@ -185,12 +211,12 @@ class GatewaySpec:
         return self.codes.get(key) or self.codes[Result.REJECTED]
 
     def to_description(self) -> dict[str, Any]:
-        """The entry of ``GET /PaymentGateway``."""
+        """The entry of ``GET /PaymentGateway``; its description ends with payemu's level."""
         return {
             "name": self.name,
             "displayName": self.display_name,
             "paymentGatewayUrl": self.url,
-            "description": self.description,
+            "description": f"{self.description} payemu level {self.level}: {LEVEL_NOTES[self.level]}.",
             "credentialsNames": list(self.accepted_credentials),
             "supportsNetworkToken": self.supports_network_token,
         }
@@ -238,6 +264,8 @@ class GatewaySpec:
             provenance={key: next(iter(value.items())) for key, value in data.get("provenance", {}).items()},
             otherwise=data.get("otherwise"),
             test_cards=tuple(data.get("testCards", ())),
+            level=data["level"],
+            triggers=len(data.get("triggers", ())),
         )
 
 
@@ -264,25 +292,39 @@ class Catalog:
         return len(self._ordered)
 
 
-def load_gateway(path: Path, card_checks: dict[str, Any], defaults: dict[str, Any]) -> GatewaySpec:
+_NOTED: set[str] = set()  # the listed gateways the log has named
+
+
+def note_listed(gateway: GatewaySpec) -> None:
+    """Say once per gateway, in the log, that an account uses a gateway payemu knows only by name."""
+    if gateway.listed and gateway.name not in _NOTED:
+        _NOTED.add(gateway.name)
+        log.warning(
+            "payemu knows only the name of %s (level listed): any credential names are accepted and its "
+            "outcomes are payemu's generic sandbox, not the gateway's",
+            gateway.name,
+        )
+
+
+def load_gateway(
+    path: Path, card_checks: dict[str, Any], defaults: dict[str, Any], cache: ParseCache | None = None
+) -> GatewaySpec:
     """One gateway's file, checked: its schema, its name matching the file's, and a
-    provenance for every fact it states."""
-    data = load_checked(path, GATEWAY, "gateway file", "gateway", CatalogError)
-    lines = _fact_lines(path)
-    problems = []
+    provenance for every fact it states (``cache``: what it parsed to in an earlier run)."""
+    data = load_checked(path, GATEWAY, "gateway file", "gateway", CatalogError, cache=cache)
+    problems: list[tuple[str, str]] = []  # (the key whose line names the problem, the problem)
     if data["name"] != path.stem:
-        problems.append(f"{path}:{lines.get('name', 1)}: name {data['name']!r} is not the file's name {path.stem!r}")
+        problems.append(("name", f"name {data['name']!r} is not the file's name {path.stem!r}"))
     stated = data.get("provenance", {})
     for key in FACT_KEYS:
         if key in data and key not in stated:
-            problems.append(
-                f"{path}:{lines.get(key, 1)}: {key}: no provenance (give its source URL or label it a guess)"
-            )
+            problems.append((key, f"{key}: no provenance (give its source URL or label it a guess)"))
     overlap = set(data["credentialsNames"]) & set(data.get("optionalCredentials", ()))
     if overlap:
-        problems.append(f"{path}:{lines.get('optionalCredentials', 1)}: {sorted(overlap)} both required and optional")
+        problems.append(("optionalCredentials", f"{sorted(overlap)} both required and optional"))
     if problems:
-        raise CatalogError("\n".join(problems))
+        lines = _fact_lines(path)  # read again only to name the lines
+        raise CatalogError("\n".join(f"{path}:{lines.get(key, 1)}: {problem}" for key, problem in problems))
     spec = GatewaySpec.from_data(data, card_checks, defaults)
     return replace(spec, file=str(path))
 
@@ -329,9 +371,10 @@ def _load(path: Path, files: list[Path]) -> Catalog:
     problems: list[str] = []
     gateways: list[GatewaySpec] = []
     seen: dict[str, Path] = {}
+    cache = ParseCache("gateways")
     for file in files:
         try:
-            gateway = load_gateway(file, shared["cardChecks"], shared["defaults"])
+            gateway = load_gateway(file, shared["cardChecks"], shared["defaults"], cache)
         except CatalogError as exc:
             problems.append(str(exc))
             continue
@@ -343,4 +386,5 @@ def _load(path: Path, files: list[Path]) -> Catalog:
         problems.append(f"{path}: no gateway files in {path.parent / 'gateways'}")
     if problems:
         raise CatalogError("\n".join(problems))
+    cache.save()
     return Catalog(gateways)

@@ -10,7 +10,8 @@ import re
 import sys
 from pathlib import Path
 
-from emulator.catalog.catalog import Catalog, GatewaySpec, load_catalog
+from emulator.catalog.catalog import LEVEL_NOTES, Catalog, GatewaySpec, load_catalog
+from emulator.catalog.schema import LEVELS
 from emulator.domain.datafiles import REPOSITORY
 from emulator.domain.vocabulary import OPERATIONS
 
@@ -18,9 +19,9 @@ START = "<!-- gateways:start -->"
 END = "<!-- gateways:end -->"
 PAGE = REPOSITORY / "docs" / "test-cards.md"  # the docs page holding the table
 _HEADER = (
-    "| gateway | credentials (optional in italics) | tokenizes | network tokens | authorization lasts "
+    "| gateway | level | credentials (optional in italics) | tokenizes | network tokens | authorization lasts "
     "| not supported | notes |\n"
-    "|---|---|---|---|---|---|---|"
+    "|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -33,12 +34,15 @@ def _notes(gateway: GatewaySpec) -> str:
 
 def _row(gateway: GatewaySpec) -> str:
     credentials = [f"`{name}`" for name in gateway.credentials]
+    if gateway.listed and not credentials:
+        credentials = ["any names"]
     credentials += [f"*`{name}`*" for name in gateway.optional_credentials]
     if gateway.invented_credentials and credentials:
         credentials[-1] += " (names invented by payemu: not in the public record)"
     unsupported = [op for op in OPERATIONS if op in gateway.unsupported]
     cells = [
         f"`{gateway.name}`",
+        gateway.level,
         ", ".join(credentials) or "none",
         "yes" if gateway.tokenizes else "no",
         "yes" if gateway.supports_network_token else "no",
@@ -49,8 +53,18 @@ def _row(gateway: GatewaySpec) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def by_level(catalog: Catalog) -> list[tuple[str, str, list[GatewaySpec]]]:
+    """The gateways at each level, most known first: (level, what it means, gateways)."""
+    return [(level, LEVEL_NOTES[level], [g for g in catalog if g.level == level]) for level in LEVELS]
+
+
 def markdown(catalog: Catalog) -> str:
-    return "\n".join([_HEADER, *(_row(gateway) for gateway in catalog)])
+    """The gateways by level, then one row per gateway."""
+    levels = ["| level | what payemu knows | gateways |", "|---|---|---|"]
+    for level, note, gateways in by_level(catalog):
+        names = ", ".join(f"`{g.name}`" for g in gateways)
+        levels.append(f"| {level} ({len(gateways)}) | {note} | {names} |")
+    return "\n".join([*levels, "", _HEADER, *(_row(gateway) for gateway in catalog)])
 
 
 def replace_block(text: str, table: str) -> str:

@@ -11,6 +11,10 @@ from emulator.domain.vocabulary import OPERATIONS, RESULT_CODES
 from emulator.domain.vocabulary import ResultCode as Result
 
 RESULT_KEYS = (*RESULT_CODES, "AuthenticationFailed")
+# How much payemu knows of a gateway, most first: its documented test inputs are modelled
+# (sandbox), its credential names come from the record (credentials), or only its name is
+# public (listed: any credential names are taken, outcomes are payemu's generic sandbox).
+LEVELS = ("sandbox", "credentials", "listed")
 ALPHABETS = {
     "digits": "0123456789",
     "upper": "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
@@ -117,6 +121,7 @@ GATEWAY: dict[str, Any] = {
     "required": [
         "name",
         "displayName",
+        "level",
         "paymentGatewayUrl",
         "description",
         "credentialsNames",
@@ -128,6 +133,7 @@ GATEWAY: dict[str, Any] = {
     "properties": {
         "name": {"type": "string", "pattern": "^[A-Za-z0-9]+$"},
         "displayName": _TEXT,
+        "level": {"enum": list(LEVELS)},
         "paymentGatewayUrl": _TEXT,
         "description": _TEXT,
         "credentialsNames": {"type": "array", "items": _TEXT},

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from emulator.cli import environment
 from emulator.cli.banner import banner
 from emulator.cli.ports import CARD_FORM_PORT_ENV, MAX_PORT, card_form_listener, card_form_port, ready_writer
 from emulator.domain.config import ConfigError, Settings, load_config_file, parse_clock_start
-from emulator.domain.didyoumean import Parser, parse
+from emulator.domain.didyoumean import Parser, parse, subparser
 from emulator.domain.release import INTERFACE_VERSION, __version__
 from emulator.scenarios import ScenarioError
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-READY_FILE_ENV = "PAYEMU_READY_FILE"  # the default of --ready-file when set (the Docker image's health check)
+READY_FILE_ENV = "PAYEMU_READY_FILE"  # --ready-file's variable (the Docker image's health check sets it)
 
 
 SERVE_DESCRIPTION = """\
@@ -59,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=SERVE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    serve.add_argument("--host", default=None, help=f"address to listen on (default {DEFAULT_HOST})")
+    serve.add_argument(
+        "--host", default=None, help=f"address to listen on (default {DEFAULT_HOST}; in a container 0.0.0.0)"
+    )
     serve.add_argument(
         "--port",
         type=int,
@@ -70,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--ready-file",
         metavar="PATH",
         help='once requests are answered, write {"url", "port", "cardFormUrl"} here as JSON, removed on exit '
-        f"(for test harnesses; default ${READY_FILE_ENV})",
+        "(for test harnesses)",
     )
     serve.add_argument(
         "--config",
@@ -187,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     from emulator.proxy import commands as proxying
 
     proxying.add_replay_options(serve)
+    environment.name_variables(serve)  # PAYEMU_PORT, PAYEMU_HOST, ... (emulator.cli.environment)
     proxying.add_parsers(commands)
     # --
 
@@ -366,12 +369,14 @@ def scenarios_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse(build_parser(), argv)
+    parser = build_parser()
+    args = parse(parser, argv)
     try:
         if args.command == "serve":
             from emulator.proxy.commands import replay_wrapper  # --replay (emulator.proxy)
 
-            ready_file = args.ready_file or os.environ.get(READY_FILE_ENV) or None
+            environment.apply(subparser(parser, args), args)
+            ready_file = args.ready_file or None
             return serve(settings_from(args), replay_wrapper(args), ready_file)
         if args.command in ("proxy", "verify"):  # emulator.proxy
             from emulator.proxy import commands as proxying

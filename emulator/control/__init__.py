@@ -2,7 +2,9 @@
 
 It has its own OpenAPI document (``/_emulator/openapi.json``) and goes through the same
 pipeline as the published interface, but is not journaled. Calls act on the tenant of
-the caller's ``X-Api-Key``."""
+the caller's ``X-Api-Key``. A query parameter an operation does not document is refused
+(a JSON 400 naming it, the allowed ones and the closest), never ignored: a mistyped
+filter would otherwise answer as if it were not there."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from starlette.routing import BaseRoute, Route
 from emulator.contract.openapi import OpenApi
 from emulator.contract.wire import json_response
 from emulator.control import certificates, clock, interface, journal, scenarios, settings, tenants, transactions
+from emulator.control.strict import refuse_unknown_query
 from emulator.domain import errors
 from emulator.domain.datafiles import data_path
 from emulator.endpoints.pipeline import Call, Handler, Reply
@@ -40,8 +43,18 @@ def handlers() -> dict[str, Handler]:
         for operation_id, handler in module.HANDLERS.items():
             if operation_id in table:
                 raise RuntimeError(f"{operation_id} is handled twice")
-            table[operation_id] = handler
+            table[operation_id] = _known_query(handler)
     return table
+
+
+def _known_query(handler: Handler) -> Handler:
+    """``handler``, called once every query parameter of the request is one its operation documents."""
+
+    async def checked(call: Call) -> Reply:
+        refuse_unknown_query(call)
+        return await handler(call)
+
+    return checked
 
 
 async def _unhandled(call: Call) -> Reply:

@@ -1,7 +1,8 @@
 """Control: the effective scenario rules, runtime rules per tenant, reloading the files.
 
-Runtime rules are checked exactly like files; each batch goes in front of the tenant's
-earlier runtime rules, which come before every file rule."""
+Runtime rules are checked exactly like files, and more: a gateway a rule names must be in
+the catalog and an account it names must be one of the tenant's. Each batch goes in front
+of the tenant's earlier runtime rules, which come before every file rule."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from emulator.domain.datafiles import parse_yaml
 from emulator.endpoints import admin
 from emulator.endpoints.pipeline import Call, Handler, Reply
 from emulator.scenarios import Problem, ScenarioError, parse_rules
+from emulator.scenarios.loader import Names
 from emulator.scenarios.model import RUNTIME_SOURCE
 
 ACCEPTED_MEDIA = (
@@ -101,7 +103,8 @@ async def add_rules(call: Call) -> Reply:
     if not text.strip():
         raise errors.invalid("body", "A body is required: a scenario file, a list of rules or one rule.")
     try:
-        added = parse_rules(text, RUNTIME_SOURCE)
+        names = Names(tuple(call.runtime.catalog.names()), tuple(call.tenant.accounts))
+        added = parse_rules(text, RUNTIME_SOURCE, names)
     except ScenarioError as exc:
         raise errors.invalid_many(problem_entries(exc.details, text)) from None
     try:

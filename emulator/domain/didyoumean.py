@@ -1,5 +1,6 @@
-""" "Did you mean" for the command line: the closest real option or command (difflib; argparse
-has its own only from Python 3.14)."""
+""" "Did you mean": the closest real name to one a user mistyped (difflib; argparse has its
+own only from Python 3.14). The one place suggestions are made: command-line options and
+commands, control API query parameters and filter values, scenario and config keys."""
 
 from __future__ import annotations
 
@@ -19,6 +20,26 @@ def options_of(parser: argparse.ArgumentParser) -> list[str]:
 def closest(word: str, candidates: Sequence[str]) -> str | None:
     found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
     return found[0] if found else None
+
+
+def closest_folded(word: str, candidates: Sequence[str]) -> str | None:
+    """:func:`closest`, case ignored (``strip`` finds ``Stripe``); the candidate as spelt."""
+    by_fold = {candidate.casefold(): candidate for candidate in candidates}
+    match = closest(word.casefold(), list(by_fold))
+    return by_fold[match] if match is not None else None
+
+
+def suggestion(word: str, candidates: Sequence[str], fold: bool = False) -> str:
+    """``"; did you mean 'X'?"`` for the closest candidate, or ``""`` when none is close."""
+    match = closest_folded(word, candidates) if fold else closest(word, candidates)
+    return f"; did you mean {match!r}?" if match is not None else ""
+
+
+def unknown(kind: str, word: str, candidates: Sequence[str], fold: bool = False) -> str:
+    """``unknown KIND 'word'; did you mean 'X'? (allowed: ...)``: what a user named that does
+    not exist, the closest real name and every allowed one."""
+    allowed = ", ".join(candidates) if candidates else "none"
+    return f"unknown {kind} {word!r}{suggestion(word, candidates, fold)} (allowed: {allowed})"
 
 
 def unrecognized(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:

@@ -171,13 +171,15 @@ def loopback_socket(port: int = 0) -> socket.socket:
 
 
 class BackgroundServer:
-    """A payemu server in a daemon thread on a free loopback port, for tests and the
-    pytest plugin. ``url`` is its base URL; :meth:`stop` ends it."""
+    """A payemu server in a daemon thread on a loopback port (``port``, or a free one), for
+    tests and the pytest plugin. ``url`` is its base URL; :meth:`stop` ends it."""
 
-    def __init__(self, app: ASGIApp, settings: Settings, *, log_level: str = "warning", backlog: int = 2048) -> None:
+    def __init__(
+        self, app: ASGIApp, settings: Settings, *, log_level: str = "warning", backlog: int = 2048, port: int = 0
+    ) -> None:
         began = time.perf_counter()
         self.app = app
-        sock = loopback_socket()
+        sock = loopback_socket(port)  # OSError when ``port`` is taken
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         self.server = Server(config_for(app, settings, log_level=log_level, backlog=backlog))
         self.thread = threading.Thread(

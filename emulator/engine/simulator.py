@@ -101,7 +101,10 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
         return unimplemented, unimplemented, f"{spec.name} does not support {operation}.{hint}"
     if item.network_token_brand and not spec.supports_network_token:
         return unimplemented, unimplemented, f"{spec.name} does not support network tokens."
+    # a gateway known only by name (level listed) requires none of the names payemu shows for it
     missing = [key for key in spec.credentials if not account.credentials.get(key)] if spec.credentials else None
+    if missing and spec.listed:
+        missing = None
     if missing:
         where = f"stored account '{account.name}'" if account.name else "the inline paymentGatewayAccount"
         return (

@@ -3,6 +3,9 @@ cannot express, and the build of immutable :class:`Rule` objects.
 
 Every problem is reported as ``source:line: reason`` and all of them are collected before
 :class:`ScenarioError` is raised, so one run of ``payemu scenarios check`` shows them all.
+A name a rule gives must exist (:class:`Names`): its gateway in the catalog, its account in
+the tenant (where there is one: the control API), its operation and result codes in the
+vocabulary (the schema's); else the rule is refused with the closest name.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import Any
 import yaml
 
 from emulator.domain.budget import RULE
+from emulator.domain.datafiles import ParseCache, gateway_files
+from emulator.domain.didyoumean import unknown
 from emulator.domain.errors import field_path
 from emulator.domain.safeparse import TooComplex, check_yaml
 from emulator.domain.vocabulary import OPERATIONS, RESULT_CODES, Operation, ResultCode
@@ -51,21 +56,55 @@ class ScenarioError(ValueError):
         super().__init__("\n".join(self.problems))
 
 
+@dataclass(frozen=True)
+class Names:
+    """The gateways and accounts a rule may name (case ignored); None: that kind is not checked."""
+
+    gateways: tuple[str, ...] | None
+    accounts: tuple[str, ...] | None = None
+
+    def errors(self, rule: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
+        when = rule.get("when")
+        if not isinstance(when, dict):
+            return
+        for key, kind, known in (("gateway", "gateway", self.gateways), ("account", "account", self.accounts)):
+            named = when.get(key)
+            if known is not None and isinstance(named, str) and named.casefold() not in {k.casefold() for k in known}:
+                yield ["when", key], unknown(kind, named, known, fold=True)
+
+
+def catalog_names() -> Names:
+    """The gateways of payemu's catalog (each gateway's file is named after it); accounts unchecked."""
+    return Names(tuple(path.stem for path in gateway_files()))
+
+
 # -- parsing ----------------------------------------------------------------------------
 
 
-def parse_rules(text: str, source: str) -> list[Rule]:
+def parse_rules(text: str, source: str, names: Names | None = None) -> list[Rule]:
     """The rules of one file's text: ``{"scenarios": [...]}``, a bare list, or a single
-    rule (YAML or JSON). Raises :class:`ScenarioError` naming every problem."""
+    rule (YAML or JSON), naming only ``names`` (default: the catalog's gateways). Raises
+    :class:`ScenarioError` naming every problem."""
     problems: list[Problem] = []
-    rules = _parse(text, source, problems)
+    rules = _parse(text, source, problems, known=names or catalog_names())
     if problems:
         raise ScenarioError(problems)
     return rules
 
 
-def _parse(text: str, source: str, problems: list[Problem], gateway: str | None = None) -> list[Rule]:
-    """The rules of a scenario file, or with ``gateway`` the ``triggers`` of that gateway's file."""
+def _parse(
+    text: str,
+    source: str,
+    problems: list[Problem],
+    gateway: str | None = None,
+    known: Names | None = None,
+    kept: list[Any] | None = None,
+) -> list[Rule]:
+    """The rules of a scenario file, or with ``gateway`` the ``triggers`` of that gateway's file,
+    naming only ``known``; ``kept`` receives what a problem-free file parsed to (for
+    :class:`ParseCache`)."""
+    if gateway is not None and "triggers" not in text:
+        return []  # a gateway without test inputs of its own (most of the catalog): nothing to parse
     try:
         check_yaml(text)  # before the C loader, which would overflow the stack on deep nesting
     except TooComplex as exc:
@@ -108,20 +147,38 @@ def _parse(text: str, source: str, problems: list[Problem], gateway: str | None 
     finally:
         loader.dispose()
     found = [Problem(source, line, f"duplicate key {key!r}") for key, line in loader.duplicates]
+    items = _rule_items(document, source, found) if gateway is None else _trigger_items(document, source, found)
+    pairs = [(item, line) for item, line in items]
+    rules = _rules_of(pairs, values, chars, source, found, gateway, known)
+    problems += sorted(found, key=lambda p: p.line or 0)
+    if kept is not None and not found:
+        kept.append({"items": [[item, line] for item, line in pairs], "values": values, "chars": chars})
+    return rules
+
+
+def _rules_of(
+    pairs: list[tuple[Any, int]],
+    values: int,
+    chars: int,
+    source: str,
+    found: list[Problem],
+    gateway: str | None,
+    known: Names | None = None,
+) -> list[Rule]:
+    """The rules of a file's items (each with its line); ``values`` and ``chars``: the
+    expanded document's size, which the rules weigh in equal shares."""
     rules: list[Rule] = []
     names: dict[str, int] = {}
-    items = _rule_items(document, source, found) if gateway is None else _trigger_items(document, source, found)
-    for item, line in items:
+    for item, line in pairs:
         name = item.get("name") if isinstance(item, dict) else None
         if isinstance(name, str) and name in names:
             at = line_of(item, ["name"], line)
             found.append(Problem(source, at, f"duplicate rule name {name!r} (first at {source}:{names[name]})"))
         elif isinstance(name, str):
             names[name] = line
-        rule = _build(item, source, line, found, gateway)
+        rule = _build(item, source, line, found, gateway, known)
         if rule is not None:
             rules.append(rule)
-    problems += sorted(found, key=lambda p: p.line or 0)
     if rules:  # each rule weighs its share of the expanded document (what its listing renders)
         share = RULE + (VALUE_BYTES * values + chars) // len(rules)
         rules = [dataclasses.replace(rule, weight=share) for rule in rules]
@@ -170,11 +227,15 @@ def _trigger_items(document: Any, source: str, problems: list[Problem]) -> Itera
     yield from zip(triggers, triggers.lines, strict=True)
 
 
-def _build(item: Any, source: str, line: int, problems: list[Problem], gateway: str | None = None) -> Rule | None:
+def _build(
+    item: Any, source: str, line: int, problems: list[Problem], gateway: str | None = None, known: Names | None = None
+) -> Rule | None:
     label = f"rule {item['name']!r}" if isinstance(item, dict) and isinstance(item.get("name"), str) else "rule"
     errors = list(schema.rule_errors(item))
     if isinstance(item, dict):
         errors += _semantic_errors(item)
+    if known is not None and isinstance(item, dict) and not errors:
+        errors += known.errors(item)
     if gateway is not None and isinstance(item, dict) and not errors:
         errors += _trigger_errors(item, gateway)
     found = [
@@ -279,15 +340,20 @@ def expand_paths(paths: Iterable[str | Path], problems: list[Problem]) -> list[P
     return files
 
 
-_CACHE: dict[tuple[str, int, int], list[Rule]] = {}
+_CACHE: dict[tuple[str, int, int, Names | None], list[Rule]] = {}
 
 
-def load_file(path: Path, problems: list[Problem], gateway: str | None = None) -> list[Rule]:
-    """The rules of one file (cached by path, modification time and size); with
-    ``gateway``, the triggers of that gateway's catalog file."""
+_TRIGGERS = ParseCache("triggers")  # each gateway file's triggers as parsed in an earlier run
+
+
+def load_file(
+    path: Path, problems: list[Problem], gateway: str | None = None, names: Names | None = None
+) -> list[Rule]:
+    """The rules of one file (cached by path, modification time and size), naming only
+    ``names``; with ``gateway``, the triggers of that gateway's catalog file."""
     try:
         stat = path.stat()
-        key = (str(path) + (f"#{gateway}" if gateway else ""), stat.st_mtime_ns, stat.st_size)
+        key = (str(path) + (f"#{gateway}" if gateway else ""), stat.st_mtime_ns, stat.st_size, names)
         if key in _CACHE:
             return _CACHE[key]
         text = path.read_text(encoding="utf-8")
@@ -295,7 +361,17 @@ def load_file(path: Path, problems: list[Problem], gateway: str | None = None) -
         problems.append(Problem(str(path), None, f"cannot read: {exc}"))
         return []
     found: list[Problem] = []
-    rules = _parse(text, str(path), found, gateway)
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    parsed = _TRIGGERS.get(path, stamp) if gateway is not None else None
+    if isinstance(parsed, dict) and isinstance(parsed.get("items"), list):
+        pairs = [(item, line) for item, line in parsed["items"]]
+        values, chars = int(parsed.get("values", 0)), int(parsed.get("chars", 0))
+        rules = _rules_of(pairs, values, chars, str(path), found, gateway, names)
+    else:
+        kept: list[Any] = []
+        rules = _parse(text, str(path), found, gateway, names, kept)
+        if gateway is not None and kept:
+            _TRIGGERS.put(path, stamp, kept[0])
     problems += found
     if not found:
         _CACHE[key] = rules
@@ -305,14 +381,20 @@ def load_file(path: Path, problems: list[Problem], gateway: str | None = None) -
 def load_files(files: Sequence[Path], builtin: Path | None = None, gateways: Sequence[Path] = ()) -> list[Rule]:
     """Rules of ``files`` in order, then the built-in ones last: payemu's conventions
     (``builtin``), then each gateway's own triggers (``gateways``: its catalog file, named
-    after it). Names are unique across all of them; a clash is reported at the user's file."""
+    after it). Names are unique across the user's files; a user's rule named as a built-in
+    one takes its place (a copy of the built-in file replaces it, rule by rule). A gateway
+    a rule names is one of the catalog's or of ``gateways``."""
     problems: list[Problem] = []
+    known = catalog_names()
+    names = Names(tuple(dict.fromkeys([*(known.gateways or ()), *(path.stem for path in gateways)])))
     defaults = [
-        *(load_file(builtin, problems) if builtin is not None else ()),
+        *(load_file(builtin, problems, names=names) if builtin is not None else ()),
         *(rule for path in gateways for rule in load_file(path, problems, path.stem)),
     ]
-    groups = [load_file(path, problems) for path in files]
-    problems += _clashes([defaults, *groups])
+    _TRIGGERS.save()
+    groups = [load_file(path, problems, names=names) for path in files]
+    problems += _clashes(groups)
     if problems:
         raise ScenarioError(problems)
-    return [rule for rules in groups for rule in rules] + defaults
+    mine = {rule.name for rules in groups for rule in rules}
+    return [rule for rules in groups for rule in rules] + [rule for rule in defaults if rule.name not in mine]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 
+from emulator.domain.didyoumean import suggestion, unknown
 from emulator.domain.vocabulary import AUTHENTICATION_OPTIONS, FAULTS, OPERATIONS, RESULT_CODES, SETTLE_RESULTS
 
 if TYPE_CHECKING:
@@ -142,7 +143,9 @@ def _ienum(validator: Any, choices: list[str], instance: Any, schema: dict[str, 
     from jsonschema.exceptions import ValidationError
 
     if isinstance(instance, str) and instance.lower() not in {c.lower() for c in choices}:
-        yield ValidationError(f"{instance!r} is not one of {', '.join(choices)}")
+        yield ValidationError(
+            f"{instance!r} is not one of {', '.join(choices)}{suggestion(instance, choices, fold=True)}"
+        )
 
 
 @cache
@@ -218,7 +221,7 @@ def _explain(error: ValidationError) -> Iterator[tuple[list[Any], str]]:
         keys: dict[str, Any] = error.instance  # type: ignore[assignment]
         for key in keys:
             if key not in allowed:
-                yield [*path, key], f"unknown key {key!r} (allowed: {', '.join(allowed)})"
+                yield [*path, key], unknown("key", key, allowed)
     elif error.validator == "required":
         required: list[str] = error.validator_value  # type: ignore[assignment]
         for key in required:

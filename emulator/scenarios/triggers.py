@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from emulator.catalog.catalog import Catalog, GatewaySpec
+from emulator.catalog.catalog import LEVEL_NOTES, Catalog, GatewaySpec
 from emulator.domain.vocabulary import ResultCode
 from emulator.scenarios.model import Rule
 
@@ -120,8 +120,13 @@ def _cited(gateway: GatewaySpec, fact: str) -> str:
 
 def _facts(gateway: GatewaySpec) -> list[tuple[str, str]]:
     """The rows of a gateway's requirements table: (what, value and where it comes from)."""
-    names = ", ".join(f"`{n}`" for n in gateway.credentials) or "none"
-    rows = [("credentials", f"{names} — {_cited(gateway, 'credentialsNames')}")]
+    names = ", ".join(f"`{n}`" for n in gateway.credentials) or ("any names" if gateway.listed else "none")
+    if gateway.listed and gateway.credentials:
+        names += " (any other names are taken too; none is required)"
+    rows = [
+        ("level", f"{gateway.level}: {LEVEL_NOTES[gateway.level]}"),
+        ("credentials", f"{names} — {_cited(gateway, 'credentialsNames')}"),
+    ]
     if gateway.optional_credentials:
         optional = ", ".join(f"`{n}`" for n in gateway.optional_credentials)
         rows.append(("optional credentials", f"{optional} — {_cited(gateway, 'optionalCredentials')}"))

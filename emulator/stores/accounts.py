@@ -12,9 +12,11 @@ from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from emulator.catalog.catalog import note_listed
 from emulator.domain import budget as weights
 from emulator.domain import errors
 from emulator.domain.budget import Budget
+from emulator.domain.didyoumean import closest
 
 if TYPE_CHECKING:
     from emulator.catalog.catalog import Catalog, GatewaySpec
@@ -96,9 +98,12 @@ def resolve_gateway(catalog: Catalog, name: str | None, field: str = "paymentGat
     """The catalog entry named ``name`` (any case), or a 400 listing the gateways."""
     gateway = catalog.get(name)
     if gateway is None:
+        # the whole catalog (~100 names) would not fit an error message: the closest name, and where the list is
+        near = closest(str(name or "").lower(), [known.lower() for known in catalog.names()])
+        hint = f" Did you mean {catalog[near].name}?" if near else ""
         raise errors.invalid(
             field,
-            f"Unknown payment gateway '{name}'. Known gateways: {', '.join(catalog.names())}.",
+            f"Unknown payment gateway '{name}'.{hint} GET /PaymentGateway lists the {len(catalog)} known gateways.",
         )
     return gateway
 
@@ -109,6 +114,8 @@ def _accepted(names: tuple[str, ...]) -> dict[str, str]:
 
 
 def _listing(gateway: GatewaySpec) -> str:
+    if gateway.listed:
+        return f"{gateway.name} takes any credential names (payemu knows only its name)."
     if gateway.accepted_credentials:
         return f"{gateway.name} accepts: {', '.join(gateway.accepted_credentials)}."
     return f"{gateway.name} takes no credentials."
@@ -117,7 +124,10 @@ def _listing(gateway: GatewaySpec) -> str:
 def check_credentials(
     gateway: GatewaySpec, entries: Sequence[Mapping[str, Any]], field: str = "credentials"
 ) -> list[tuple[str, str | None]]:
-    """The credentials as ``(canonical key, value)`` pairs; each problem a 400 on ``field[i].key``."""
+    """The credentials as ``(canonical key, value)`` pairs; each problem a 400 on ``field[i].key``.
+    A gateway known only by name (level listed) takes any key, as given."""
+    if gateway.listed:
+        note_listed(gateway)
     if not entries:
         return []
     accepted = _accepted(gateway.accepted_credentials)
@@ -129,7 +139,7 @@ def check_credentials(
         if not key:
             problems.append((f"{field}[{index}].key", [f"The Key field is required. {_listing(gateway)}"]))
             continue
-        canonical = accepted.get(key.lower())
+        canonical = accepted.get(key.lower()) or (key if gateway.listed else None)
         if canonical is None:
             message = f"'{key}' is not a credential of {gateway.name}. {_listing(gateway)}"
             problems.append((f"{field}[{index}].key", [message]))

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from emulator.catalog.docs_table import by_level
 from emulator.contract.wire import error_response
 from emulator.domain import errors
 from emulator.domain.release import INTERFACE_VERSION, __version__
@@ -44,6 +45,8 @@ def _home(runtime: Runtime) -> Any:
             sandbox_key=keys[0] if keys and not runtime.settings.admin_key else None,
             admin=bool(runtime.settings.admin_key),
             request_base=str(request.base_url).rstrip("/"),
+            levels=by_level(runtime.catalog),
+            gateway_count=len(runtime.catalog),
         )
 
     return home

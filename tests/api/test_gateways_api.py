@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 from starlette.testclient import TestClient
 
+from emulator.catalog.catalog import LEVEL_NOTES
 from emulator.domain.datafiles import gateway_files
 
 # every gateway the public record names (gateway requirements guide, PCI Booking's guidance
@@ -45,7 +46,8 @@ def test_lists_every_gateway_file(client: TestClient) -> None:
             "name": source["name"],
             "displayName": source["displayName"],
             "paymentGatewayUrl": source["paymentGatewayUrl"],
-            "description": source["description"],
+            # the file's description, then how much payemu knows of the gateway (its level)
+            "description": f"{source['description']} payemu level {source['level']}: {LEVEL_NOTES[source['level']]}.",
             "credentialsNames": source["credentialsNames"] + source.get("optionalCredentials", []),
             "supportsNetworkToken": source["supportsNetworkToken"],
         }

@@ -10,10 +10,12 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
-from emulator.catalog.catalog import CATALOG_PATH, CatalogError, load_catalog
+from emulator.catalog import catalog as catalog_module
+from emulator.catalog.catalog import CATALOG_PATH, CatalogError, GatewaySpec, load_catalog
 from emulator.domain.datafiles import gateway_files
 from emulator.scenarios import ScenarioBook, ScenarioError
 from tests.conftest import SANDBOX
+from tests.support.paths import TESTS_DIR
 
 REQUIRED = {
     "NULLSuccess",
@@ -98,7 +100,7 @@ def _copy(tmp_path: Path) -> Path:
             "tokenizes: true",
             "tokenizes: true\ncolour: red",
             "colour:",
-            "Additional properties are not allowed",
+            "unknown key 'colour' (allowed: name, ",
         ),
         (
             "Stripe",
@@ -108,7 +110,13 @@ def _copy(tmp_path: Path) -> Path:
             "'Success' is a required",
         ),
         ("AMEX", "unsupportedOperations: [Charge", "unsupportedOperations: [Teleport", "unsupportedOperations:", "[0]"),
-        ("BAC", "  requires: {source:", "  requirements: {source:", "  requirements:", "'requirements' was unexpected"),
+        (
+            "BAC",
+            "  requires: {source:",
+            "  requirements: {source:",
+            "  requirements:",
+            "unknown key 'requirements'; did you mean 'requires'?",
+        ),
         (
             "Stripe",
             "  credentialsNames: {source:",
@@ -176,6 +184,7 @@ def test_recipe_a_gateway_added_by_data_alone_takes_accounts_and_charges(tmp_pat
             {
                 "name": "Examplepay",
                 "displayName": "Examplepay",
+                "level": "credentials",
                 "paymentGatewayUrl": "https://examplepay.invalid",
                 "description": "A gateway added by data in a test (CONTRIBUTING.md, How to add a gateway).",
                 "credentialsNames": ["ShopId", "ShopSecret"],
@@ -261,3 +270,61 @@ def test_recipe_a_gateway_added_by_data_alone_takes_accounts_and_charges(tmp_pat
         )
         assert unknown.status_code == 400
         assert "ShopId, ShopSecret" in unknown.text
+
+
+SUPPORTED = yaml.safe_load((TESTS_DIR / "data" / "supported-gateways.yaml").read_text(encoding="utf-8"))
+
+
+def test_every_gateway_of_the_public_list_is_served(client: TestClient) -> None:
+    """Each gateway of PCI Booking's supported list is a catalog entry of ``GET /PaymentGateway``
+    (its storing and charging: tests/catalog/test_gateway_cases.py); its two own regions are not gateways."""
+    served = {entry["name"] for entry in client.get("/PaymentGateway").json()}
+    listed = [item for item in SUPPORTED["gateways"] if "gateway" in item]
+    assert len(listed) == 98
+    assert sorted(item["shown"] for item in SUPPORTED["gateways"] if "notAGateway" in item) == [
+        "PCI Booking EU",
+        "PCI Booking USA",
+    ]
+    for item in listed:
+        assert item["gateway"] in served, item["shown"]
+
+
+@pytest.mark.parametrize("gateway", list(load_catalog()), ids=load_catalog().names())
+def test_every_gateway_file_holds_what_its_level_says(gateway: GatewaySpec) -> None:
+    """sandbox: its own test inputs (each trigger's origin is a public page: the scenario loader
+    refuses one without) or a mock's documented answer; credentials: credential names from the
+    record and no test inputs; listed: neither."""
+    assert gateway.level == gateway.held_level, f"{gateway.file}: level {gateway.level}, holds {gateway.held_level}"
+    if gateway.level == "credentials":
+        assert gateway.origin("credentialsNames")[0] == "source", gateway.name
+
+
+def test_the_catalog_answer_carries_each_gateway_level(client: TestClient) -> None:
+    entries = {entry["name"]: entry for entry in client.get("/PaymentGateway").json()}
+    assert entries["Stripe"]["description"].endswith(
+        "payemu level sandbox: its documented test inputs are modelled, each with its source."
+    )
+    assert "payemu level credentials:" in entries["BAC"]["description"]
+    assert "payemu level listed: only its name is public" in entries["Tyro"]["description"]
+    assert entries["Tyro"]["credentialsNames"] == []
+
+
+def test_a_listed_gateway_takes_any_credential_names_and_the_log_says_so_once(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = {"paymentGatewayName": "Ryft", "credentials": [{"key": "SecretKey", "value": "sk_anything"}]}
+    catalog_module._NOTED.discard("Ryft")  # as in a fresh process
+    with caplog.at_level("WARNING", logger="payemu"):
+        first = client.put("/PaymentGatewayAccounts/ryftA", json=body)
+        second = client.put("/PaymentGatewayAccounts/ryftB", json=body)
+    assert first.status_code == 200, first.text
+    assert second.json()["credentials"] == [{"key": "SecretKey", "value": "sk_anything"}]
+    notes = [r.getMessage() for r in caplog.records if "Ryft" in r.getMessage()]
+    assert len(notes) == 1, notes
+    assert "level listed" in notes[0]
+    refused = client.put(
+        "/PaymentGatewayAccounts/stripeA",
+        json={"paymentGatewayName": "Stripe", "credentials": [{"key": "Anything", "value": "x"}]},
+    )
+    assert refused.status_code == 400
+    assert "is not a credential of Stripe" in refused.text

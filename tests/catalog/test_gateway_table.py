@@ -17,7 +17,8 @@ def test_docs_table_matches_the_catalog() -> None:
 
 
 def test_rows_carry_the_behaviour_facts() -> None:
-    rows = {line.split(" | ")[0].strip("| `"): line for line in table.markdown(load_catalog()).splitlines()[2:]}
+    levels, gateways = table.markdown(load_catalog()).split("\n\n")
+    rows = {line.split(" | ")[0].strip("| `"): line for line in gateways.splitlines()[2:]}
     assert len(rows) == len(load_catalog())
     assert "mock: always approves" in rows["NULLSuccess"]
     assert "*`ShopperInteraction`*" in rows["Adyen"]
@@ -27,16 +28,21 @@ def test_rows_carry_the_behaviour_facts() -> None:
     assert "needs `card.cvv`" in rows["BAC"]
     assert "the `CustomerID` credential to tokenize" in rows["Airwallex"]
     assert "needs `orderDesc`" in rows["Cardstream"]
+    assert rows["Stripe"].startswith("| `Stripe` | sandbox |")
+    assert rows["Tyro"].startswith("| `Tyro` | listed | any names |")
+    by_level = levels.splitlines()[2:]
+    assert [line.split(" (")[0] for line in by_level] == ["| sandbox", "| credentials", "| listed"]
+    assert "`BAC`" in by_level[1]
 
 
 def test_write_docs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{table.START}\nold\n{table.END}\noutro\n")
+    readme.write_text(f"intro\n{table.START}\nstale table\n{table.END}\noutro\n")
     assert table.main(["--write-docs", str(readme)]) == 0
     written = readme.read_text()
     assert written.startswith("intro\n")
     assert written.endswith("outro\n")
-    assert "old" not in written
+    assert "stale table" not in written
     assert table.markdown(load_catalog()) in written
     assert table.main([]) == 0
     assert "`Stripe`" in capsys.readouterr().out

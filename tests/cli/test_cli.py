@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from emulator.cli.main import DEFAULT_HOST, DEFAULT_PORT, build_parser, settings_from
-from emulator.domain.config import ConfigError
+from emulator.domain.config import ConfigError, load_config_file
 from tests.support.paths import REPO_ROOT
 from tests.support.serving import free_port, wait_until_up
 
@@ -93,6 +93,23 @@ def test_bad_config_is_refused_with_file_and_field(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert f"{config}:3: keys[0].isSandbox" in result.stderr  # the file and the line
+
+
+def test_a_mistyped_config_key_or_value_names_line_allowed_and_closest(tmp_path: Path) -> None:
+    config = tmp_path / "payemu.yaml"
+    config.write_text("seed: 1\njornalSize: 5\nfailover: al\nlimits:\n  tokenPerTenant: 4\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config_file(config)
+    assert str(caught.value).splitlines() == [
+        f"{config}:2: config: unknown key 'jornalSize'; did you mean 'journalSize'? (allowed: keys, anyKey, "
+        "anyKeyNeedsAdmin, seed, clockStart, failover, strict, successStatus, mockTokenization, journalSize, "
+        "scenarios, openapi, limits, requestTimeoutSeconds, shutdownTimeoutSeconds, maxConnections, "
+        "writeTimeoutSeconds, adminKey, returnOrigins)",
+        f"{config}:3: failover: unknown value 'al'; did you mean 'all'? (allowed: all, recoverable-only)",
+        f"{config}:5: limits: unknown key 'tokenPerTenant'; did you mean 'tokensPerTenant'? (allowed: tenants, "
+        "tenantIdleSeconds, tokensPerTenant, tokenBytesPerTenant, transactionsPerTenant, journalBytesPerTenant, "
+        "sessionsPerTenant, namedItemsPerTenant, sequencesPerTenant, memoryBytesPerTenant, memoryBytes)",
+    ]
 
 
 def test_python_dash_m_help() -> None:

@@ -119,6 +119,22 @@ def test_misnamed_top_level_key_in_a_scenario_file(tmp_path: Path) -> None:
     assert result.stderr.splitlines() == [f"payemu: {rules}:1: unknown top-level key 'rules' (expected 'scenarios')"]
 
 
+def test_a_rule_naming_an_unknown_gateway_stops_serve_and_fails_the_check(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("scenarios:\n  - name: a\n    when: {gateway: Strip}\n    then: {operationResultCode: Rejected}\n")
+    says = f"{rules}:3: rule 'a': when.gateway: unknown gateway 'Strip'; did you mean 'Stripe'? (allowed: 3GDirectPay, "
+    served = run("serve", "--port", "0", "--no-card-form", "--scenarios", str(rules))
+    assert served.returncode == 2
+    [line] = served.stderr.splitlines()
+    assert line.startswith(f"payemu: {says}")
+    assert "listening" not in served.stdout
+    checked = run("scenarios", "check", str(rules))
+    assert checked.returncode == 1
+    assert checked.stdout == ""
+    [line] = checked.stderr.splitlines()
+    assert line.startswith(says)
+
+
 def test_port_in_use_says_so_before_any_listening_line() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -151,6 +151,14 @@ def test_reset_drops_runtime_rules(client: TestClient) -> None:
         ({"scenarios": [rule("dup"), rule("dup")]}, [("body", "duplicate rule name 'dup'")]),
         ({"scenarios": [rule("a")], "extra": 1}, [("body", "unknown key 'extra'")]),
         ([5], [("body", "")]),
+        (
+            {"name": "g", "when": {"gateway": "Strip"}, "then": {"operationResultCode": "Rejected"}},
+            [("scenarios[0].when.gateway", "unknown gateway 'Strip'; did you mean 'Stripe'? (allowed: 3GDirectPay")],
+        ),
+        (
+            {"name": "a", "when": {"account": "mainstripe"}, "then": {"operationResultCode": "Rejected"}},
+            [("scenarios[0].when.account", "unknown account 'mainstripe' (allowed: none)")],
+        ),
     ],
 )
 def test_bad_rules_are_400_naming_the_rule_path(
@@ -163,6 +171,22 @@ def test_bad_rules_are_400_naming_the_rule_path(
     for entry, (_, words) in zip(entries, expected, strict=True):
         assert words in entry["errors"][0]
     assert all(r["source"] != "runtime" for r in client.get("/_emulator/scenarios").json()["rules"])
+
+
+def test_an_account_must_be_the_tenants_own(client: TestClient) -> None:
+    """An account is checked where a tenant exists: the rule names one the caller stored."""
+    account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
+    stored = client.put("/PaymentGatewayAccounts/mainstripe", json=account)
+    assert stored.status_code == 200, stored.text
+    mistyped = {"name": "a", "when": {"account": "mainstrip"}, "then": {"operationResultCode": "Rejected"}}
+    response = client.post("/_emulator/scenarios", json=mistyped)
+    assert response.status_code == 400
+    [entry] = response.json()
+    assert entry["errors"] == ["unknown account 'mainstrip'; did you mean 'mainstripe'? (allowed: mainstripe)"]
+    right = {**mistyped, "when": {"account": "MAINSTRIPE"}}  # matched as the engine does, case ignored
+    assert client.post("/_emulator/scenarios", json=right).status_code == 201
+    # another tenant has no such account
+    assert client.post("/_emulator/scenarios", json=right, headers=LIVE).status_code == 400
 
 
 def test_yaml_problems_carry_the_line(client: TestClient) -> None:

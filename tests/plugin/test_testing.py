@@ -147,7 +147,7 @@ def test_connect_to_a_running_server() -> None:
     finally:
         running.stop()
     with pytest.raises(RuntimeError, match="no payemu answers"):
-        PayemuServer.connect(running.base_url)
+        PayemuServer.connect(running.base_url, wait=0.5)
 
 
 def test_importing_the_plugin_starts_and_imports_nothing() -> None:

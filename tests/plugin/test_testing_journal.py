@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import pytest
 
-from emulator.testing import ControlError, Payemu, PayemuServer
+from emulator.testing import JOURNAL_FILTERS, ControlError, Payemu, PayemuServer
 from tests.support.paths import REPO_ROOT
 
 CARD = {"cardHolderName": "Ada", "cardNumber": "4242424242424242", "expirationMonth": 12, "expirationYear": 2030}
@@ -89,3 +90,33 @@ def test_the_journal_example_of_the_ci_docs(payemu: Payemu) -> None:
     scope: dict[str, Any] = {}
     exec(compile(block.group(1), "docs/ci.md", "exec"), scope)
     scope["test_one_decline_and_the_rule_behind_it"](payemu)
+
+
+@pytest.mark.parametrize("helper", ["requests", "count"])
+def test_an_unknown_filter_is_a_type_error(payemu: Payemu, helper: str) -> None:
+    """A mistyped filter would match every entry: ``count(stauts=409)`` must not answer 1."""
+    payemu.client.get("/Utils/apiKey")
+    with pytest.raises(TypeError) as caught:
+        getattr(payemu, helper)(stauts=409)
+    message = str(caught.value)
+    assert message.startswith(f"{helper}() got an unknown filter 'stauts'; did you mean 'status'?")
+    assert "(allowed: path, since, until, method, status, operationId, resultCode, gateway, myRef, limit" in message
+
+
+def test_count_takes_no_page_size(payemu: Payemu) -> None:
+    with pytest.raises(TypeError, match="unknown filter 'pageSize'"):
+        payemu.count(pageSize=2)
+
+
+def test_an_unknown_gateway_filter_is_refused_by_payemu(payemu: Payemu) -> None:
+    with pytest.raises(ControlError) as caught:
+        payemu.count(gateway="Strip")
+    assert caught.value.status == 400
+    assert "did you mean 'Stripe'?" in caught.value.body
+
+
+def test_the_helpers_filters_are_the_control_apis() -> None:
+    """JOURNAL_FILTERS names exactly the query parameters of GET /_emulator/requests/count."""
+    document = json.loads((REPO_ROOT / "emulator/data/control.json").read_text())
+    params = document["paths"]["/_emulator/requests/count"]["get"]["parameters"]
+    assert tuple(param["name"] for param in params if param["in"] == "query") == JOURNAL_FILTERS

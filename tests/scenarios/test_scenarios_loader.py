@@ -12,7 +12,7 @@ import yaml
 
 from emulator.scenarios import BUILTIN, RuleOutcome, ScenarioError, check_files, parse_rules
 from emulator.scenarios.loader import expand_paths, load_files
-from tests.support.paths import TESTS_DIR
+from tests.support.paths import REPO_ROOT, TESTS_DIR
 
 CASES = yaml.safe_load((TESTS_DIR / "cases" / "scenario_files.yaml").read_text())["cases"]
 HUGE_INT = "9" * 5000  # `{huge_int}` in a case's text: past the 4,300 digits Python converts
@@ -126,11 +126,26 @@ def test_a_name_may_not_be_reused_in_a_later_file(tmp_path: Path) -> None:
     assert check_files([first, second]) == [f"{second}:2: duplicate rule name 'shared' (first at {first}:1)"]
 
 
-def test_a_clash_with_a_built_in_name_is_reported_at_the_user_file(tmp_path: Path) -> None:
+def test_a_user_rule_named_as_a_built_in_one_takes_its_place(tmp_path: Path) -> None:
     mine = tmp_path / "mine.yaml"
     mine.write_text("\n- {name: slow-card, then: {operationResultCode: Success}}\n")
-    (builtin,) = [r for r in load_files([], BUILTIN) if r.name == "slow-card"]
-    assert check_files([mine]) == [f"{mine}:2: duplicate rule name 'slow-card' (first at {BUILTIN}:{builtin.line})"]
+    assert check_files([mine]) == []
+    rules = load_files([mine], BUILTIN)
+    [slow] = [rule for rule in rules if rule.name == "slow-card"]
+    assert slow.source == str(mine)
+    assert rules[0] is slow  # in the user's position, before every built-in rule
+    assert len(rules) == len(load_files([], BUILTIN))
+
+
+def test_a_copy_of_the_shipped_defaults_checks_clean(tmp_path: Path) -> None:
+    """A project starts from a copy of scenarios/default.yaml: each of its rules replaces the
+    built-in one of the same name, none is a duplicate."""
+    copy = tmp_path / "default.yaml"
+    copy.write_text(BUILTIN.read_text())
+    assert check_files([copy]) == []
+    assert check_files([REPO_ROOT / "scenarios" / "default.yaml"]) == []
+    assert [rule.name for rule in load_files([copy], BUILTIN)] == [rule.name for rule in load_files([], BUILTIN)]
+    assert {rule.source for rule in load_files([copy], BUILTIN, [])} == {str(copy)}
 
 
 def test_directories_load_yaml_files_in_name_order(tmp_path: Path) -> None:

@@ -58,8 +58,10 @@ def test_unknown_gateway_lists_the_known_ones() -> None:
     (entry,) = caught.value.body
     assert entry["fieldName"] == "paymentGatewayName"
     assert "'Nope'" in entry["errors"][0]
-    assert "Stripe" in entry["errors"][0]
-    assert "NULLSuccess" in entry["errors"][0]
+    assert f"GET /PaymentGateway lists the {len(CATALOG)} known gateways." in entry["errors"][0]
+    with pytest.raises(ApiError) as near:
+        accounts.put(bare_tenant(), CATALOG, "x1x", {"paymentGatewayName": "strpe", "credentials": []})
+    assert "Unknown payment gateway 'strpe'. Did you mean Stripe?" in near.value.body[0]["errors"][0]
 
 
 def test_every_credential_problem_is_named() -> None:

@@ -134,7 +134,7 @@ def test_health_check_follows_the_port_payemu_serves(tmp_path: Path) -> None:
     assert run_health_check(ready_file).returncode != 0  # stopped: unhealthy again
 
 
-@pytest.mark.parametrize("source", ["pyproject.toml", "README.md", "emulator", "schemas", "scenarios"])
+@pytest.mark.parametrize("source", ["pyproject.toml", "README.md", "LICENSE", "emulator", "schemas", "scenarios"])
 def test_copied_sources_exist_and_are_not_ignored(source: str) -> None:
     copied = [src for keyword, rest in instructions() if keyword == "COPY" for src in shlex.split(rest)[:-1]]
     assert source in copied

@@ -1,12 +1,15 @@
-"""The built wheel is complete: every file under emulator/ is in it, and payemu installed
-from it into a fresh virtual environment outside the checkout serves every page and asset
-it links (200, no traceback) and runs every command (or says in one line that it needs a
-checkout). The wheel is built and installed once for the module: offline, the new
-environment reusing this one's installed dependencies through a ``.pth`` file."""
+"""What a release publishes: ``python -m build`` makes the sdist and, from it, the wheel;
+``twine check`` passes on both; both carry LICENSE, and the metadata is ready for a package
+index (classifiers, project URLs, the README as the long description). The wheel is
+complete: every file under emulator/ is in it, and payemu installed from it into a fresh
+virtual environment outside the checkout serves every page and asset it links (200, no
+traceback) and runs every command (or says in one line that it needs a checkout). The
+artifacts are built and installed once for the module, the new environment reusing this
+one's installed dependencies through a ``.pth`` file."""
 
 from __future__ import annotations
 
-import importlib.util
+import email
 import json
 import os
 import shutil
@@ -14,6 +17,7 @@ import signal
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import time
 import venv
 import zipfile
@@ -29,22 +33,19 @@ import pytest
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
-SOURCES = ("pyproject.toml", "README.md", "emulator", "schemas", "scenarios")  # what the Dockerfile copies
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "emulator", "schemas", "scenarios")  # what a build reads
 MAX_PAGES = 80
 
 
-def build_wheel(source: Path, out: Path) -> Path:
-    """``pip wheel --no-deps`` when this environment has pip, else ``uv build`` (offline)."""
-    if importlib.util.find_spec("pip") is not None:
-        command = [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(out)]
-    elif shutil.which("uv"):
-        command = ["uv", "build", "--wheel", "--offline", "-q", "--out-dir", str(out), str(source)]
-    else:
-        pytest.skip("building a wheel needs pip or uv in this environment")
-    built = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert built.returncode == 0, built.stderr[-3000:]
+def build(source: Path, out: Path) -> tuple[Path, Path]:
+    """``python -m build``: the sdist, then the wheel built from it (so the sdist is complete)."""
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(source)], capture_output=True, text=True, timeout=600
+    )
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    [sdist] = out.glob("payemu-*.tar.gz")
     [wheel] = out.glob("payemu-*.whl")
-    return wheel
+    return sdist, wheel
 
 
 def install(wheel: Path, target: Path) -> Path:
@@ -72,6 +73,7 @@ def install(wheel: Path, target: Path) -> Path:
 
 @dataclass
 class Installed:
+    sdist: Path
     wheel: Path
     bin: Path
     home: Path  # the working directory, outside the checkout
@@ -93,10 +95,50 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         else:
             source.mkdir(exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
-    wheel = build_wheel(source, base / "dist")
+    sdist, wheel = build(source, base / "dist")
     home = base / "home"
     home.mkdir()
-    return Installed(wheel, install(wheel, base / "venv"), home)
+    return Installed(sdist, wheel, install(wheel, base / "venv"), home)
+
+
+def test_twine_checks_the_sdist_and_the_wheel(installed: Installed) -> None:
+    checked = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", str(installed.sdist), str(installed.wheel)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("PASSED") == 2
+
+
+def test_the_license_ships_in_both(installed: Installed) -> None:
+    license_text = (ROOT / "LICENSE").read_text()
+    assert license_text.startswith("MIT License")
+    with zipfile.ZipFile(installed.wheel) as archive:
+        [name] = [n for n in archive.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+        assert archive.read(name).decode() == license_text
+    with tarfile.open(installed.sdist) as archive:
+        [member] = [m for m in archive.getmembers() if m.name.count("/") == 1 and m.name.endswith("/LICENSE")]
+        extracted = archive.extractfile(member)
+        assert extracted is not None
+        assert extracted.read().decode() == license_text
+
+
+def test_the_metadata_is_ready_for_an_index(installed: Installed) -> None:
+    with zipfile.ZipFile(installed.wheel) as archive:
+        [name] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = email.message_from_string(archive.read(name).decode())
+    assert metadata["Name"] == "payemu"
+    assert metadata["License-Expression"] == "MIT"
+    assert metadata["License-File"] == "LICENSE"
+    classifiers = metadata.get_all("Classifier") or []
+    assert "Framework :: Pytest" in classifiers
+    assert "Programming Language :: Python :: 3.11" in classifiers
+    urls = dict(url.split(", ", 1) for url in metadata.get_all("Project-URL") or [])
+    assert set(urls) >= {"Homepage", "Documentation", "Changelog", "Issues"}
+    assert metadata["Description-Content-Type"] == "text/markdown"
+    assert metadata.get_payload() == (ROOT / "README.md").read_text()
 
 
 def test_the_wheel_ships_every_file_under_emulator(installed: Installed) -> None:

@@ -51,3 +51,15 @@ def test_with_an_admin_key_no_api_key_is_shown(make_app) -> None:  # type: ignor
     assert answer.status_code == 200
     assert "sandbox-api-key" not in answer.text
     assert "needs the admin key" in answer.text
+
+
+def test_the_start_page_shows_every_gateway_by_level(anon: TestClient) -> None:
+    text = anon.get("/", headers=HTML).text
+    table = text[text.index("<h2>Gateways by level</h2>") : text.index("<h2>Full documentation</h2>")]
+    rows = re.findall(r"<tr><td>(\w+) \((\d+)\)</td>", table)
+    assert [level for level, _ in rows] == ["sandbox", "credentials", "listed"]
+    named = re.findall(r"<code>(\w+)</code>", table)
+    assert sum(int(count) for _, count in rows) == len(named) == len(set(named))
+    sandbox = table[: table.index("<tr><td>credentials")]
+    assert "<code>Stripe</code>" in sandbox
+    assert "<code>Tyro</code>" in table[table.index("<tr><td>listed") :]

@@ -2,7 +2,7 @@
 
 ``emulator/data/fidelity.yaml`` lists each with its source and alternatives; from it come
 docs/reference/fidelity.md and the schema's ``x-payemu-source`` extensions
-(``python -m emulator.domain.fidelity --write-docs --write-schema``; a test checks both)."""
+(``python -m emulator.contract.fidelity --write-docs --write-schema``; a test checks both)."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def _dump(document: Any) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m emulator.domain.fidelity", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m emulator.contract.fidelity", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--write-docs", "--write-readme", dest="write_docs", action="store_true", help="write the docs' Fidelity page"
     )

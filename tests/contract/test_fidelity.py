@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.catalog.catalog import load_catalog
-from emulator.domain import fidelity
+from emulator.contract import fidelity
 from emulator.domain.vocabulary import RejectReason
 from tests.support.paths import REPO_ROOT
 
@@ -23,7 +23,7 @@ def test_docs_page_is_current() -> None:
     readme = fidelity.PAGE.read_text(encoding="utf-8")
     section = fidelity.markdown(fidelity.choices())
     assert readme == fidelity.readme_with_section(readme, section), (
-        "docs/reference/fidelity.md is stale: python -m emulator.domain.fidelity --write-docs"
+        "docs/reference/fidelity.md is stale: python -m emulator.contract.fidelity --write-docs"
     )
 
 
@@ -32,7 +32,7 @@ def test_schema_extensions_are_current() -> None:
     for path in fidelity.SCHEMAS:
         document = json.loads(path.read_text(encoding="utf-8"))
         expected = fidelity.annotated(copy.deepcopy(document), items)
-        assert document == expected, f"{path}: python -m emulator.domain.fidelity --write-schema"
+        assert document == expected, f"{path}: python -m emulator.contract.fidelity --write-schema"
 
 
 def test_every_open_point_of_the_issue_is_listed() -> None:
