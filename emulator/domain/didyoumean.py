@@ -35,11 +35,19 @@ def suggestion(word: str, candidates: Sequence[str], fold: bool = False) -> str:
     return f"; did you mean {match!r}?" if match is not None else ""
 
 
+MOST_LISTED = 30  # past this many allowed names, an error names the nearest few instead of all
+
+
 def unknown(kind: str, word: str, candidates: Sequence[str], fold: bool = False) -> str:
     """``unknown KIND 'word'; did you mean 'X'? (allowed: ...)``: what a user named that does
-    not exist, the closest real name and every allowed one."""
-    allowed = ", ".join(candidates) if candidates else "none"
-    return f"unknown {kind} {word!r}{suggestion(word, candidates, fold)} (allowed: {allowed})"
+    not exist, the closest real name and every allowed one (of a long list, the nearest few)."""
+    if len(candidates) > MOST_LISTED:
+        by_fold = {candidate.casefold(): candidate for candidate in candidates}
+        near = difflib.get_close_matches(word.casefold(), list(by_fold), n=5, cutoff=0.0)
+        allowed = f"one of {len(candidates)}; the nearest: {', '.join(by_fold[name] for name in near)}"
+    else:
+        allowed = "allowed: " + (", ".join(candidates) if candidates else "none")
+    return f"unknown {kind} {word!r}{suggestion(word, candidates, fold)} ({allowed})"
 
 
 def unrecognized(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:

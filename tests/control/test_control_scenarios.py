@@ -28,7 +28,15 @@ def attempt(card: str = CARD, amount: float = 10.0) -> Attempt:
 
 
 def names(client: TestClient, headers: dict[str, str] = SANDBOX) -> list[str]:
-    return [r["name"] for r in client.get("/_emulator/scenarios", headers=headers).json()["rules"]]
+    """Every rule's name, in order, page after page."""
+    found: list[str] = []
+    query = ""
+    while True:
+        page = client.get(f"/_emulator/scenarios{query}", headers=headers).json()
+        found += [r["name"] for r in page["rules"]]
+        if page["next"] is None:
+            return found
+        query = f"?after={page['next']}"
 
 
 def test_list_shows_the_file_rules_with_their_source(client: TestClient) -> None:
@@ -153,7 +161,7 @@ def test_reset_drops_runtime_rules(client: TestClient) -> None:
         ([5], [("body", "")]),
         (
             {"name": "g", "when": {"gateway": "Strip"}, "then": {"operationResultCode": "Rejected"}},
-            [("scenarios[0].when.gateway", "unknown gateway 'Strip'; did you mean 'Stripe'? (allowed: 3GDirectPay")],
+            [("scenarios[0].when.gateway", "unknown gateway 'Strip'; did you mean 'Stripe'? (one of ")],
         ),
         (
             {"name": "a", "when": {"account": "mainstripe"}, "then": {"operationResultCode": "Rejected"}},
