@@ -1,6 +1,6 @@
 """Shared fixtures: a fresh app per test, and a check that no response broke the schema;
-the one factory of a bare tenant (:func:`bare_tenant`), the tenant of a key in an app
-(:func:`tenant_of`) and a live server for a module (:func:`serving`)."""
+the one factory of a bare tenant (:func:`bare_tenant`) and the tenant of a key in an app
+(:func:`tenant_of`). A real server comes from :mod:`tests.support.servers`."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from emulator.stores import vault
 from emulator.stores.accounts import StoredAccount
 from emulator.tenants.runtime import Runtime
 from emulator.tenants.tenants import Tenant
-from emulator.testing import PayemuServer
 from tests.support.tools import pytest_runtest_setup, pytest_terminal_summary  # noqa: F401  (hooks)
 
 SANDBOX = {"X-Api-Key": "sandbox-api-key"}
@@ -113,17 +112,6 @@ def bare_tenant(key: str = "k", seed: int | None = 3, certificates: Iterable[str
     source and clock (None: the operating system's, and the real time)."""
     spec = KeySpec(key, "merchant", 1, True, tuple(certificates))
     return Tenant(spec, Settings(limits=Limits(**limits)), seed)
-
-
-def serving(settings: Settings) -> Iterator[PayemuServer]:
-    """A live ``payemu`` for a module's ``server`` fixture (``yield from serving(...)``);
-    afterwards, fail if any response it sent broke the schema."""
-    running = PayemuServer.start(settings)
-    yield running
-    running.stop()
-    assert running.app is not None
-    violations = running.app.state.runtime.violations
-    assert not violations, "responses broke the schema:\n" + "\n".join(violations)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from emulator.domain.clock import parse_duration
 from emulator.domain.config import DEFAULT_KEYS, KeySpec
 from emulator.domain.model import DropConnection
 from tests.conftest import LIVE, SANDBOX
+from tests.support.bodies import STRIPE_MAIN, card
 from tests.support.casedata import patched
 from tests.support.paths import TESTS_DIR
 
@@ -33,14 +34,7 @@ ROUTES = {
     "tokenize": ("POST", "/PaymentGateway/tokenize"),
     "status": ("POST", "/PaymentGateway/status"),
 }
-STRIPE = {"paymentGatewayAccountName": "stripeMain"}
-CARD = {
-    "cardHolderName": "Jane Smith",
-    "cardNumber": "4111111111111111",
-    "expirationMonth": 12,
-    "expirationYear": 2030,
-    "cvv": "123",
-}
+CARD = card(cvv="123")
 
 
 def substituted(value: Any, saved: dict[str, Any]) -> Any:
@@ -128,7 +122,7 @@ def charge_body(**changes: Any) -> dict[str, Any]:
 def test_lost_response_charge_is_found_by_a_later_status(stripe: TestClient) -> None:
     with pytest.raises(DropConnection):
         stripe.post("/PaymentGateway/charge", json=charge_body(amount=9031.0, myRef="order-lost-1"))
-    found = stripe.post("/PaymentGateway/status", json={"myRef": "order-lost-1", **STRIPE})
+    found = stripe.post("/PaymentGateway/status", json={"myRef": "order-lost-1", **STRIPE_MAIN})
     assert found.status_code == 200, found.text
     body = found.json()
     assert (body["operationType"], body["operationResultCode"], body["amount"]) == ("Status", "Success", 9031.0)
@@ -155,7 +149,7 @@ def test_reset_records_nothing(stripe: TestClient) -> None:
     with pytest.raises(DropConnection):
         stripe.post("/PaymentGateway/charge", json=charge_body(amount=9032.0, myRef="order-reset"))
     assert tenant.ledger == {}
-    missing = stripe.post("/PaymentGateway/status", json={"myRef": "order-reset", **STRIPE})
+    missing = stripe.post("/PaymentGateway/status", json={"myRef": "order-reset", **STRIPE_MAIN})
     assert missing.status_code == 409
     assert missing.json()["rejectReasonCode"] == "TransactionNotFound"
 
@@ -208,7 +202,7 @@ def run_script(app: Starlette) -> list[str]:
         out.append(client.put("/PaymentGateway/capture", json={**body, "paymentGatewayAccountName": "stripeMain"}).text)
         tokenize = {"card": CARD, "paymentGatewayAccountName": "adyenMain"}
         out.append(client.post("/PaymentGateway/tokenize", json=tokenize).text)
-        out.append(client.post("/PaymentGateway/status", json={"refTransId": reference, **STRIPE}).text)
+        out.append(client.post("/PaymentGateway/status", json={"refTransId": reference, **STRIPE_MAIN}).text)
     return out
 
 
@@ -224,7 +218,7 @@ def test_status_reports_a_capture_time_expiry_without_moving_state(stripe: TestC
     tenant = stripe.app.state.runtime.tenants.get("sandbox-api-key")  # type: ignore[attr-defined]
     reference = stripe.post("/PaymentGateway/authorize", json=charge_body()).json()["gatewayReference"]
     tenant.clock.advance(timedelta(days=8))
-    status = stripe.post("/PaymentGateway/status", json={"refTransId": reference, **STRIPE})
+    status = stripe.post("/PaymentGateway/status", json={"refTransId": reference, **STRIPE_MAIN})
     assert status.status_code == 200
     assert status.json()["operationResultDescription"] == "Transaction found: Expired."
     assert tenant.ledger[reference].to_json()["state"] == "Expired"

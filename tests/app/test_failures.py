@@ -6,7 +6,6 @@ import asyncio
 import json
 import socket
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from starlette.exceptions import HTTPException
@@ -20,8 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from emulator.app import shutdown
 from emulator.app.application import App
 from emulator.app.failures import JsonErrors
-from emulator.domain.config import Settings
-from emulator.edge.server import BackgroundServer
+from tests.support.servers import in_thread
 
 INTERNAL = [{"fieldName": None, "errors": ["payemu hit an internal error; see its log."]}]
 
@@ -98,16 +96,14 @@ def test_routing_errors_and_http_errors_are_json() -> None:
 def test_a_crash_after_the_answer_began_sends_no_second_answer() -> None:
     # on a real server (Starlette 0.40's TestClient drops a body cut short): what went out
     # stays the only answer, and the connection closes without a second one
-    running = BackgroundServer(app(), Settings(log_level="critical"))
-    try:
-        address = urlsplit(running.url)
-        with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
-            sock.sendall(b"GET /half HTTP/1.1\r\nHost: payemu\r\n\r\n")
-            wire = b""
-            while chunk := sock.recv(65536):
-                wire += chunk
-    finally:
-        running.stop()
+    with (
+        in_thread(app=app(), log_level="critical") as running,
+        socket.create_connection(("127.0.0.1", running.port), timeout=10) as sock,
+    ):
+        sock.sendall(b"GET /half HTTP/1.1\r\nHost: payemu\r\n\r\n")
+        wire = b""
+        while chunk := sock.recv(65536):
+            wire += chunk
     assert wire.startswith(b"HTTP/1.1 200 ")
     assert wire.count(b"HTTP/1.1 ") == 1
     head, _, body = wire.partition(b"\r\n\r\n")

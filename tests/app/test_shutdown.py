@@ -14,10 +14,10 @@ from typing import Any
 
 import httpx
 
-from tests.support.serving import HEALTH, free_port, output_of, serve, wait_until_up
+from tests.support.bodies import CARD
+from tests.support.servers import PayemuProcess
 
 KEY = {"X-Api-Key": "sandbox-api-key"}
-CARD = {"cardHolderName": "Jo", "cardNumber": "4111111111111111", "expirationMonth": 2, "expirationYear": 2032}
 SLOW_RULES = (
     "scenarios:\n"
     "  - name: very-slow\n"
@@ -29,13 +29,10 @@ SLOW_RULES = (
 def test_requests_cut_by_the_shutdown_get_a_json_503_and_no_traceback(tmp_path: Path) -> None:
     rules = tmp_path / "slow.yaml"
     rules.write_text(SLOW_RULES)
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
     options = ("--no-card-form", "--shutdown-timeout", "1", "--request-timeout", "600", "--scenarios", str(rules))
-    process = serve(port, *options)
     answers: dict[str, Any] = {}
-    try:
-        wait_until_up(base, process, path=HEALTH)
+    with PayemuProcess("serve", *options) as process:
+        base, port = process.url, process.port
         account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
         assert httpx.put(base + "/PaymentGatewayAccounts/acct1", json=account, headers=KEY).status_code == 200
 
@@ -51,15 +48,13 @@ def test_requests_cut_by_the_shutdown_get_a_json_503_and_no_traceback(tmp_path: 
             b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
         )
         time.sleep(0.5)  # both requests are running
-        process.send_signal(signal.SIGTERM)
-        code = process.wait(timeout=20)
+        code, _ = process.stop(signal.SIGTERM, timeout=20)
         charging.join(timeout=20)
         received = b""
         while chunk := stalled.recv(65536):
             received += chunk
         stalled.close()
-    finally:
-        output = output_of(process)
+        output = process.output()
     assert code == 0, output
     assert "Traceback" not in output and "CancelledError" not in output, output
     assert "Exception in ASGI application" not in output, output

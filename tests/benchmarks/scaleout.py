@@ -67,10 +67,7 @@ def run_setup(count: int, balanced: bool, workdir: Path, args: argparse.Namespac
     """Start ``count`` instances (behind HAProxy when ``balanced``), warm up, measure."""
     config = workdir / "bench.yaml"
     config.write_text(BENCH_CONFIG)
-    instances = [
-        Instance(f"payemu{n}", None, ADMIN_KEY, workdir / f"payemu{n}.log", extra=["--config", str(config)])
-        for n in range(1, count + 1)
-    ]
+    instances = [Instance(f"payemu{n}", None, ADMIN_KEY, extra=["--config", str(config)]) for n in range(1, count + 1)]
     started: list[Instance] = []
     haproxy = None
     try:

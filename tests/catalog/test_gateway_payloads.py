@@ -6,14 +6,10 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-CARD = {
-    "cardHolderName": "Jane Doe",
-    "cardNumber": "4242424242424242",
-    "expirationMonth": 12,
-    "expirationYear": 2030,
-    "cvv": "123",
-}
-STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_1"}]}
+from tests.support.bodies import account, card
+
+CARD = card(cardHolderName="Jane Doe", cardNumber="4242424242424242", cvv="123")
+STRIPE = account("Stripe", SecretKey="sk_test_1")
 ADYEN = {
     "paymentGatewayName": "Adyen",
     "credentials": [{"key": "ApiKey", "value": "k"}, {"key": "MerchantAccount", "value": "m"}],

@@ -5,22 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import io
-import os
 import re
-import subprocess
-import sys
-import time
-from pathlib import Path
+import signal
 
 import httpx
 
 from emulator.app.build import create_app
 from emulator.cli import accesslog
 from emulator.cli.main import CARD_FORM_PORT_ENV
-from emulator.edge.server import loopback_socket
-from tests.support.paths import REPO_ROOT
+from tests.support.servers import PayemuProcess
 
-ROOT = REPO_ROOT
 LINE = re.compile(r"^(\S+) (\S+) (\S+) (\S+) (\d+\.\d) ms key=(\S+)$")
 
 
@@ -54,23 +48,9 @@ def test_in_process_one_line_per_request_with_status_and_masked_key() -> None:
     assert app.state.runtime is not None  # the wrapped app's state stays reachable
 
 
-def test_serve_with_and_without_the_option(tmp_path: Path) -> None:
+def test_serve_with_and_without_the_option() -> None:
     for flag in (["--access-log"], []):
-        with loopback_socket() as probe:
-            port = probe.getsockname()[1]
-        log = tmp_path / f"serve{len(flag)}.log"
-        env = {**os.environ, CARD_FORM_PORT_ENV: "0"}
-        command = [sys.executable, "-m", "emulator", "serve", "--port", str(port), *flag]
-        with log.open("w") as handle:
-            process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            for _ in range(400):
-                try:
-                    if httpx.get(f"{base}/_emulator/health", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.05)
+        with PayemuProcess("serve", *flag, env={CARD_FORM_PORT_ENV: "0"}) as process:
             charge = {
                 "amount": 25.0,
                 "currency": "USD",
@@ -82,12 +62,10 @@ def test_serve_with_and_without_the_option(tmp_path: Path) -> None:
                 },
                 "paymentGatewayAccount": {"paymentGatewayName": "NULLSuccess", "credentials": []},
             }
-            answer = httpx.post(f"{base}/PaymentGateway/charge", json=charge, headers={"X-Api-Key": "live-api-key"})
+            url = f"{process.url}/PaymentGateway/charge"
+            answer = httpx.post(url, json=charge, headers={"X-Api-Key": "live-api-key"})
             assert answer.status_code == 200
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-        text = log.read_text()
+            _, text = process.stop(signal.SIGTERM)
         logged = [line for line in text.splitlines() if " POST /PaymentGateway/charge " in line]
         if flag:
             assert "access log     on" in text

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -15,53 +14,35 @@ import pytest
 from emulator.cli.main import DEFAULT_HOST, DEFAULT_PORT, build_parser, settings_from
 from emulator.domain.config import ConfigError, load_config_file
 from tests.support.paths import REPO_ROOT
-from tests.support.serving import free_port, wait_until_up
+from tests.support.servers import PayemuProcess, payemu
 
 ROOT = REPO_ROOT
 
 
 @pytest.fixture
-def server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(base, proc)
-        yield base, proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+def server() -> Iterator[PayemuProcess]:
+    with PayemuProcess("serve", "--log-level", "warning") as process:
+        yield process
 
 
-def test_serve_answers_the_key_status_and_stops_cleanly(server: tuple[str, subprocess.Popen[str]]) -> None:
-    base, proc = server
+def test_serve_answers_the_key_status_and_stops_cleanly(server: PayemuProcess) -> None:
+    base = server.url
     ok = httpx.get(base + "/Utils/apiKey", headers={"X-Api-Key": "sandbox-api-key"})
     assert ok.status_code == 200
     assert ok.json()["isSandbox"] is True
     denied = httpx.get(base + "/Utils/apiKey")
     assert denied.status_code == 401
     assert denied.json()[0]["fieldName"] == "X-Api-Key"
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=10) == 0
-    output = proc.stdout.read() if proc.stdout else ""
+    status, output = server.stop(signal.SIGTERM, timeout=10)
+    assert status == 0
     assert f"listening on   {base}" in output
     assert "sandbox-api-key (sandbox), live-api-key (live)" in output
     assert "Prod" in output
     assert "Traceback" not in output
 
 
-def test_sigint_also_stops_cleanly(server: tuple[str, subprocess.Popen[str]]) -> None:
-    _, proc = server
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=10) == 0
+def test_sigint_also_stops_cleanly(server: PayemuProcess) -> None:
+    assert server.stop(signal.SIGINT, timeout=10)[0] == 0
 
 
 def test_defaults_and_flags() -> None:
@@ -84,13 +65,7 @@ def test_defaults_and_flags() -> None:
 def test_bad_config_is_refused_with_file_and_field(tmp_path: Path) -> None:
     config = tmp_path / "payemu.yaml"
     config.write_text("keys:\n  - key: k1\n    isSandbox: maybe\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "emulator", "serve", "--config", str(config)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    result = payemu("serve", "--config", str(config))
     assert result.returncode == 2
     assert f"{config}:3: keys[0].isSandbox" in result.stderr  # the file and the line
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -16,8 +14,7 @@ from emulator.cli import environment
 from emulator.cli.main import build_parser, main, settings_from
 from emulator.domain.config import ConfigError
 from emulator.domain.didyoumean import subparser
-from tests.cli.test_cli_ready import stop, wait_for
-from tests.support.serving import ROOT, free_port
+from tests.support.servers import PayemuProcess, free_port
 
 
 def _serve_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
@@ -42,25 +39,14 @@ def test_payemu_port_and_host_are_honoured(tmp_path: Path) -> None:
         "PAYEMU_SEED": "7",
         "PAYEMU_LOG_LEVEL": "warning",
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "serve"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", **variables},
-    )
-    try:
-        info = wait_for(ready_file, process)
-        assert info["port"] == port
-        assert info["url"] == f"http://127.0.0.1:{port}"
-        health = httpx.get(info["url"] + "/_emulator/health", timeout=5)
+    with PayemuProcess("serve", ready_file=ready_file, env=variables, port_option=False) as served:
+        assert served.ready["port"] == port
+        assert served.ready["url"] == f"http://127.0.0.1:{port}"
+        health = httpx.get(served.url + "/_emulator/health", timeout=5)
         assert health.json()["seeded"] is True  # PAYEMU_SEED
-        assert f"listening on   http://127.0.0.1:{port}\n" in stop(process)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        status, printed = served.stop()
+        assert status == 0
+        assert f"listening on   http://127.0.0.1:{port}\n" in printed
 
 
 def test_the_command_line_wins_over_a_variable() -> None:

@@ -5,11 +5,7 @@ answered."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,52 +16,26 @@ import pytest
 from emulator.cli import ready
 from emulator.cli.main import CARD_FORM_PORT_ENV, READY_FILE_ENV, build_parser, settings_from
 from emulator.domain.config import ConfigError
-from tests.support.serving import ROOT
+from tests.support.servers import PayemuProcess
 
 
-def start(ready_file: Path, *options: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "emulator", "serve", "--port", "0", "--ready-file", str(ready_file), *options],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-
-
-def wait_for(path: Path, process: subprocess.Popen[str], timeout: float = 30) -> dict[str, Any]:
-    """The ready file's JSON, polled the way a harness would."""
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert process.poll() is None, f"payemu exited: {process.communicate()[0]}"
-        assert time.monotonic() < deadline, "no ready file in time"
-        time.sleep(0.02)
-    loaded: dict[str, Any] = json.loads(path.read_text())
-    return loaded
-
-
-def stop(process: subprocess.Popen[str]) -> str:
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=15) == 0
-    return process.stdout.read() if process.stdout else ""
+def stop(process: PayemuProcess) -> str:
+    status, output = process.stop(signal.SIGTERM, timeout=15)
+    assert status == 0, output
+    return output
 
 
 @pytest.fixture
-def running(tmp_path: Path) -> Iterator[tuple[dict[str, Any], subprocess.Popen[str], Path]]:
+def running(tmp_path: Path) -> Iterator[tuple[dict[str, Any], PayemuProcess, Path]]:
     path = tmp_path / "ready" / "payemu.json"
     path.parent.mkdir()
-    process = start(path, "--card-form-port", "0", "--log-level", "warning")
-    try:
-        yield wait_for(path, process), process, path
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    options = ("--ready-file", str(path), "--card-form-port", "0", "--log-level", "warning")
+    with PayemuProcess("serve", *options, ready_file=path) as process:
+        yield process.ready, process, path
 
 
 def test_port_zero_binds_a_free_port_named_in_the_ready_file_and_banner(
-    running: tuple[dict[str, Any], subprocess.Popen[str], Path],
+    running: tuple[dict[str, Any], PayemuProcess, Path],
 ) -> None:
     info, process, path = running
     port = info["port"]
@@ -83,7 +53,7 @@ def test_port_zero_binds_a_free_port_named_in_the_ready_file_and_banner(
 
 
 def test_card_form_port_zero_serves_the_form_on_a_free_port(
-    running: tuple[dict[str, Any], subprocess.Popen[str], Path],
+    running: tuple[dict[str, Any], PayemuProcess, Path],
 ) -> None:
     info, process, _ = running
     form_url = info["cardFormUrl"]
@@ -154,22 +124,12 @@ def test_a_ready_file_that_cannot_be_written_is_one_line_before_the_server_binds
 
 def test_no_card_form_leaves_its_url_null(tmp_path: Path) -> None:
     path = tmp_path / "ready.json"  # here from the environment, as in the Docker image
-    process = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "serve", "--port", "0", "--no-card-form", "--log-level", "warning"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", READY_FILE_ENV: str(path)},
-    )
-    try:
-        info = wait_for(path, process)
+    options = ("--no-card-form", "--log-level", "warning")
+    with PayemuProcess("serve", *options, ready_file=path, env={READY_FILE_ENV: str(path)}) as process:
+        info = process.ready
         assert info["cardFormUrl"] is None
         assert httpx.get(info["url"] + "/_emulator/health", timeout=5).status_code == 200
         assert "card form      off (--no-card-form)" in stop(process)
-    finally:
-        if process.poll() is None:
-            process.kill()
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ from emulator.app.build import create_app
 from emulator.domain.config import Settings
 from emulator.scenarios import parse_rules
 from emulator.tenants.tenants import Tenant
+from tests.support.bodies import card
 
 PUBLIC_KEY = "fuzz-public-api-key"
 CONTROL_KEY = "fuzz-control-api-key"
@@ -53,7 +54,7 @@ ACCOUNTS: dict[str, dict[str, Any]] = {
 SCRATCH_ACCOUNTS = ["fuzzScratch1", "fuzzScratch2"]
 CARDS = ("4111111111111111", "5555555555554444", "378282246310005", "4000000000000002", "4000009006000007")
 AMOUNTS = (1.0, 5.5, 20.0)
-CARD = {"cardHolderName": "Fuzz Tester", "cardNumber": CARDS[0], "expirationMonth": 12, "expirationYear": 2031}
+CARD = card(cardHolderName="Fuzz Tester", cardNumber=CARDS[0], expirationYear=2031)
 CERTIFICATE = "fuzzCert"
 # The built-in rules that close the connection or sleep would turn a fuzz run into a test
 # of patience; this tenant answers them at once instead (the fault paths have own tests).

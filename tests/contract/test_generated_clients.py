@@ -33,19 +33,18 @@ import yaml
 from emulator.app.build import create_app
 from emulator.contract.openapi import OpenApi, default_schema_path
 from emulator.domain.config import Settings
-from tests.support.live_server import LiveServer
+from tests.support.bodies import card
 from tests.support.paths import TESTS_DIR
+from tests.support.servers import in_thread
 
 OLDER = TESTS_DIR / "data" / "openapi-1.0.9.36.json"
 OLDEST = TESTS_DIR / "data" / "openapi-1.0.7.15.yaml"
 KEY = "sandbox-api-key"
-CARD = {
-    "cardHolderName": "Client Test",
-    "cardNumber": "4111111111111111",
-    "expirationMonth": 12,
-    "expirationYear": 2031,
-    "cvv": "123",
-}
+# a tenant's own interface document is compiled while its PUT waits, which on a loaded
+# machine took longer than httpx's default timeout of five seconds
+INTERFACE_SECONDS = 60
+
+CARD = card(cardHolderName="Client Test", expirationYear=2031, cvv="123")
 ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk_client"}]}
 
 
@@ -306,13 +305,10 @@ def _operation_ids(document: dict[str, Any]) -> set[str]:
 
 def test_the_served_schema_client_drives_every_operation(generated: dict[str, ModuleType]) -> None:
     app = create_app(Settings(log_level="warning"))
-    server = LiveServer(app)
-    try:
+    with in_thread(app=app) as server:
         document = json.loads(default_schema_path().read_text())
         driver = Driver(generated["served"], server.url, document)
         seen = _drive(driver, server.url)
-    finally:
-        server.stop()
     assert driver.called == _operation_ids(document)
     assert seen["charge 409"]["rejectReasonCode"] == "CardDeclined"
     assert seen["charge 400"][0]["fieldName"] == "currency"
@@ -320,16 +316,14 @@ def test_the_served_schema_client_drives_every_operation(generated: dict[str, Mo
 
 
 def _older_answers(generated: dict[str, ModuleType], app: Any, per_tenant: bool) -> tuple[Driver, dict[str, Any]]:
-    server = LiveServer(app)
-    try:
+    with in_thread(app=app) as server:
         document = json.loads(OLDER.read_text())
         if per_tenant:
-            chosen = httpx.put(f"{server.url}/_emulator/interface", json=document, headers={"X-Api-Key": KEY})
+            address = f"{server.url}/_emulator/interface"
+            chosen = httpx.put(address, json=document, headers={"X-Api-Key": KEY}, timeout=INTERFACE_SECONDS)
             assert chosen.json()["interfaceVersion"] == "1.0.9.36", chosen.text
         driver = Driver(generated["older"], server.url, document)
         seen = _drive(driver, server.url)
-    finally:
-        server.stop()
     assert not app.state.runtime.violations
     return driver, seen
 
@@ -417,21 +411,19 @@ def test_the_oldest_client_drives_what_payemu_serves_of_its_document(
     (its other areas — card forms, 3-D Secure, network tokens — are not emulated)."""
     oldest = OpenApi.load(OLDEST)
     app = create_app(Settings(log_level="warning")) if per_tenant else create_app(Settings(), openapi=oldest)
-    server = LiveServer(app)
-    try:
+    with in_thread(app=app) as server:
         if per_tenant:
             text = OLDEST.read_text()
             chosen = httpx.put(
                 f"{server.url}/_emulator/interface",
                 content=text,
                 headers={"X-Api-Key": KEY, "Content-Type": "application/yaml"},
+                timeout=INTERFACE_SECONDS,
             )
             assert chosen.json()["interfaceVersion"] == "1.0.7.15", chosen.text
         document = yaml.safe_load(OLDEST.read_text())
         driver = Driver(generated["oldest"], server.url, document)
         seen = _drive(driver, server.url)
-    finally:
-        server.stop()
     assert not app.state.runtime.violations
     assert driver.called == set(driver.modules)
     assert {"GatewayCharge", "LuhnCheck", "StoreStringToken", "PaymentGatewayAccountDelete"} <= driver.called

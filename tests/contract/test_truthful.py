@@ -14,18 +14,13 @@ import yaml
 from starlette.testclient import TestClient
 
 from emulator.domain.cards import luhn_valid
+from tests.support.bodies import account, card
 from tests.support.casedata import patched
 from tests.support.paths import TESTS_DIR
 
 DATA = yaml.safe_load((TESTS_DIR / "cases" / "leniency.yaml").read_text(encoding="utf-8"))
-CARD = {
-    "cardHolderName": "Jane Doe",
-    "cardNumber": "4242424242424242",
-    "expirationMonth": 12,
-    "expirationYear": 2030,
-    "cvv": "123",
-}
-STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_1"}]}
+CARD = card(cardHolderName="Jane Doe", cardNumber="4242424242424242", cvv="123")
+STRIPE = account("Stripe", SecretKey="sk_test_1")
 
 
 def _request(case: dict[str, Any]) -> tuple[str, Any]:

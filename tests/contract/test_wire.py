@@ -15,16 +15,13 @@ import pytest
 from emulator.contract.wire import JsonResponse, json_response
 from emulator.domain.config import Settings
 from emulator.edge.protocol import refusal
-from emulator.testing import PayemuServer
-
-CARD = {"cardHolderName": "Jo", "cardNumber": "4111111111111111", "expirationMonth": 2, "expirationYear": 2032}
+from tests.support.servers import ThreadServer, in_thread
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[PayemuServer]:
-    running = PayemuServer.start(Settings(log_level="warning"))
-    yield running
-    running.stop()
+def server() -> Iterator[ThreadServer]:
+    with in_thread(Settings()) as running:
+        yield running
 
 
 @pytest.mark.parametrize(
@@ -42,7 +39,7 @@ def server() -> Iterator[PayemuServer]:
     ],
 )
 def test_json_answers_say_nosniff(
-    server: PayemuServer, method: str, path: str, body: object, status: int | None
+    server: ThreadServer, method: str, path: str, body: object, status: int | None
 ) -> None:
     tenant = server.tenant()
     answer = tenant.client.request(method, path, json=body)
@@ -54,7 +51,7 @@ def test_json_answers_say_nosniff(
     answer.json()
 
 
-def test_an_answer_without_a_body_has_no_content_type_to_guard(server: PayemuServer) -> None:
+def test_an_answer_without_a_body_has_no_content_type_to_guard(server: ThreadServer) -> None:
     tenant = server.tenant()
     created = tenant.client.put(
         "/PaymentGatewayAccounts/acct", json={"paymentGatewayName": "Stripe", "credentials": []}
@@ -67,7 +64,7 @@ def test_an_answer_without_a_body_has_no_content_type_to_guard(server: PayemuSer
     assert "x-content-type-options" not in gone.headers
 
 
-def test_a_refusal_written_by_the_protocol_says_nosniff(server: PayemuServer) -> None:
+def test_a_refusal_written_by_the_protocol_says_nosniff(server: ThreadServer) -> None:
     assert b"\r\nx-content-type-options: nosniff\r\n" in refusal(408, "body", "Too slow.")
     address = urlsplit(server.base_url)
     with socket.create_connection((address.hostname, address.port), timeout=10) as sock:

@@ -7,15 +7,9 @@ import json
 from starlette.testclient import TestClient
 
 from tests.conftest import LIVE
+from tests.support.bodies import STRIPE, card
 
-CARD = {
-    "cardHolderName": "Ada",
-    "cardNumber": "4242424242424242",
-    "expirationMonth": 12,
-    "expirationYear": 2030,
-    "cvv": "123",
-}
-STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
+CARD = card(cardHolderName="Ada", cardNumber="4242424242424242", cvv="123")
 
 
 def test_the_ledger_with_states_on_the_tenants_clock(client: TestClient) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,9 +18,7 @@ import pytest
 from emulator import scenarios
 from emulator.cli.main import CARD_FORM_PORT_ENV
 from emulator.domain.config import load_config_file
-from emulator.edge.server import loopback_socket
 from tests.support.docsexamples import (
-    ROOT,
     RUNNABLE,
     Example,
     examples,
@@ -31,6 +28,7 @@ from tests.support.docsexamples import (
     run_python,
     unmatched,
 )
+from tests.support.servers import PayemuProcess
 
 ALL = examples()
 RUN = [example for example in ALL if example.not_run is None]
@@ -43,32 +41,9 @@ SANDBOX = {"X-Api-Key": "sandbox-api-key"}
 
 
 @pytest.fixture(scope="module")
-def payemu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with loopback_socket() as probe:
-        port = probe.getsockname()[1]
-    log = tmp_path_factory.mktemp("payemu") / "serve.log"
-    env = {**os.environ, CARD_FORM_PORT_ENV: "0"}
-    command = [sys.executable, "-m", "emulator", "serve", "--port", str(port)]
-    with log.open("w") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{base}/_emulator/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None:
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail(f"payemu did not start:\n{log.read_text()}")
-        assert process.poll() is None, log.read_text()
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+def payemu() -> Iterator[str]:
+    with PayemuProcess("serve", env={CARD_FORM_PORT_ENV: "0"}) as process:
+        yield process.url
 
 
 def test_examples_are_found_and_each_unrun_one_says_why() -> None:

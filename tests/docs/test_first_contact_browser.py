@@ -19,7 +19,8 @@ import pytest
 from playwright.sync_api import ConsoleMessage, Page, expect
 
 from tests.support.paths import REPO_ROOT
-from tests.ui.test_ewallet_browser import Server, browser, page, screenshot_on_failure, server
+from tests.support.servers import ThreadServer
+from tests.ui.test_ewallet_browser import browser, page, screenshot_on_failure, server
 
 pytestmark = pytest.mark.chromium  # without Chromium: skipped with a summary line (tests/support/tools.py)
 __all__ = ["browser", "page", "server"]
@@ -38,10 +39,10 @@ def _errors(page: Page) -> list[str]:
     return found
 
 
-def test_the_start_page_links_what_payemu_serves(server: Server, page: Page) -> None:
+def test_the_start_page_links_what_payemu_serves(server: ThreadServer, page: Page) -> None:
     errors = _errors(page)
     with screenshot_on_failure(page, "home"):
-        page.goto(server.base + "/")
+        page.goto(server.url + "/")
         expect(page.get_by_role("heading", level=1)).to_contain_text("payemu")
         for name, target in (
             ("Dashboard", "/_emulator/"),
@@ -51,15 +52,15 @@ def test_the_start_page_links_what_payemu_serves(server: Server, page: Page) -> 
         ):
             assert page.get_by_role("link", name=name).get_attribute("href") == target
         page.get_by_role("link", name="Dashboard").click()
-        expect(page).to_have_url(server.base + "/_emulator/")
+        expect(page).to_have_url(server.url + "/_emulator/")
         expect(page.locator("body")).to_contain_text("payemu dashboard")  # the dashboard itself
     assert errors == []
 
 
-def test_the_api_page_calls_payemu(server: Server, page: Page) -> None:
+def test_the_api_page_calls_payemu(server: ThreadServer, page: Page) -> None:
     errors = _errors(page)
     with screenshot_on_failure(page, "apidocs"):
-        page.goto(server.base + "/docs")
+        page.goto(server.url + "/docs")
         operation = page.locator(".opblock", has=page.locator("[data-path='/Utils/apiKey']")).first
         operation.locator(".opblock-summary").click()
         operation.get_by_role("button", name="Try it out").click()

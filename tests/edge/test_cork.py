@@ -22,7 +22,7 @@ from emulator.edge import corked_writes as cork
 from emulator.edge.corked_writes import MOST_HELD, Corked
 from emulator.edge.protocol import http_protocol
 from emulator.testing import PayemuServer
-from tests.conftest import serving
+from tests.support.servers import in_thread
 
 
 class _Transport:
@@ -192,7 +192,8 @@ def test_the_answers_of_a_turn_go_out_once_every_request_of_it_ran() -> None:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PayemuServer]:
-    yield from serving(Settings(log_level="warning"))
+    with in_thread(Settings()) as running:
+        yield running
 
 
 def _answers(sock: socket.socket, count: int) -> list[tuple[int, dict[str, Any]]]:

@@ -9,7 +9,6 @@ import contextlib
 import json
 import select
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -20,7 +19,7 @@ from typing import Any
 import pytest
 
 from emulator.edge.connections import IN_FLIGHT_BYTES
-from tests.support.serving import HEALTH, free_port, serve, wait_until_up
+from tests.support.servers import HEALTH, PayemuProcess
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 MIB = 1 << 20
@@ -28,13 +27,9 @@ DOCUMENTED_MIB = 384
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[int, subprocess.Popen[Any]]]:
-    port = free_port()
-    process = serve(port, "--log-level", "error", "--card-form-port", "0", stdout=subprocess.DEVNULL)
-    wait_until_up(f"http://127.0.0.1:{port}", process, path=HEALTH)
-    yield port, process
-    process.terminate()
-    process.wait(timeout=10)
+def served() -> Iterator[tuple[int, PayemuProcess]]:
+    with PayemuProcess("serve", "--log-level", "error", "--card-form-port", "0") as process:
+        yield process.port, process
 
 
 def peak_mib(pid: int) -> float:

@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from emulator.testing import Payemu
-from tests.support.serving import server_and_tenant, slow_charge
+from tests.support.bodies import slow_charge
+from tests.support.servers import server_and_tenant
 
 REQUEST_TIMEOUT = 1.0
 DELAY_MS = 1500  # the charge's answer comes after the later request's deadline

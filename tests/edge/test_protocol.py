@@ -27,8 +27,9 @@ from emulator.domain.config import Settings
 from emulator.edge.protocol import MissingParser, http_protocol, refusal
 from emulator.edge.server import loopback_socket
 from emulator.testing import Payemu, PayemuServer
+from tests.support.bodies import slow_charge
 from tests.support.paths import TESTS_DIR
-from tests.support.serving import server_and_tenant, slow_charge
+from tests.support.servers import server_and_tenant
 
 HEAD_TIMEOUT = 0.5
 

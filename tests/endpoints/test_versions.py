@@ -7,8 +7,6 @@ import copy
 import gc
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,12 +19,13 @@ from starlette.testclient import TestClient
 from emulator.cli.main import main
 from emulator.contract.openapi import OpenApi
 from tests.conftest import LIVE, SANDBOX
+from tests.support.bodies import CARD
 from tests.support.paths import TESTS_DIR
+from tests.support.servers import free_port, payemu
 
 DATA = TESTS_DIR / "data"
 OLDER = DATA / "openapi-1.0.9.36.json"
 CASES = yaml.safe_load((TESTS_DIR / "cases" / "bad_documents.yaml").read_text())
-CARD = {"cardHolderName": "Ver Sion", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2031}
 ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk_v"}]}
 
 
@@ -64,9 +63,7 @@ def test_a_bad_document_is_one_line_and_status_2(
 
 def test_the_command_exits_2_without_a_traceback(tmp_path: Path) -> None:
     path = _write(CASES[0], tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "emulator", "serve", "--openapi", str(path)], capture_output=True, text=True, timeout=60
-    )
+    done = payemu("serve", "--port", str(free_port()), "--openapi", str(path))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f"payemu: --openapi: {path}: not an OpenAPI 3.0 document: it has no 'openapi' field (a Swagger 2.0 document)"
@@ -76,9 +73,7 @@ def test_the_command_exits_2_without_a_traceback(tmp_path: Path) -> None:
 def test_30000_brackets_exit_2_with_one_line_and_no_traceback(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_text("[" * 30_000)
-    done = subprocess.run(
-        [sys.executable, "-m", "emulator", "serve", "--openapi", str(path)], capture_output=True, text=True, timeout=60
-    )
+    done = payemu("serve", "--port", str(free_port()), "--openapi", str(path))
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         f"payemu: --openapi: {path}: refused before parsing: line 1: the JSON is nested more than 64 levels deep"

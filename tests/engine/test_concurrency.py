@@ -11,32 +11,29 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.app.build import create_app
 from emulator.domain.config import Settings
 from emulator.scenarios import parse_rules
 from emulator.tenants.tenants import Tenant
 from tests.conftest import SANDBOX
-from tests.support.live_server import LiveServer
-
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2030}
-STRIPE = {"paymentGatewayAccountName": "stripeMain"}
+from tests.support.bodies import CARD, STRIPE_MAIN
+from tests.support.servers import ThreadServer, in_thread
 
 
-class Server(LiveServer):
-    @property
-    def tenant(self) -> Tenant:
-        return self.app.state.runtime.tenants.get(SANDBOX["X-Api-Key"])
+class Server:
+    """The real server and the sandbox key's tenant in it."""
+
+    def __init__(self, running: ThreadServer) -> None:
+        self.url = running.base_url
+        self.tenant: Tenant = running.app.state.runtime.tenants.get(SANDBOX["X-Api-Key"])
 
 
 @pytest.fixture
 def server() -> Iterator[Server]:
-    running = Server(create_app(Settings()))
-    with httpx.Client(base_url=running.url, headers=SANDBOX) as client:
-        account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]}
-        assert client.put("/PaymentGatewayAccounts/stripeMain", json=account).status_code == 200
-    yield running
-    running.stop()
-    assert not running.app.state.runtime.violations
+    with in_thread(Settings()) as running:
+        with httpx.Client(base_url=running.base_url, headers=SANDBOX) as client:
+            account = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk"}]}
+            assert client.put("/PaymentGatewayAccounts/stripeMain", json=account).status_code == 200
+        yield Server(running)
 
 
 def pay(server: Server, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -56,8 +53,8 @@ async def storm(server: Server, method: str, path: str, bodies: list[dict[str, A
 def test_100_concurrent_captures_give_exactly_one_success(server: Server, delay_ms: int) -> None:
     then = f"{{operationResultCode: Success, delayMs: {delay_ms}}}"
     server.tenant.rules.add(parse_rules(f"{{name: slow-capture, when: {{operation: Capture}}, then: {then}}}", "test"))
-    auth = pay(server, "/PaymentGateway/authorize", {"amount": 40.0, "currency": "USD", "card": CARD, **STRIPE})
-    body = {"refTransId": auth["gatewayReference"], "amount": 40.0, "currency": "USD", "card": CARD, **STRIPE}
+    auth = pay(server, "/PaymentGateway/authorize", {"amount": 40.0, "currency": "USD", "card": CARD, **STRIPE_MAIN})
+    body = {"refTransId": auth["gatewayReference"], "amount": 40.0, "currency": "USD", "card": CARD, **STRIPE_MAIN}
     responses = asyncio.run(storm(server, "PUT", "/PaymentGateway/capture", [body] * 100))
     statuses = Counter(r.status_code for r in responses)
     assert statuses == {200: 1, 409: 99}, statuses
@@ -78,8 +75,8 @@ def test_concurrent_refunds_never_exceed_the_charge(server: Server) -> None:
             "{name: slow-refund, when: {operation: Refund}, then: {operationResultCode: Success, delayMs: 20}}", "test"
         )
     )
-    charge = pay(server, "/PaymentGateway/charge", {"amount": 5.0, "currency": "USD", "card": CARD, **STRIPE})
-    body = {"refTransId": charge["gatewayReference"], "amount": 1.0, "currency": "USD", "card": CARD, **STRIPE}
+    charge = pay(server, "/PaymentGateway/charge", {"amount": 5.0, "currency": "USD", "card": CARD, **STRIPE_MAIN})
+    body = {"refTransId": charge["gatewayReference"], "amount": 1.0, "currency": "USD", "card": CARD, **STRIPE_MAIN}
     done = 0
     for _ in range(10):  # waves of 20 concurrent refunds of 1.00 until nothing is left
         responses = asyncio.run(storm(server, "PUT", "/PaymentGateway/refund", [body] * 20))

@@ -10,14 +10,9 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from tests.conftest import LIVE, SANDBOX
+from tests.support.bodies import card
 
-CARD = {
-    "cardHolderName": "Ada Lovelace",
-    "cardNumber": "4242424242424242",
-    "expirationMonth": 12,
-    "expirationYear": 2030,
-    "cvv": "123",
-}
+CARD = card(cardHolderName="Ada Lovelace", cardNumber="4242424242424242", cvv="123")
 DECLINED = "4000000000009995"  # a built-in test card: insufficient funds
 
 

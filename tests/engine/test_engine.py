@@ -19,8 +19,7 @@ from emulator.scenarios import parse_rules
 from emulator.stores.accounts import StoredAccount
 from emulator.tenants.runtime import Runtime
 from emulator.tenants.tenants import Tenant
-
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2030}
+from tests.support.bodies import CARD
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from emulator.domain.config import DEFAULT_KEYS, KeySpec
 from emulator.scenarios import parse_rules
 from emulator.tenants.tenants import Tenant
 from tests.conftest import SANDBOX
+from tests.support.bodies import CARD
 
 KEYS = (KeySpec("sandbox-api-key", "sandbox-merchant", 10001, True, ("ipgCert",)), DEFAULT_KEYS[1])
 ACCOUNTS = {
@@ -44,7 +45,6 @@ ACCOUNTS = {
     },
     "nullFail": {"paymentGatewayName": "NULLFailure", "credentials": []},
 }
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2030}
 
 
 class Shop:

@@ -12,8 +12,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from tests.conftest import LIVE, SANDBOX
-
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2030}
+from tests.support.bodies import CARD
 
 
 def _tokenize(client: TestClient, gateway: str, headers: dict[str, str] | None = None) -> Any:

@@ -22,7 +22,7 @@ from emulator.domain.cards import luhn_valid
 from emulator.testing import PayemuServer
 from tests.support.paths import REPO_ROOT
 from tests.support.plugins_off import ADDOPTS
-from tests.support.serving import HEALTH, free_port, serve, wait_until_up
+from tests.support.servers import PayemuProcess, in_thread
 
 ROOT = REPO_ROOT
 PROJECT = ROOT / "examples" / "ci-suite"
@@ -81,17 +81,11 @@ def test_the_example_project_with_dash_p() -> None:
 @pytest.fixture
 def served() -> Iterator[str]:
     """A real ``payemu serve`` in its own process."""
-    port = free_port()
-    process = serve(
-        port, "--journal-size", "50", "--log-level", "warning", env=_env(), stderr=subprocess.PIPE, text=True
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_until_up(url, process, path=HEALTH)
-    try:
-        yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0
+    outside = [key for key in os.environ if key not in _env()]
+    with PayemuProcess("serve", "--journal-size", "50", "--log-level", "warning", unset=outside) as process:
+        yield process.url
+        status, output = process.stop(signal.SIGTERM)
+        assert status == 0, output
 
 
 def test_parallel_workers_against_one_server(served: str) -> None:
@@ -163,15 +157,12 @@ def _more_traffic(server: PayemuServer) -> None:
 
 
 def test_no_journal_holds_card_data_after_a_full_run() -> None:
-    server = PayemuServer.start()
-    try:
+    with in_thread() as server:
         _passed(_pytest("-q", "-n", "2", "--payemu-url", server.base_url, "--payemu-keep-tenants"))
         _more_traffic(server)
         assert server.app is not None
         runtime = server.app.state.runtime
         entries = [entry for tenant in runtime.tenants for entry in tenant.journal]
-    finally:
-        server.stop()
     assert len(entries) > 2 * EXAMPLE_TESTS
     assert any(entry["attempts"] for entry in entries)
     text = json.dumps(entries)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.plugins_off import BLOCKED
-from tests.support.serving import free_port
+from tests.support.servers import free_port
 
 SUITE = "def test_pays(payemu):\n    assert payemu.client.get('/Utils/apiKey').status_code == 200\n"
 

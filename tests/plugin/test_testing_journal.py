@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from emulator.testing import JOURNAL_FILTERS, ControlError, Payemu, PayemuServer
+from tests.support.bodies import card
 from tests.support.paths import REPO_ROOT
 
-CARD = {"cardHolderName": "Ada", "cardNumber": "4242424242424242", "expirationMonth": 12, "expirationYear": 2030}
+CARD = card(cardHolderName="Ada", cardNumber="4242424242424242")
 
 
 @pytest.fixture(autouse=True)

@@ -5,10 +5,7 @@ HAR recording (validated against HAR 1.2 and grepped for secrets), a killed prox
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,11 +17,12 @@ import pytest
 
 from emulator.app.build import create_app
 from emulator.domain.config import Settings
-from emulator.edge.server import BackgroundServer, loopback_socket
+from emulator.edge.server import loopback_socket
 from emulator.proxy import har
 from emulator.proxy.forward import VIOLATIONS_HEADER, Matcher, Proxy, Upstream, violations_header
 from emulator.proxy.har import HarWriter, read_entries
 from tests.support.paths import TESTS_DIR
+from tests.support.servers import PayemuProcess, ThreadServer, in_thread
 from tests.support.upstreams import DROPPED_FIELD, mutating_upstream, payemu_upstream, slow_app
 
 KEY = "sandbox-api-key"
@@ -55,14 +53,13 @@ CALLS: list[tuple[str, str, Any]] = [
 
 
 @contextmanager
-def proxy_to(upstream: str, record: Path | None = None, timeout: float = 30.0) -> Iterator[BackgroundServer]:
+def proxy_to(upstream: str, record: Path | None = None, timeout: float = 30.0) -> Iterator[ThreadServer]:
     local = create_app(Settings(any_key=True))
     recorder = HarWriter(record) if record else None
-    server = BackgroundServer(Proxy(local, Upstream(upstream, timeout), recorder), Settings())
     try:
-        yield server
+        with in_thread(app=Proxy(local, Upstream(upstream, timeout), recorder)) as server:
+            yield server
     finally:
-        server.stop()
         if recorder:
             recorder.close()
 
@@ -173,14 +170,10 @@ def test_an_unreachable_upstream_is_a_json_502() -> None:
 
 
 def test_an_upstream_that_does_not_answer_in_time_is_a_json_504() -> None:
-    slow = BackgroundServer(slow_app(5.0), Settings())
-    try:
-        with proxy_to(slow.url, timeout=0.2) as proxy:
-            answer = httpx.get(f"{proxy.url}/Utils/apiKey", headers=HEADERS, trust_env=False, timeout=10)
-    finally:
-        slow.stop()
+    with in_thread(app=slow_app(5.0)) as slow, proxy_to(slow.base_url, timeout=0.2) as proxy:
+        answer = httpx.get(f"{proxy.base_url}/Utils/apiKey", headers=HEADERS, trust_env=False, timeout=10)
     assert answer.status_code == 504
-    assert answer.json() == [{"fieldName": "upstream", "errors": [f"{slow.url} did not answer within 0.2 s."]}]
+    assert answer.json() == [{"fieldName": "upstream", "errors": [f"{slow.base_url} did not answer within 0.2 s."]}]
 
 
 def test_matcher_finds_templated_operations(openapi: Any) -> None:
@@ -200,29 +193,15 @@ def test_the_violations_header_is_one_bounded_line() -> None:
 
 
 def test_a_killed_proxy_leaves_a_readable_recording(tmp_path: Path) -> None:
-    from tests.support.serving import ROOT, free_port, wait_until_up
-
     record = tmp_path / "killed.har"
-    port = free_port()
     with payemu_upstream() as upstream:
-        argv = ["proxy", "--upstream", upstream.url, "--port", str(port), "--record", str(record)]
-        process = subprocess.Popen(
-            [sys.executable, "-m", "emulator", *argv, "--log-level", "warning"],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "PAYEMU_CARD_FORM_PORT": "0"},
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            wait_until_up(base, process)  # the swagger document, forwarded to the upstream
-            with httpx.Client(base_url=base, headers=HEADERS, trust_env=False) as client:
+        argv = ["proxy", "--upstream", upstream.url, "--record", str(record), "--log-level", "warning"]
+        # up once the swagger document, forwarded to the upstream, answers
+        with PayemuProcess(*argv, wait_path="/swagger/1.0/swagger.json", env={"PAYEMU_CARD_FORM_PORT": "0"}) as process:
+            with httpx.Client(base_url=process.url, headers=HEADERS, trust_env=False) as client:
                 assert client.put("/PaymentGatewayAccounts/proxyMain", json=ACCOUNT).status_code == 200
                 assert client.post("/PaymentGateway/charge", json=charge()).status_code == 200
-        finally:
-            process.send_signal(signal.SIGKILL)
-            process.wait(timeout=10)
+            process.stop(signal.SIGKILL, timeout=10)
     document = json.loads(record.read_text())
     jsonschema.validate(document, HAR_SCHEMA)
     methods = [e["request"]["method"] for e in document["log"]["entries"]]

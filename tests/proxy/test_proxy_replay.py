@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 from emulator.cli.main import main
 from emulator.proxy.replay import NO_MATCH_STATUS, REPLAY_HEADER, Recording, Replay, canonical_body
 from tests.proxy.test_proxy_forward import ACCOUNT, HEADERS, charge, proxy_to
+from tests.support.servers import PayemuProcess
 from tests.support.upstreams import payemu_upstream
 
 CALLS: list[tuple[str, str, Any]] = [
@@ -148,33 +149,14 @@ def test_serve_replay_options_are_checked(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_payemu_serve_replay_answers_from_the_file(recorded: tuple[Path, list[httpx.Response]]) -> None:
-    import os
-    import subprocess
-    import sys
-
-    from tests.support.serving import ROOT, free_port, wait_until_up
-
     record, answers = recorded
-    port = free_port()
-    argv = ["serve", "--port", str(port), "--replay", str(record), "--replay-strict", "--log-level", "warning"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "emulator", *argv],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", "PAYEMU_CARD_FORM_PORT": "0"},
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_until_up(base, process)
-        with httpx.Client(base_url=base, headers=HEADERS, trust_env=False) as client:
+    argv = ["serve", "--replay", str(record), "--replay-strict", "--log-level", "warning"]
+    with PayemuProcess(*argv, wait_path="/swagger/1.0/swagger.json", env={"PAYEMU_CARD_FORM_PORT": "0"}) as process:
+        with httpx.Client(base_url=process.url, headers=HEADERS, trust_env=False) as client:
             method, path, body = CALLS[1]
             again = client.request(method, path, json=body)
             missed = client.request(method, path, json=charge(99.0))
-    finally:
-        process.terminate()
-        output, _ = process.communicate(timeout=20)
+        _, output = process.stop(timeout=20)
     assert again.status_code == answers[1].status_code
     assert again.content == answers[1].content
     assert missed.status_code == NO_MATCH_STATUS

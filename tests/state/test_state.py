@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -25,16 +23,10 @@ from emulator.state.database import read
 from emulator.state.errors import StateError
 from emulator.stores import recording
 from tests.conftest import SANDBOX
-from tests.support.paths import REPO_ROOT
+from tests.support.bodies import card
+from tests.support.servers import free_port, payemu
 
-ROOT = REPO_ROOT
-CARD = {
-    "cardHolderName": "Jane Smith",
-    "cardNumber": "4111111111111111",
-    "expirationMonth": 12,
-    "expirationYear": 2031,
-    "cvv": "987",
-}
+CARD = card(expirationYear=2031, cvv="987")
 ACCOUNT = {"paymentGatewayName": "NULLSuccess", "credentials": []}
 PAYLOAD = '{"cardNumber": "5555555555554444", "cvv": "246", "expirationMonth": 1, "expirationYear": 2032}'
 
@@ -145,13 +137,7 @@ def test_newer_format_is_refused(saved: tuple[Path, dict[str, Any]]) -> None:
 def test_cli_refuses_a_file_that_is_not_sqlite_in_one_line(tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("just some notes, long enough to not be an empty database\n" * 20)
-    result = subprocess.run(
-        [sys.executable, "-m", "emulator", "serve", "--state", str(text)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    result = payemu("serve", "--port", str(free_port()), "--state", str(text))
     assert result.returncode == 2
     assert result.stderr.splitlines() == [f"payemu: {text}: not a payemu state file"]
 

@@ -19,7 +19,8 @@ from starlette.testclient import TestClient
 from emulator.domain.config import Limits, Settings
 from emulator.state.database import read
 from tests.conftest import SANDBOX
-from tests.support.stateserver import ENTRY, StateServer, journal_file, peak_mib
+from tests.support.servers import PayemuProcess
+from tests.support.statefiles import ENTRY, journal_file, peak_mib
 
 PEAK_MIB = 384  # docs/state.md and docs/reference/limits.md: the bound of a process at the default limits
 TENANTS, ENTRIES, PAD = 150, 1000, 300  # 150,000 entries of 2 KB: more than memoryBytes (256 MiB) holds
@@ -33,20 +34,20 @@ def full_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_150000_entry_journal_starts_within_the_budgets(full_file: Path) -> None:
-    server = StateServer(full_file, "--no-card-form", up_within=180)
+    server = PayemuProcess("serve", "--state", str(full_file), "--no-card-form", up_within=180)
     try:
-        peak = peak_mib(server.proc.pid)
+        peak = peak_mib(server.pid)
         # the process's budget sheds the largest tenants' journals first, each emptied before
         # the next; among equal tenants any may go: find one that kept entries
         for tenant in range(TENANTS - 1, -1, -1):
             headers = {"X-Api-Key": f"key-{tenant}"}
             # the newest entry (a page holds 1 MiB of entries: these are 2 KB each)
-            newest = httpx.get(server.base + "/_emulator/requests?limit=1", headers=headers, timeout=30)
+            newest = httpx.get(server.url + "/_emulator/requests?limit=1", headers=headers, timeout=30)
             if newest.status_code != 200 or newest.json()["requests"]:
                 break
         status, printed = server.stop(signal.SIGTERM)
     finally:
-        server.kill()
+        server.close()
     assert peak < PEAK_MIB, f"peak {peak:.0f} MiB"
     assert status == 0, printed
     said = [line for line in printed.splitlines() if "over the journal's bounds or the byte budgets" in line]

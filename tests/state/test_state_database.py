@@ -22,8 +22,8 @@ from emulator.state import database, open_state, schema
 from emulator.state.database import CHUNK, PAGE_SIZE, WRITER_NICE, Writer, check_writable, read, remove_orphans
 from emulator.state.errors import StateError
 from emulator.tenants.runtime import Runtime
-from tests.support.serving import free_port
-from tests.support.stateserver import ROOT, payemu
+from tests.support.paths import REPO_ROOT as ROOT
+from tests.support.servers import free_port, payemu
 
 NOW = datetime(2026, 11, 24, tzinfo=UTC)
 OLD_FILE = ROOT / "tests" / "data" / "state-before-slotted-transactions.sqlite"

@@ -16,10 +16,8 @@ from emulator.domain.config import Limits, Settings
 from emulator.state.database import read
 from emulator.state.errors import StateError
 from tests.conftest import SANDBOX
-from tests.support.serving import free_port
-from tests.support.stateserver import payemu
-
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2031}
+from tests.support.bodies import CARD
+from tests.support.servers import free_port, payemu
 
 
 @pytest.fixture

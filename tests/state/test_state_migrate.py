@@ -18,14 +18,14 @@ from starlette.testclient import TestClient
 from emulator.state.errors import StateError
 from emulator.state.migrate import migrate, unpickle
 from tests.conftest import SANDBOX
-from tests.support.serving import free_port
-from tests.support.stateserver import ROOT, payemu
+from tests.support.bodies import CARD
+from tests.support.paths import REPO_ROOT as ROOT
+from tests.support.servers import free_port, payemu
 
 # Written by payemu before transactions had slots (its pickles hold each one's __dict__):
 # an authorization of 120.00 USD, captured in full, then the clock advanced a day.
 OLD_FILE = ROOT / "tests" / "data" / "state-before-slotted-transactions.sqlite"
 OLD_REFERENCE = "NULL-APUEXBTKPRH870WOP57Y"
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2031}
 
 
 class Payload:

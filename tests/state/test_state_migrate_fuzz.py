@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from emulator.cli import main as cli
 from tests.state.test_state_migrate import old_format_file
-from tests.support.stateserver import ROOT, payemu
+from tests.support.paths import REPO_ROOT as ROOT
+from tests.support.servers import payemu
 
 OLD_FILE = ROOT / "tests" / "data" / "state-before-slotted-transactions.sqlite"
 

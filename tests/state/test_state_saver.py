@@ -32,9 +32,10 @@ from emulator.stores.ledger import Ledger
 from emulator.stores.transaction import GatewayToken
 from emulator.tenants.tenants import TenantRegistry
 from tests.conftest import SANDBOX
-from tests.support.stateserver import StateServer, leftovers
+from tests.support.bodies import CARD
+from tests.support.servers import PayemuProcess
+from tests.support.statefiles import leftovers
 
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2031}
 ACCOUNT = {"paymentGatewayName": "NULLSuccess", "credentials": []}
 LOAD_WRITES = 5000  # the load's bound; the kill comes first
 
@@ -63,10 +64,10 @@ def load(base: str, stop: threading.Event, acked: list[tuple[float, str, str]]) 
 
 def test_sigkill_keeps_every_write_acknowledged_a_second_before(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite"
-    server = StateServer(path)
+    server = PayemuProcess("serve", "--state", str(path))
     stop = threading.Event()
     acked: list[tuple[float, str, str]] = []
-    writer = threading.Thread(target=load, args=(server.base, stop, acked))
+    writer = threading.Thread(target=load, args=(server.url, stop, acked))
     writer.start()
     try:
         deadline = time.monotonic() + 10
@@ -77,11 +78,12 @@ def test_sigkill_keeps_every_write_acknowledged_a_second_before(tmp_path: Path) 
     finally:
         stop.set()
         writer.join()
+        server.close()
     settled = [(kind, ident) for at, kind, ident in acked if at < killed_at - 1.0]
     assert len(settled) >= 20, "the load did not get going"
-    again = StateServer(path)
+    again = PayemuProcess("serve", "--state", str(path))
     try:
-        with httpx.Client(base_url=again.base, headers=SANDBOX) as client:
+        with httpx.Client(base_url=again.url, headers=SANDBOX) as client:
             listed = client.get("/_emulator/transactions").json()["transactions"]
             references = {tx["reference"] for tx in listed}
             missing = [ident for kind, ident in settled if kind == "transaction" and ident not in references]
@@ -92,7 +94,7 @@ def test_sigkill_keeps_every_write_acknowledged_a_second_before(tmp_path: Path) 
         status, _ = again.stop(signal.SIGTERM)
         assert status == 0
     finally:
-        again.kill()
+        again.close()
     assert leftovers(path) == []
 
 
@@ -110,15 +112,15 @@ def test_sigkill_under_a_saturating_load_loses_no_write_older_than_the_bound() -
 
 def test_sigterm_loses_nothing_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite"
-    server = StateServer(path)
+    server = PayemuProcess("serve", "--state", str(path))
     try:
-        with httpx.Client(base_url=server.base, headers=SANDBOX) as client:
+        with httpx.Client(base_url=server.url, headers=SANDBOX) as client:
             tokens = [client.post("/StringTokens", json={"payload": f"p{n}"}).json()["token"] for n in range(30)]
             client.post("/_emulator/settings", json={"strict": True})
         assert (tmp_path / "state.sqlite-wal").exists()  # written ahead while serving
         status, output = server.stop(signal.SIGTERM)  # at once: the last writes are not saved yet
     finally:
-        server.kill()
+        server.close()
     assert status == 0, output
     assert "Traceback" not in output
     assert leftovers(path) == []
@@ -129,10 +131,10 @@ def test_sigterm_loses_nothing_and_leaves_no_temporary_file(tmp_path: Path) -> N
 
 def test_sigterm_with_clients_that_never_finish_still_saves_everything(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite"
-    server = StateServer(path, "--shutdown-timeout", "1")
+    server = PayemuProcess("serve", "--state", str(path), "--shutdown-timeout", "1")
     slow = []
     try:
-        with httpx.Client(base_url=server.base, headers=SANDBOX) as client:
+        with httpx.Client(base_url=server.url, headers=SANDBOX) as client:
             tokens = [client.post("/StringTokens", json={"payload": f"p{n}"}).json()["token"] for n in range(20)]
         for _ in range(5):  # half a request each, never finished
             sock = socket.create_connection(("127.0.0.1", server.port))
@@ -140,7 +142,7 @@ def test_sigterm_with_clients_that_never_finish_still_saves_everything(tmp_path:
             slow.append(sock)
         status, output = server.stop(signal.SIGTERM)
     finally:
-        server.kill()
+        server.close()
         for sock in slow:
             sock.close()
     assert status == 0, output
@@ -151,16 +153,16 @@ def test_sigterm_with_clients_that_never_finish_still_saves_everything(tmp_path:
 
 def test_a_failing_save_is_logged_and_the_exit_status_is_1(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite"
-    server = StateServer(path)
+    server = PayemuProcess("serve", "--state", str(path))
     try:
         with sqlite3.connect(path, timeout=5) as db:  # the file's writer lock, held by another process
             db.execute("BEGIN EXCLUSIVE")
-            httpx.post(server.base + "/StringTokens", json={"payload": "p"}, headers=SANDBOX)
+            httpx.post(server.url + "/StringTokens", json={"payload": "p"}, headers=SANDBOX)
             time.sleep(0.5)
             status, output = server.stop(signal.SIGTERM)
             db.rollback()
     finally:
-        server.kill()
+        server.close()
     assert status == 1, output
     assert f"could not save the state to {path}: database is locked" in output
     assert f"the state in {path} is not complete" in output

@@ -24,10 +24,10 @@ from emulator.state.database import read
 from emulator.state.errors import StateError
 from emulator.tenants.tenants import Tenant
 from tests.conftest import SANDBOX
-from tests.support.serving import free_port
-from tests.support.stateserver import journal_file, payemu
+from tests.support.bodies import CARD
+from tests.support.servers import free_port, payemu
+from tests.support.statefiles import journal_file
 
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2031}
 ACCOUNT = {"paymentGatewayName": "NULLSuccess", "credentials": []}
 REFUSAL = (
     "payemu could not save this API key's state to its --state file (see payemu's log), so it acknowledges"

@@ -12,6 +12,7 @@ from emulator.catalog.catalog import load_catalog
 from emulator.domain.errors import ApiError
 from emulator.stores import accounts
 from tests.conftest import LIVE, SANDBOX, bare_tenant
+from tests.support.bodies import account
 
 CATALOG = load_catalog()
 
@@ -143,7 +144,7 @@ def test_output_models() -> None:
 
 
 # -- the HTTP API --------------------------------------------------------------------------
-STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_abc"}]}
+STRIPE = account("Stripe", SecretKey="sk_test_abc")
 
 
 def test_put_get_list_delete(client: TestClient) -> None:

@@ -13,9 +13,9 @@ from starlette.testclient import TestClient
 
 from emulator.domain.config import Limits
 from emulator.tenants.tenants import Tenant
+from tests.support.bodies import CARD
 
 ADMIN = "admin-secret-1"
-CARD = {"cardHolderName": "Jo Doe", "cardNumber": "4111111111111111", "expirationMonth": 2, "expirationYear": 2032}
 ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
 
 

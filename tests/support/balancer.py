@@ -15,25 +15,18 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 import httpx
 
 from tests.support.paths import REPO_ROOT
+from tests.support.servers import PayemuProcess, free_port
 
 ROOT = REPO_ROOT
 HAPROXY_CFG = ROOT / "deploy" / "haproxy.cfg"
 START_SECONDS = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def render(source: str, bind: str, servers: dict[str, str], stats_socket: Path) -> str:
@@ -64,54 +57,35 @@ def render(source: str, bind: str, servers: dict[str, str], stats_socket: Path) 
 @dataclass
 class Instance:
     """One ``payemu serve --any-key --state FILE --admin-key KEY`` process (no ``--state``
-    when ``state`` is None)."""
+    when ``state`` is None), started and restarted on the same port."""
 
     name: str
     state: Path | None
     admin_key: str
-    log: Path
     port: int = field(default_factory=free_port)
     extra: list[str] = field(default_factory=list)
-    process: subprocess.Popen[bytes] | None = None
-    _log: IO[bytes] | None = None
+    process: PayemuProcess | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        argv = [
-            sys.executable,
-            "-m",
-            "emulator",
-            "serve",
-            "--port",
-            str(self.port),
-            "--any-key",
-            *(["--state", str(self.state)] if self.state else []),
-            "--admin-key",
-            self.admin_key,
-            "--log-level",
-            "warning",
-            *self.extra,
-        ]
-        self._log = self.log.open("ab")
-        self.process = subprocess.Popen(argv, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT)
-        wait_until_healthy(self.url + "/_emulator/health", self.process, self.log)
+        options = ["--any-key", *(["--state", str(self.state)] if self.state else []), "--admin-key", self.admin_key]
+        self.process = PayemuProcess(
+            "serve", *options, "--log-level", "warning", *self.extra, port=self.port, up_within=START_SECONDS
+        )
 
     def stop(self) -> int:
         """SIGTERM (a graceful stop); returns the exit status."""
         if self.process is None:
             return 0
-        self.process.send_signal(signal.SIGTERM)
         try:
-            status = self.process.wait(timeout=20)
+            status, _ = self.process.stop(signal.SIGTERM, timeout=20)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            status = self.process.wait()
+            status = -signal.SIGKILL
+        self.process.close()
         self.process = None
-        if self._log is not None:
-            self._log.close()
         return status
 
     def admin(self) -> httpx.Client:

@@ -9,13 +9,9 @@ from typing import Any
 
 import httpx
 
-CARD = {
-    "cardHolderName": "Jane Doe",
-    "cardNumber": "4111111111111111",
-    "expirationMonth": 12,
-    "expirationYear": 2031,
-    "cvv": "123",
-}
+from tests.support.bodies import card
+
+CARD = card(cardHolderName="Jane Doe", expirationYear=2031, cvv="123")
 DECLINED_CARD = {**CARD, "cardNumber": "4000000000000002"}
 ADYEN = {
     "paymentGatewayName": "Adyen",

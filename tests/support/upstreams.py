@@ -15,9 +15,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from emulator.app.build import create_app
 from emulator.domain.config import Settings
-from emulator.edge.server import BackgroundServer
+from tests.support.servers import ThreadServer, in_thread
 
 METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"]
 DROPPED_FIELD = "gatewayName"  # the field the mutating proxy drops from every OperationResult
@@ -25,15 +24,10 @@ HOP = {"host", "content-length", "connection", "transfer-encoding", "accept-enco
 
 
 @contextmanager
-def payemu_upstream(**overrides: Any) -> Iterator[BackgroundServer]:
+def payemu_upstream(**overrides: Any) -> Iterator[ThreadServer]:
     """A second payemu on 127.0.0.1; fails the test if any of its answers broke the schema."""
-    server = BackgroundServer(create_app(Settings(**overrides)), Settings())
-    try:
+    with in_thread(Settings(**overrides)) as server:
         yield server
-    finally:
-        server.stop()
-    violations = server.app.state.runtime.violations  # type: ignore[attr-defined]
-    assert not violations, violations
 
 
 def mutate(method: str, path: str, status: int, payload: bytes) -> tuple[int, bytes]:
@@ -71,12 +65,9 @@ def mutating_app(upstream: str) -> Starlette:
 
 
 @contextmanager
-def mutating_upstream(upstream: str) -> Iterator[BackgroundServer]:
-    server = BackgroundServer(mutating_app(upstream), Settings())
-    try:
+def mutating_upstream(upstream: str) -> Iterator[ThreadServer]:
+    with in_thread(app=mutating_app(upstream)) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def slow_app(seconds: float) -> Starlette:

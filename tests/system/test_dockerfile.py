@@ -7,13 +7,13 @@ import os
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from emulator.cli import main as cli
 from tests.support.paths import REPO_ROOT
+from tests.support.servers import PayemuProcess
 
 ROOT = REPO_ROOT
 
@@ -114,23 +114,11 @@ def test_health_check_follows_the_port_payemu_serves(tmp_path: Path) -> None:
     args[args.index("--scenarios") + 1] = str(tmp_path)
     ready_file = tmp_path / "ready.json"
     assert run_health_check(ready_file).returncode != 0  # not up: unhealthy
-    process = subprocess.Popen(
-        [sys.executable, "-m", "emulator", *args],
-        env={**os.environ, cli.READY_FILE_ENV: str(ready_file)},
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not ready_file.exists():
-            assert process.poll() is None and time.monotonic() < deadline, "payemu did not start"
-            time.sleep(0.02)
-        served = json.loads(ready_file.read_text())["port"]
-        assert served != cli.DEFAULT_PORT
+    with PayemuProcess(*args, ready_file=ready_file, env={cli.READY_FILE_ENV: str(ready_file)}) as process:
+        assert process.port != cli.DEFAULT_PORT
         checked = run_health_check(ready_file)
         assert checked.returncode == 0, checked.stderr
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
+        process.stop(timeout=15)
     assert run_health_check(ready_file).returncode != 0  # stopped: unhealthy again
 
 

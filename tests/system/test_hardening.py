@@ -8,8 +8,6 @@ import codecs
 import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,10 +21,9 @@ import yaml
 from emulator.app.build import create_app
 from emulator.cli.main import banner
 from emulator.domain.config import LIMIT_KEYS, KeySpec, Limits, Settings
-from emulator.testing import PayemuServer
-from tests.conftest import serving
+from tests.support.bodies import STRIPE, card
 from tests.support.paths import REPO_ROOT
-from tests.support.serving import HEALTH, free_port, output_of, serve, wait_until_up
+from tests.support.servers import PayemuProcess, ThreadServer, in_thread, payemu
 
 ROOT = REPO_ROOT
 CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests" / "cases" / "hostile.yaml").read_text())["cases"]
@@ -40,13 +37,13 @@ FILL = {
     "long_key": "k" * 900_000,
     "huge_int": "9" * 5000,
 }
-STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_x"}]}
-CARD = {"cardHolderName": "A B", "cardNumber": "4242424242424242", "expirationMonth": 12, "expirationYear": 2030}
+CARD = card(cardHolderName="A B", cardNumber="4242424242424242")
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[PayemuServer]:
-    yield from serving(Settings(log_level="warning", keys=KEYS, limits=LIMITS, request_timeout_seconds=1.5))
+def server() -> Iterator[ThreadServer]:
+    with in_thread(Settings(keys=KEYS, limits=LIMITS, request_timeout_seconds=1.5)) as running:
+        yield running
 
 
 def healthy(base_url: str) -> dict[str, Any]:
@@ -72,7 +69,7 @@ def _send(client: httpx.Client, case: dict[str, Any], n: int) -> httpx.Response:
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[c["name"] for c in CASES])
-def test_hostile_case(server: PayemuServer, index: int) -> None:
+def test_hostile_case(server: ThreadServer, index: int) -> None:
     case = CASES[index]
     with httpx.Client(base_url=server.base_url, headers={"X-Api-Key": KEYS[index].key}, timeout=60) as client:
         answers = [_send(client, case, n) for n in range(case.get("repeat", 1))]
@@ -89,7 +86,7 @@ def test_hostile_case(server: PayemuServer, index: int) -> None:
     healthy(server.base_url)
 
 
-def test_finished_transactions_are_dropped_oldest_first(server: PayemuServer) -> None:
+def test_finished_transactions_are_dropped_oldest_first(server: ThreadServer) -> None:
     key = KEYS[len(CASES)].key
     body = {"amount": 5, "currency": "USD", "card": CARD, "paymentGatewayAccount": STRIPE}
     with httpx.Client(base_url=server.base_url, headers={"X-Api-Key": key}, timeout=30) as client:
@@ -99,7 +96,7 @@ def test_finished_transactions_are_dropped_oldest_first(server: PayemuServer) ->
     assert healthy(server.base_url)["limits"]["transactionsPerTenant"]["limit"] == LIMITS.transactions
 
 
-def test_the_journal_is_bounded_in_bytes(server: PayemuServer) -> None:
+def test_the_journal_is_bounded_in_bytes(server: ThreadServer) -> None:
     key = KEYS[len(CASES) + 1].key
     with httpx.Client(base_url=server.base_url, headers={"X-Api-Key": key}, timeout=30) as client:
         for n in range(40):  # 20 tokens, then 20 answers of 507: all journaled with their 8 KB body
@@ -110,7 +107,7 @@ def test_the_journal_is_bounded_in_bytes(server: PayemuServer) -> None:
     assert healthy(server.base_url)["limits"]["journalBytesPerTenant"]["used"] <= LIMITS.journal_bytes
 
 
-def test_health_reports_every_limit(server: PayemuServer) -> None:
+def test_health_reports_every_limit(server: ThreadServer) -> None:
     reported = healthy(server.base_url)["limits"]
     assert set(reported) == set(LIMIT_KEYS) - {"tenantIdleSeconds"}
 
@@ -128,7 +125,7 @@ def test_idle_run_time_tenants_are_evicted_and_declared_ones_never() -> None:
     assert held == {"sandbox-api-key", "live-api-key", *keys[-2:]}
 
 
-def test_a_slow_body_gets_a_408_and_the_server_goes_on(server: PayemuServer) -> None:
+def test_a_slow_body_gets_a_408_and_the_server_goes_on(server: ThreadServer) -> None:
     address = urlsplit(server.base_url)
     with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
         sock.sendall(
@@ -145,7 +142,7 @@ def test_a_slow_body_gets_a_408_and_the_server_goes_on(server: PayemuServer) -> 
     healthy(server.base_url)
 
 
-def test_a_client_leaving_mid_body_is_journaled_as_such(server: PayemuServer, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_client_leaving_mid_body_is_journaled_as_such(server: ThreadServer, caplog: pytest.LogCaptureFixture) -> None:
     key = KEYS[-2].key
     address = urlsplit(server.base_url)
     with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
@@ -163,23 +160,19 @@ def test_a_client_leaving_mid_body_is_journaled_as_such(server: PayemuServer, ca
 
 
 def test_sigterm_with_a_stalled_client_exits_within_the_timeout(tmp_path: Path) -> None:
-    port = free_port()
-    process = serve(port, "--shutdown-timeout", "1", "--request-timeout", "600", "--log-level", "warning")
-    try:
-        wait_until_up(f"http://127.0.0.1:{port}", process, path=HEALTH)
-        stalled = socket.create_connection(("127.0.0.1", port), timeout=1)
+    with PayemuProcess(
+        "serve", "--shutdown-timeout", "1", "--request-timeout", "600", "--log-level", "warning"
+    ) as served:
+        stalled = socket.create_connection(("127.0.0.1", served.port), timeout=1)
         stalled.sendall(
             b"POST /StringTokens HTTP/1.1\r\nHost: x\r\nX-Api-Key: sandbox-api-key\r\n"
             b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
         )
         time.sleep(0.3)
-        process.send_signal(signal.SIGTERM)
         started = time.monotonic()
-        code = process.wait(timeout=15)
+        code, output = served.stop(signal.SIGTERM, timeout=15)
         took = time.monotonic() - started
         stalled.close()
-    finally:
-        output = output_of(process)
     assert code == 0, output
     assert took < 1 + 2 + 2  # the timeout, the fallback's margin, slack for a loaded machine
     assert "payemu stopped" in output
@@ -294,14 +287,7 @@ def test_a_deep_config_file_is_a_one_line_error(tmp_path: Path) -> None:
     deep = tmp_path / "deep.yaml"
     deep.write_text("[" * 30000)
     for argv in (["scenarios", "check", str(deep)], ["serve", "--config", str(deep)]):
-        done = subprocess.run(
-            [sys.executable, "-m", "emulator", *argv],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=60,
-            env={**os.environ, "PYTHONFAULTHANDLER": "0"},
-        )
+        done = payemu(*argv, env={"PYTHONFAULTHANDLER": "0"})
         assert done.returncode in (1, 2)
         assert done.stderr.strip().splitlines() == [
             line for line in done.stderr.strip().splitlines() if f"{deep}:1:" in line

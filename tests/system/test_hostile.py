@@ -5,9 +5,7 @@ connection, the server keeps answering everyone else, and its memory stays flat.
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -20,8 +18,7 @@ import httpx
 import pytest
 
 from emulator.domain.config import Settings
-from emulator.testing import PayemuServer
-from tests.support.serving import free_port
+from tests.support.servers import PayemuProcess, ThreadServer, in_thread
 
 ONE_MIB = 1024 * 1024
 KEY = "sandbox-api-key"
@@ -33,16 +30,13 @@ CHARGE = (
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[PayemuServer]:
-    running = PayemuServer.start(Settings(log_level="warning", head_timeout_seconds=HEAD_TIMEOUT))
-    yield running
-    running.stop()
-    assert running.app is not None
-    assert not running.app.state.runtime.violations
+def server() -> Iterator[ThreadServer]:
+    with in_thread(Settings(head_timeout_seconds=HEAD_TIMEOUT)) as running:
+        yield running
 
 
 @pytest.fixture
-def client(server: PayemuServer) -> Iterator[httpx.Client]:
+def client(server: ThreadServer) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=server.base_url, headers={"X-Api-Key": KEY}, timeout=30) as made:
         yield made
 
@@ -70,7 +64,7 @@ def _chunks(data: bytes, size: int = 65536) -> Iterator[bytes]:
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
-def test_a_body_past_1_mib_is_refused(server: PayemuServer, client: httpx.Client, chunked: bool) -> None:
+def test_a_body_past_1_mib_is_refused(server: ThreadServer, client: httpx.Client, chunked: bool) -> None:
     body = b'{"payload": "' + b"x" * (ONE_MIB + 10) + b'"}'
     answer = client.post(
         "/StringTokens", content=_chunks(body) if chunked else body, headers={"Content-Type": "application/json"}
@@ -100,7 +94,7 @@ BAD_BODIES = {
 
 
 @pytest.mark.parametrize("name", list(BAD_BODIES))
-def test_a_malformed_body_gets_a_400(server: PayemuServer, client: httpx.Client, name: str) -> None:
+def test_a_malformed_body_gets_a_400(server: ThreadServer, client: httpx.Client, name: str) -> None:
     raw, message = BAD_BODIES[name]
     answer = client.post("/PaymentGateway/charge", content=raw, headers={"Content-Type": "application/json"})
     assert message in json_error(answer, 400, "body")
@@ -176,7 +170,7 @@ HEAD_FLOODS = {
 
 
 @pytest.mark.parametrize("name", list(HEAD_FLOODS))
-def test_a_header_flood_is_refused_and_the_server_keeps_serving(server: PayemuServer, name: str) -> None:
+def test_a_header_flood_is_refused_and_the_server_keeps_serving(server: ThreadServer, name: str) -> None:
     answer = exchange(server.base_url, HEAD_FLOODS[name])
     if answer is not None:  # the answer can be lost to the reset of the unread rest
         status, headers, body = answer
@@ -190,7 +184,7 @@ def test_a_header_flood_is_refused_and_the_server_keeps_serving(server: PayemuSe
     still_serving(server.base_url)
 
 
-def test_a_large_but_bounded_head_is_served(server: PayemuServer) -> None:
+def test_a_large_but_bounded_head_is_served(server: ThreadServer) -> None:
     answer = exchange(server.base_url, _request(b"".join(b"X-Many-%d: %s\r\n" % (i, b"v" * 400) for i in range(100))))
     assert answer is not None, answer
     assert answer[0] == 200, answer
@@ -221,7 +215,7 @@ def _slowloris(base_url: str, outcome: list[Any]) -> None:
         outcome.append((time.monotonic() - started, parse_response(received)))
 
 
-def test_slowloris_clients_are_cut_off_while_others_are_served_promptly(server: PayemuServer) -> None:
+def test_slowloris_clients_are_cut_off_while_others_are_served_promptly(server: ThreadServer) -> None:
     outcomes: list[Any] = []
     slow = [threading.Thread(target=_slowloris, args=(server.base_url, outcomes)) for _ in range(8)]
     for thread in slow:
@@ -253,7 +247,7 @@ def test_slowloris_clients_are_cut_off_while_others_are_served_promptly(server: 
     still_serving(server.base_url)
 
 
-def test_an_idle_connection_is_closed_quietly_after_the_head_timeout(server: PayemuServer) -> None:
+def test_an_idle_connection_is_closed_quietly_after_the_head_timeout(server: ThreadServer) -> None:
     address = urlsplit(server.base_url)
     with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
         began = time.monotonic()
@@ -299,24 +293,9 @@ def _endless_header(base_url: str, mebibytes: int) -> int:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_memory_stays_flat_under_hostile_requests(tmp_path: Path) -> None:
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--log-level", "error"],
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "serve.log").open("w"),
-        env={**os.environ},
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                still_serving(base_url)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, "payemu serve did not start"
-                assert time.monotonic() < deadline, "payemu serve did not start"
-                time.sleep(0.05)
+    with PayemuProcess("serve", "--log-level", "error") as process:
+        base_url = process.url
+        still_serving(base_url)
         headers = {"X-Api-Key": KEY, "Content-Type": "application/json"}
         with httpx.Client(base_url=base_url, headers=headers, timeout=30) as client:
             for _ in range(3):  # warm up: allocator pools, lazy imports, the tenant
@@ -329,7 +308,4 @@ def test_memory_stays_flat_under_hostile_requests(tmp_path: Path) -> None:
         still_serving(base_url)
         print(f"payemu serve RSS: {before:.1f} MiB before, {after:.1f} MiB after 380 hostile requests")
         assert after - before < 30, f"RSS grew from {before:.1f} MiB to {after:.1f} MiB"
-        assert process.poll() is None
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+        assert process.process.poll() is None

@@ -15,27 +15,25 @@ import httpx
 import pytest
 
 from emulator.domain.config import Settings
-from emulator.testing import Payemu, PayemuServer
-from tests.conftest import serving
+from emulator.testing import Payemu
+from tests.support.bodies import CARD, NULL_SUCCESS, STRIPE
+from tests.support.servers import ThreadServer, in_thread
 
-CARD = {
-    "cardHolderName": "Load Tester",
-    "cardNumber": "4111111111111111",
-    "expirationMonth": 12,
-    "expirationYear": 2031,
-}
-STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk_load"}]}
-NULL_SUCCESS: dict[str, Any] = {"paymentGatewayName": "NULLSuccess", "credentials": []}
 TLS = ssl.create_default_context()  # unused on plain HTTP, but httpx builds one per client unless given
+# uvicorn closes a connection idle for 5 s, httpx reuses one idle for up to 5 s: on a loaded
+# machine a request could go out on a connection the server was closing (a ReadError). The
+# clients here reuse a connection only within a second of its last answer.
+KEPT_ALIVE = httpx.Limits(keepalive_expiry=1.0)
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[PayemuServer]:
-    yield from serving(Settings(log_level="warning"))
+def server() -> Iterator[ThreadServer]:
+    with in_thread(Settings()) as running:
+        yield running
 
 
 @pytest.fixture
-def tenant(server: PayemuServer) -> Iterator[Payemu]:
+def tenant(server: ThreadServer) -> Iterator[Payemu]:
     made = server.tenant()
     yield made
     made.close()
@@ -51,7 +49,7 @@ async def _fire(
     queue = iter(enumerate(calls))
 
     async def worker() -> None:
-        async with httpx.AsyncClient(base_url=base_url, timeout=60, verify=TLS) as client:
+        async with httpx.AsyncClient(base_url=base_url, timeout=60, verify=TLS, limits=KEPT_ALIVE) as client:
             for index, (key, method, path, body) in queue:
                 answers[index] = await client.request(method, path, json=body, headers={"X-Api-Key": key})
 
@@ -59,7 +57,7 @@ async def _fire(
     return [answer for answer in answers if answer is not None]
 
 
-def fire(server: PayemuServer, calls: list[tuple[str, str, str, dict[str, Any] | None]]) -> list[httpx.Response]:
+def fire(server: ThreadServer, calls: list[tuple[str, str, str, dict[str, Any] | None]]) -> list[httpx.Response]:
     return asyncio.run(_fire(server.base_url, calls))
 
 
@@ -71,7 +69,7 @@ def _store_account(tenant: Payemu, name: str, account: dict[str, Any]) -> None:
 # -- partial refunds ----------------------------------------------------------------------
 @pytest.mark.parametrize("delay_ms", [0, 5])
 def test_100_concurrent_partial_refunds_never_exceed_the_charge(
-    server: PayemuServer, tenant: Payemu, delay_ms: int
+    server: ThreadServer, tenant: Payemu, delay_ms: int
 ) -> None:
     _store_account(tenant, "main", STRIPE)
     if delay_ms:
@@ -124,7 +122,7 @@ def test_100_concurrent_partial_refunds_never_exceed_the_charge(
 
 
 # -- many tenants ---------------------------------------------------------------------------
-def test_1000_charges_over_10_tenants_each_in_its_own_ledger(server: PayemuServer) -> None:
+def test_1000_charges_over_10_tenants_each_in_its_own_ledger(server: ThreadServer) -> None:
     tenants = [server.tenant() for _ in range(10)]
     try:
         for number, tenant in enumerate(tenants):
@@ -177,7 +175,7 @@ def _payload(index: int) -> str:
     return f"<{index}>" + chr(0x41 + index % 26) * (1000 + 37 * index) + f"</{index}>"
 
 
-def test_concurrent_token_writes_and_deletes_never_tear_a_token(server: PayemuServer, tenant: Payemu) -> None:
+def test_concurrent_token_writes_and_deletes_never_tear_a_token(server: ThreadServer, tenant: Payemu) -> None:
     key = tenant.api_key
     stored = fire(server, [(key, "POST", "/StringTokens", {"payload": _payload(i)}) for i in range(200)])
     assert Counter(a.status_code for a in stored) == {201: 200}

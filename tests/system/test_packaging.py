@@ -10,7 +10,6 @@ one's installed dependencies through a ``.pth`` file."""
 from __future__ import annotations
 
 import email
-import json
 import os
 import shutil
 import signal
@@ -18,7 +17,6 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
-import time
 import venv
 import zipfile
 from collections.abc import Iterator
@@ -31,6 +29,7 @@ import httpx
 import pytest
 
 from tests.support.paths import REPO_ROOT
+from tests.support.servers import PayemuProcess
 
 ROOT = REPO_ROOT
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "emulator", "schemas", "scenarios")  # what a build reads
@@ -183,39 +182,23 @@ class Serving:
 @pytest.fixture(scope="module")
 def serving(installed: Installed) -> Iterator[Serving]:
     ready = installed.home / "ready.json"
-    log = installed.home / "serve.log"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [
-                str(installed.bin / "payemu"),
-                "serve",
-                "--port",
-                "0",
-                "--card-form-port",
-                "0",
-                "--ready-file",
-                str(ready),
-            ],
-            cwd=installed.home,
-            env={**env, "PYTHONUNBUFFERED": "1"},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, "payemu did not start"
-            time.sleep(0.02)
-        info = json.loads(ready.read_text())
+    with PayemuProcess(
+        "serve",
+        "--card-form-port",
+        "0",
+        "--ready-file",
+        str(ready),
+        ready_file=ready,
+        executable=[str(installed.bin / "payemu")],
+        cwd=installed.home,
+        unset=("PYTHONPATH", "VIRTUAL_ENV"),
+    ) as process:
+        info = process.ready
         start = httpx.get(info["url"] + "/", headers={"Accept": "text/html"}, timeout=10)
         assert start.status_code == 200
         card_form = info["cardFormUrl"].replace("//localhost:", "//127.0.0.1:")
-        yield Serving(info["url"], card_form, log, links_of(start.text))
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=15)
+        yield Serving(info["url"], card_form, process.log, links_of(start.text))
+        process.stop(signal.SIGTERM, timeout=15)
 
 
 def test_every_page_and_asset_it_links_answers_200(serving: Serving) -> None:

@@ -24,19 +24,14 @@ import pytest
 
 from emulator.tenants.tenants import shard_of
 from tests.support.balancer import Haproxy, Instance
+from tests.support.bodies import card
 
 pytestmark = pytest.mark.haproxy  # without HAProxy: skipped with a summary line (tests/conftest.py)
 
 TENANTS = 50
 ADMIN_KEY = "scale-admin-" + secrets.token_hex(8)
 ADMIN = {"X-Admin-Key": ADMIN_KEY}
-CARD = {
-    "cardHolderName": "Ada Lovelace",
-    "cardNumber": "4111111111111111",
-    "expirationMonth": 12,
-    "expirationYear": 2031,
-    "cvv": "123",
-}
+CARD = card(cardHolderName="Ada Lovelace", expirationYear=2031, cvv="123")
 PAGE_CARD = {**CARD, "cardNumber": "5555555555554444", "cvv": "321"}
 ACCOUNT = {"paymentGatewayName": "NULLSuccess", "credentials": []}
 # what each tenant's journal must hold, in order (the control API is not journaled)
@@ -91,10 +86,7 @@ class TenantRun:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     workdir = tmp_path_factory.mktemp("scaleout")
-    instances = [
-        Instance(name, workdir / f"{name}.sqlite", ADMIN_KEY, workdir / f"{name}.log")
-        for name in ("payemu1", "payemu2")
-    ]
+    instances = [Instance(name, workdir / f"{name}.sqlite", ADMIN_KEY) for name in ("payemu1", "payemu2")]
     started: list[Instance] = []
     haproxy = None
     try:

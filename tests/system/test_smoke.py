@@ -4,31 +4,27 @@ newest uvicorn and Starlette the pins allow (``.ci/run``)."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.support.serving import HEALTH, free_port, serve, wait_until_up
+from tests.support.bodies import CARD
+from tests.support.servers import HEALTH, PayemuProcess
 
 KEY = {"X-Api-Key": "sandbox-api-key"}
-CARD = {"cardHolderName": "Jane Smith", "cardNumber": "4111111111111111", "expirationMonth": 12, "expirationYear": 2030}
 ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_main"}]}
 PAY = {"amount": 25.0, "currency": "USD", "paymentGatewayAccountName": "main", "card": {**CARD, "cvv": "123"}}
 
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[httpx.Client]:
-    port = free_port()
-    process = serve(port, "--log-level", "warning", "--card-form-port", "0", stdout=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    wait_until_up(base, process, path=HEALTH)
-    with httpx.Client(base_url=base, headers=KEY, timeout=30) as made:
-        yield made
-    process.terminate()
-    assert process.wait(timeout=10) == 0
+    with PayemuProcess("serve", "--log-level", "warning", "--card-form-port", "0") as process:
+        with httpx.Client(base_url=process.url, headers=KEY, timeout=30) as made:
+            yield made
+        status, output = process.stop()
+        assert status == 0, output
 
 
 def ok(answer: httpx.Response, status: int = 200) -> Any:

@@ -16,15 +16,14 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.app.build import create_app
 from emulator.domain.config import Settings
 from emulator.domain.vocabulary import DECLINE_REASONS, HTTP_STATUS
 from emulator.scenarios import BUILTIN, Rule, RuleOutcome
 from emulator.scenarios.loader import load_files
-from tests.support.live_server import LiveServer
+from tests.support.bodies import STRIPE
+from tests.support.servers import ThreadServer, in_thread
 
 RULES = load_files([], BUILTIN)
-STRIPE = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_123"}]}
 BACKUP = {
     "paymentGatewayName": "Adyen",
     "credentials": [{"key": "ApiKey", "value": "a"}, {"key": "MerchantAccount", "value": "m"}],
@@ -61,18 +60,16 @@ CASES = cases()
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[LiveServer]:
-    running = LiveServer(create_app(Settings(any_key=True)))
-    yield running
-    running.stop()
-    assert not running.app.state.runtime.violations
+def server() -> Iterator[ThreadServer]:
+    with in_thread(Settings(any_key=True)) as running:
+        yield running
 
 
 class Walk:
     """One row and operation, in its own API key."""
 
     def __init__(
-        self, server: LiveServer, client: httpx.AsyncClient, key: str, rule: Rule, operation: str, value: str | float
+        self, server: ThreadServer, client: httpx.AsyncClient, key: str, rule: Rule, operation: str, value: str | float
     ) -> None:
         self.server, self.client, self.key, self.rule, self.operation = server, client, key, rule, operation
         self.card = value if isinstance(value, str) else ORDINARY_CARD
@@ -205,7 +202,7 @@ class Walk:
         assert final.status_code == (200 if code == "Success" else 409)
 
 
-def test_every_row_and_operation_through_a_real_server(server: LiveServer) -> None:
+def test_every_row_and_operation_through_a_real_server(server: ThreadServer) -> None:
     async def main() -> None:
         limits = httpx.Limits(max_connections=len(CASES), max_keepalive_connections=0)
         async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=30) as client:

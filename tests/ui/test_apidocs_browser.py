@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page
 
-from tests.ui.test_ewallet_browser import ARTIFACTS, Server, browser, page, screenshot_on_failure, server
+from tests.support.servers import ThreadServer
+from tests.ui.test_ewallet_browser import ARTIFACTS, browser, page, screenshot_on_failure, server
 
 pytestmark = pytest.mark.chromium  # without Chromium: skipped with a summary line (tests/support/tools.py)
 __all__ = ["browser", "page", "server"]
@@ -34,9 +35,9 @@ LINES = """() => Array.from(document.querySelectorAll(".opblock-tag small p")).m
 })"""
 
 
-def _open(page: Page, server: Server, name: str) -> None:
+def _open(page: Page, server: ThreadServer, name: str) -> None:
     page.set_viewport_size({"width": WIDTH, "height": 900})
-    page.goto(server.base + "/docs")
+    page.goto(server.url + "/docs")
     page.locator(".opblock-tag small p").first.wait_for()
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
@@ -45,7 +46,7 @@ def _scroll(page: Page) -> list[int]:
     return list(page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]"))
 
 
-def test_the_api_page_fits_a_phone_and_breaks_no_word(server: Server, page: Page) -> None:
+def test_the_api_page_fits_a_phone_and_breaks_no_word(server: ThreadServer, page: Page) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     with screenshot_on_failure(page, "apidocs-390-failed"):
         _open(page, server, "apidocs-390")

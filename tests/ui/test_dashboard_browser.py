@@ -14,20 +14,21 @@ from playwright.sync_api import Page, expect
 from emulator.domain.vocabulary import RESULT_CODES
 from emulator.ui import dashboard
 from tests.support import dashboard_demo
+from tests.support.servers import ThreadServer
 from tests.ui.test_dashboard_views import CARD, failover_story
-from tests.ui.test_ewallet_browser import Server, api, browser, failover_session, page, screenshot_on_failure, server
+from tests.ui.test_ewallet_browser import api, browser, failover_session, page, screenshot_on_failure, server
 
 pytestmark = pytest.mark.chromium  # without Chromium: skipped with a summary line (tests/support/tools.py)
 
 __all__ = ["browser", "page", "server"]
 
 
-def test_detail_view_timeline_of_a_failover_charge(server: Server, page: Page) -> None:
+def test_detail_view_timeline_of_a_failover_charge(server: ThreadServer, page: Page) -> None:
     key = "browser-story"
     with api(server, key) as client, screenshot_on_failure(page, "story"):
         story = failover_story(client)
         auth, refund = story["auth"], story["refund"]
-        page.goto(f"{server.base}/_emulator/?key={key}")
+        page.goto(f"{server.url}/_emulator/?key={key}")
         page.get_by_test_id("payments").get_by_role("link", name=auth).click()
         events = page.get_by_test_id("event")
         expect(events).to_have_count(4)
@@ -41,7 +42,7 @@ def test_detail_view_timeline_of_a_failover_charge(server: Server, page: Page) -
         expect(events.nth(3)).to_contain_text(refund)
 
 
-def test_filter_by_result_and_no_horizontal_scroll(server: Server, page: Page) -> None:
+def test_filter_by_result_and_no_horizontal_scroll(server: ThreadServer, page: Page) -> None:
     key = "browser-many"
     with api(server, key) as client, screenshot_on_failure(page, "many"):
         for name, gateway in (("failing", "NULLFailure"), ("backup", "NULLSuccess")):
@@ -57,7 +58,7 @@ def test_filter_by_result_and_no_horizontal_scroll(server: Server, page: Page) -
                 },
             )
         page.set_viewport_size({"width": 1280, "height": 900})
-        page.goto(f"{server.base}/_emulator/?key={key}")
+        page.goto(f"{server.url}/_emulator/?key={key}")
         assert page.evaluate("document.documentElement.scrollWidth") <= 1280
         page.get_by_test_id("filters").locator("select[name=result]").select_option("Rejected")
         page.get_by_test_id("filters").get_by_role("button", name="Filter").click()
@@ -70,7 +71,7 @@ def test_filter_by_result_and_no_horizontal_scroll(server: Server, page: Page) -
         assert page.evaluate("document.documentElement.scrollWidth") <= 1280
 
 
-def test_payment_page_has_no_horizontal_scroll_at_1280(server: Server, page: Page) -> None:
+def test_payment_page_has_no_horizontal_scroll_at_1280(server: ThreadServer, page: Page) -> None:
     with api(server, "browser-page-width") as client, screenshot_on_failure(page, "page-width"):
         session = failover_session(client)
         page.set_viewport_size({"width": 1280, "height": 900})
@@ -123,7 +124,7 @@ CHIPS = """() => Array.from(document.querySelectorAll("[data-testid=payments] .c
 
 
 @pytest.fixture(scope="module")
-def demo(server: Server) -> dict[str, Any]:
+def demo(server: ThreadServer) -> dict[str, Any]:
     """The demo tenant: ten payments (dashboard_demo.populate)."""
     with api(server, "browser-demo") as client:
         return dashboard_demo.populate(client)
@@ -143,13 +144,15 @@ def _no_horizontal_scroll(page: Page, width: int) -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_demo_dashboard_reads_at_every_width(server: Server, page: Page, demo: dict[str, Any], width: int) -> None:
+def test_demo_dashboard_reads_at_every_width(
+    server: ThreadServer, page: Page, demo: dict[str, Any], width: int
+) -> None:
     refused: list[str] = []
     page.on(
         "console", lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None
     )
     with screenshot_on_failure(page, f"dashboard-{width}"):
-        _open(page, f"{server.base}/_emulator/?key=browser-demo", width)
+        _open(page, f"{server.url}/_emulator/?key=browser-demo", width)
         _no_horizontal_scroll(page, width)
         assert page.evaluate(NARROW_CELLS) == []
 
@@ -183,7 +186,7 @@ def test_demo_dashboard_reads_at_every_width(server: Server, page: Page, demo: d
         link = session_page.locator(".ellipsis")
         assert link.get_attribute("title") == demo["page"]
         assert page.evaluate("(el) => el.scrollWidth > el.clientWidth", link.element_handle()), "cut with an ellipsis"
-        page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.base)
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
         copy = session_page.locator("button.copy")
         copy.click()
         expect(copy).to_have_class(re.compile(r"\bcopied\b"))
@@ -208,9 +211,11 @@ def test_demo_dashboard_reads_at_every_width(server: Server, page: Page, demo: d
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_payment_detail_reads_at_every_width(server: Server, page: Page, demo: dict[str, Any], width: int) -> None:
+def test_payment_detail_reads_at_every_width(
+    server: ThreadServer, page: Page, demo: dict[str, Any], width: int
+) -> None:
     with screenshot_on_failure(page, f"detail-{width}"):
-        _open(page, f"{server.base}/_emulator/?key=browser-demo&tx={demo['captured']}", width)
+        _open(page, f"{server.url}/_emulator/?key=browser-demo&tx={demo['captured']}", width)
         _no_horizontal_scroll(page, width)
         events = page.get_by_test_id("event")
         expect(events).to_have_count(4)  # authorization, capture, refund, status check
@@ -225,9 +230,9 @@ def test_payment_detail_reads_at_every_width(server: Server, page: Page, demo: d
         assert '"cvv"' not in page.content()
 
 
-def test_page_height_stays_bounded_after_200_payments(server: Server, page: Page) -> None:
+def test_page_height_stays_bounded_after_200_payments(server: ThreadServer, page: Page) -> None:
     key = "browser-200"
-    url = f"{server.base}/_emulator/?key={key}"
+    url = f"{server.url}/_emulator/?key={key}"
     with api(server, key) as client, screenshot_on_failure(page, "paged-1280"):
         dashboard_demo.populate(client)
         dashboard_demo.many(client, 30)  # every list's first page is full

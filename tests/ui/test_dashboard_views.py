@@ -13,15 +13,10 @@ from starlette.testclient import TestClient
 from emulator.tenants.tenants import Tenant
 from emulator.ui import chart
 from tests.support import dashboard_demo
+from tests.support.bodies import card
 
 HTML = {"Accept": "text/html"}
-CARD = {
-    "cardHolderName": "Jane",
-    "cardNumber": "4111111111111111",
-    "expirationMonth": 12,
-    "expirationYear": 2031,
-    "cvv": "123",
-}
+CARD = card(cardHolderName="Jane", expirationYear=2031, cvv="123")
 
 
 def _accounts(client: httpx.Client) -> None:

@@ -9,9 +9,7 @@ On failure a screenshot goes to ``test-artifacts/``.
 from __future__ import annotations
 
 import shutil
-import socket
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,12 +17,11 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from emulator.app.build import create_app
 from emulator.domain.config import Settings
 from tests.support.paths import REPO_ROOT
+from tests.support.servers import ThreadServer, in_thread
 
 pytestmark = pytest.mark.chromium  # without Chromium: skipped with a summary line (tests/support/tools.py)
 
@@ -50,42 +47,10 @@ def chromium_path() -> str:
     return found
 
 
-class Server:
-    """payemu under uvicorn in a thread, on a free port."""
-
-    def __init__(self) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.app = create_app(Settings(port=self.port, any_key=True))
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False, lifespan="off"
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("payemu did not start")
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-
-
 @pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    running = Server()
-    running.start()
-    yield running
-    running.stop()
-    violations = running.app.state.runtime.violations
-    assert not violations, "responses broke the schema:\n" + "\n".join(violations)
+def server() -> Iterator[ThreadServer]:
+    with in_thread(Settings(any_key=True)) as running:
+        yield running
 
 
 class MerchantSite:
@@ -146,8 +111,8 @@ def screenshot_on_failure(page: Page, name: str) -> Iterator[None]:
         raise
 
 
-def api(server: Server, key: str) -> httpx.Client:
-    return httpx.Client(base_url=server.base, headers={"X-Api-Key": key}, timeout=10)
+def api(server: ThreadServer, key: str) -> httpx.Client:
+    return httpx.Client(base_url=server.url, headers={"X-Api-Key": key}, timeout=10)
 
 
 def failover_session(client: httpx.Client, **changes: Any) -> dict[str, str]:
@@ -184,7 +149,7 @@ def failover_session(client: httpx.Client, **changes: Any) -> dict[str, str]:
     return {"token": session.json()["token"], "page": session.headers["x-payemu-payment-page"]}
 
 
-def test_pay_stored_card_with_cvv_through_fallback(server: Server, page: Page) -> None:
+def test_pay_stored_card_with_cvv_through_fallback(server: ThreadServer, page: Page) -> None:
     with api(server, "browser-pay") as client, screenshot_on_failure(page, "pay-stored-card"):
         session = failover_session(client)
         page.goto(session["page"])
@@ -218,18 +183,18 @@ def test_pay_stored_card_with_cvv_through_fallback(server: Server, page: Page) -
         page.reload()
         expect(page.get_by_test_id("paid")).to_contain_text(data["providerTransactionId"])
         foreign = httpx.post(
-            f"{server.base}/EWalletOperations/validateResults",
+            f"{server.url}/EWalletOperations/validateResults",
             json=result_token,
             headers={"X-Api-Key": "browser-someone-else"},
         )
         assert foreign.status_code == 400
 
 
-def test_dashboard_shows_the_payment(server: Server, page: Page) -> None:
+def test_dashboard_shows_the_payment(server: ThreadServer, page: Page) -> None:
     key = "browser-dashboard"
     with api(server, key) as client, screenshot_on_failure(page, "dashboard"):
         session = failover_session(client, amount=17.25, currencyCode="USD")
-        dashboard = f"{server.base}/_emulator/?key={key}"
+        dashboard = f"{server.url}/_emulator/?key={key}"
         page.goto(f"{session['page']}?returnUrl={httpx.URL(dashboard)}")
         stored = page.get_by_test_id("stored-card-0")
         stored.locator("input[name=cvv]").fill("456")
@@ -271,7 +236,7 @@ def test_dashboard_shows_the_payment(server: Server, page: Page) -> None:
         )
 
 
-def test_no_redirect_to_a_host_hidden_behind_a_backslash(server: Server, page: Page) -> None:
+def test_no_redirect_to_a_host_hidden_behind_a_backslash(server: ThreadServer, page: Page) -> None:
     """``http://evil.example\\@127.0.0.1/x`` is evil.example to Chromium: after paying, the
     page stays where it is and no request (with the result token or otherwise) goes there."""
     seen: list[str] = []
@@ -289,7 +254,7 @@ def test_no_redirect_to_a_host_hidden_behind_a_backslash(server: Server, page: P
         assert not [url for url in seen if "evil.example" in httpx.URL(url).host]
 
 
-def test_merchant_page_with_the_js_library(server: Server, merchant: MerchantSite, page: Page) -> None:
+def test_merchant_page_with_the_js_library(server: ThreadServer, merchant: MerchantSite, page: Page) -> None:
     """A merchant front end on another origin uses payments-library.js as it would the
     real library: checkAvailability → payBy → callback with the result token (the hosted
     page in an iframe posts it to the merchant's window)."""
@@ -297,7 +262,7 @@ def test_merchant_page_with_the_js_library(server: Server, merchant: MerchantSit
         session = failover_session(client, storedCards=None)
         merchant.html = f"""<!doctype html><html><body>
           <div id="card-button"></div><pre id="out"></pre>
-          <script src="{server.base}/_emulator/static/payments-library.js"></script>
+          <script src="{server.url}/_emulator/static/payments-library.js"></script>
           <script>
             var engine = new eWallet.Engine("{session["token"]}");
             var out = document.getElementById("out");

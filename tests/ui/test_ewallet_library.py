@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,12 +35,11 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, FrameLocator, Page, Route, expect
 
-from emulator.app.build import create_app
 from emulator.domain.config import Settings
-from emulator.edge.server import Server, config_for, loopback_socket
 from emulator.ewallet.cardform import OTP_CODE
 from emulator.ui import cardform
 from tests.support.paths import REPO_ROOT
+from tests.support.servers import in_thread
 from tests.ui.test_ewallet_browser import (
     browser,  # noqa: F401  (the same Chromium fixture)
     screenshot_on_failure,
@@ -119,24 +117,9 @@ class Payemu:
 @pytest.fixture(scope="module")
 def payemu() -> Iterator[Payemu]:
     """payemu on a free port, its card form on another free port."""
-    sock, form = loopback_socket(), loopback_socket()
-    port, form_port = sock.getsockname()[1], form.getsockname()[1]
-    settings = Settings(port=port, any_key=True)
-    app = create_app(settings)
-    served = cardform.PortSplit(app, cardform.app(), form_port)
-    server = Server(config_for(served, settings, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock, form]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert thread.is_alive(), "payemu did not start"
-        assert time.monotonic() < deadline, "payemu did not start in time"
-        time.sleep(0.02)
-    yield Payemu(f"http://127.0.0.1:{port}", app, form_port)
-    server.should_exit = True
-    thread.join(timeout=10)
-    violations = app.state.runtime.violations
-    assert not violations, "responses broke the schema:\n" + "\n".join(violations)
+    with in_thread(Settings(any_key=True), card_form=True) as running:
+        assert running.form_port is not None
+        yield Payemu(running.url, running.app, running.form_port)
 
 
 @dataclass

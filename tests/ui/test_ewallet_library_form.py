@@ -10,8 +10,6 @@ need port 4200 (a user's own ``payemu serve`` may hold it). Marked ``chromium`` 
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
@@ -19,11 +17,10 @@ from typing import cast
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, FrameLocator, Page, Response, expect, sync_playwright
 
-from emulator.app.build import create_app
 from emulator.domain.config import Settings
-from emulator.edge.server import Server, config_for, loopback_socket
 from emulator.ewallet.cardform import WRONG_CODE
 from emulator.ui import cardform
+from tests.support.servers import in_thread
 from tests.ui.test_ewallet_browser import CHROMIUM_ARGS, chromium_path, screenshot_on_failure
 from tests.ui.test_ewallet_library import (
     CARD,
@@ -43,22 +40,9 @@ LIBRARY_FORM = f"http://localhost:{cardform.DEFAULT_PORT}"  # where the library 
 @pytest.fixture(scope="module")
 def payemu() -> Iterator[Payemu]:
     """payemu and its card form, each on a free loopback port."""
-    sock, form = loopback_socket(), loopback_socket()
-    port, form_port = sock.getsockname()[1], form.getsockname()[1]
-    app = create_app(Settings(port=port, any_key=True))
-    server = Server(config_for(cardform.PortSplit(app, cardform.app(), form_port), Settings(), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock, form]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "payemu did not start"
-        time.sleep(0.02)
-    served = Payemu(f"http://127.0.0.1:{port}", app, form_port)
-    yield served
-    server.should_exit = True
-    thread.join(timeout=10)
-    violations = app.state.runtime.violations
-    assert not violations, "responses broke the schema:\n" + "\n".join(violations)
+    with in_thread(Settings(any_key=True), card_form=True) as running:
+        assert running.form_port is not None
+        yield Payemu(running.url, running.app, running.form_port)
 
 
 class Watched:

@@ -1,56 +1,13 @@
-"""``payemu serve --state FILE`` as a child process, for the tests of the state file that
-need a real process (signals, exit status, stderr)."""
+"""State files for the tests of ``--state``: what is left beside one, a journal-heavy one
+built directly (:func:`journal_file`), a process's peak memory; ``python -m
+tests.support.statefiles`` measures how a server starts on a state file over the budgets."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support.paths import REPO_ROOT
-from tests.support.serving import free_port, wait_until_up
-
-ROOT = REPO_ROOT
-
-
-def payemu(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    """Run ``payemu ARGS`` to the end (for commands that must not start a server)."""
-    return subprocess.run(
-        [sys.executable, "-m", "emulator", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
-
-
-class StateServer:
-    """A payemu server on a free port keeping its state in ``path``."""
-
-    def __init__(self, path: Path, *extra: str, up_within: float = 30) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "emulator", "serve", "--port", str(self.port), "--state", str(path), *extra],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        try:
-            wait_until_up(self.base, self.proc, timeout=up_within)
-        except BaseException:
-            self.kill()
-            raise
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def stop(self, sig: int) -> tuple[int, str]:
-        """Send ``sig``; the exit status and everything the server printed."""
-        self.proc.send_signal(sig)
-        status = self.proc.wait(timeout=30)
-        return status, self.proc.stdout.read() if self.proc.stdout else ""
+from tests.support.servers import PayemuProcess
 
 
 def leftovers(path: Path) -> list[str]:
@@ -127,13 +84,11 @@ def measure_start(tenants: int = 150, entries: int = 1000, pad: int = 300) -> No
         journal_file(path, tenants, entries, pad)
         size = path.stat().st_size / 1e6
         started = time.monotonic()
-        server = StateServer(path, "--no-card-form", up_within=600)
-        up = time.monotonic() - started
-        try:
-            peak = peak_mib(server.proc.pid)
-            fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        with PayemuProcess("serve", "--state", str(path), "--no-card-form", up_within=600) as server:
+            up = time.monotonic() - started
+            peak = peak_mib(server.pid)
+            fields = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
             cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-        finally:
             server.stop(signal.SIGTERM)
         print(
             f"{tenants * entries} journal entries, {size:.0f} MB: answering after {up:.1f} s"
