@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import pytest
 from emulator.cli import ready
 from emulator.cli.main import CARD_FORM_PORT_ENV, READY_FILE_ENV, build_parser, settings_from
 from emulator.domain.config import ConfigError
+from tests.support.paths import REPO_ROOT
 from tests.support.servers import PayemuProcess
 
 
@@ -79,7 +82,7 @@ def _api_error_list(body: Any) -> None:
 
 
 def test_the_card_form_ports_404_and_405_are_the_apis_json_errors(
-    running: tuple[dict[str, Any], subprocess.Popen[str], Path],
+    running: tuple[dict[str, Any], PayemuProcess, Path],
 ) -> None:
     info, _, _ = running
     form = info["cardFormUrl"].removesuffix("//pay/")
@@ -112,7 +115,7 @@ def test_a_ready_file_that_cannot_be_written_is_one_line_before_the_server_binds
     for place, reason in places.items():
         result = subprocess.run(
             [sys.executable, "-m", "emulator", "serve", "--port", "0", "--ready-file", str(place)],
-            cwd=ROOT,
+            cwd=REPO_ROOT,
             capture_output=True,
             text=True,
             timeout=30,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.support.paths import REPO_ROOT
-from tests.support.serving import free_port, serve, wait_until_up
+from tests.support.servers import PayemuProcess
 
 KEY = "sandbox-api-key"
 ACCOUNT = {"paymentGatewayName": "NULLSuccess", "credentials": []}
@@ -69,11 +69,9 @@ def run(clients: int, seconds: float, checkout: Path = REPO_ROOT, state: bool = 
     """The load, the SIGKILL and what the file kept (see the module doc)."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "state.sqlite"
-        port = free_port()
         options = ["--log-level", "warning", "--no-card-form"] + (["--state", str(path)] if state else [])
-        process = serve(port, *options, cwd=checkout)
-        try:
-            wait_until_up(f"http://127.0.0.1:{port}", process)
+        with PayemuProcess("serve", *options, cwd=checkout) as process:
+            port = process.port
             setup = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             setup.request("PUT", "/PaymentGatewayAccounts/demo", json.dumps(ACCOUNT).encode(), HEADERS)
             assert setup.getresponse().status == 200
@@ -85,16 +83,11 @@ def run(clients: int, seconds: float, checkout: Path = REPO_ROOT, state: bool = 
                 thread.start()
             time.sleep(seconds)
             out.killed_at = time.monotonic()
-            process.kill()
-            process.wait()
+            process.kill()  # SIGKILL
             out.seconds = out.killed_at - began
             stop.set()
             for thread in threads:
                 thread.join()
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
         if state:
             with contextlib.closing(sqlite3.connect(path)) as db:
                 rows = db.execute("SELECT id FROM records WHERE kind = 'transaction'")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.paths import REPO_ROOT
-from tests.support.serving import HEALTH, free_port, serve, wait_until_up
+from tests.support.servers import HEALTH, PayemuProcess
 
 MIB = 1024 * 1024
 CEILING_MIB = 384  # docs/reference/limits.md: budget (256 MiB) + overhead (128 MiB)
@@ -62,22 +62,17 @@ def peak_mib(pid: int) -> float:
 
 def run(name: str, steps: Callable[[Client], None], checkout: Path = REPO_ROOT, *options: str) -> Probe:
     """Start a server of ``checkout`` (with ``options``), run ``steps`` against it, and measure."""
-    port = free_port()
-    process = serve(port, "--any-key", "--log-level", "warning", "--no-card-form", *options, cwd=checkout)
     probe = Probe(name)
-    try:
-        wait_until_up(f"http://127.0.0.1:{port}", process)
-        client = Client(port, probe)
+    options = ("--any-key", "--log-level", "warning", "--no-card-form", *options)
+    with PayemuProcess("serve", *options, cwd=checkout) as process:
+        client = Client(process.port, probe)
         steps(client)
-        health = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        health = http.client.HTTPConnection("127.0.0.1", process.port, timeout=60)
         health.request("GET", HEALTH)
         limits = json.loads(health.getresponse().read()).get("limits", {})
         probe.budget_mib = limits.get("memoryBytes", {}).get("used", 0) / MIB
-        assert process.poll() is None, "the server died"
+        assert process.process.poll() is None, "the server died"
         probe.peak_mib = peak_mib(process.pid)
-    finally:
-        process.kill()
-        process.wait()
     return probe
 
 
