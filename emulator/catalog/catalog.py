@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
@@ -74,6 +74,9 @@ class CredentialModes:
     live: re.Pattern[str]
     source: str
     live_test_card: GatewayResultCode | None
+    # a test credential paying a card outside the test numbers: declined with this code
+    test_mode_live_card: GatewayResultCode | None = None
+    test_cards: frozenset[str] = frozenset()  # the widely published test numbers (catalog.yaml)
 
     def mode_of(self, credentials: dict[str, str | None]) -> str | None:
         """``sandbox``, ``live``, ``invalid`` (neither shape), or None when the credential is absent."""
@@ -87,14 +90,17 @@ class CredentialModes:
         return "invalid"
 
     @classmethod
-    def from_data(cls, data: dict[str, Any]) -> CredentialModes:
+    def from_data(cls, data: dict[str, Any], published: Iterable[str] = ()) -> CredentialModes:
         card = data.get("liveTestCard")
+        live = data.get("testModeLiveCard")
         return cls(
             credential=data["credential"],
             sandbox=re.compile(data["sandbox"]) if "sandbox" in data else None,
             live=re.compile(data["live"]),
             source=data["source"],
             live_test_card=GatewayResultCode(card["code"], card["description"]) if card else None,
+            test_mode_live_card=GatewayResultCode(live["code"], live["description"]) if live else None,
+            test_cards=frozenset(published) if live else frozenset(),
         )
 
 
@@ -217,7 +223,9 @@ class GatewaySpec:
             "displayName": self.display_name,
             "paymentGatewayUrl": self.url,
             "description": f"{self.description} payemu level {self.level}: {LEVEL_NOTES[self.level]}.",
-            "credentialsNames": list(self.accepted_credentials),
+            # the required ones (the gateway-accounts guide: "the credentialsNames required for
+            # your PSP", its Adyen example); an account may also carry the optional ones
+            "credentialsNames": list(self.credentials),
             "supportsNetworkToken": self.supports_network_token,
         }
 
@@ -256,7 +264,11 @@ class GatewaySpec:
             avs_results=dict(data.get("avsResults", {})),
             cvv_results=dict(data.get("cvvResults", {})),
             sources=tuple(data.get("sources", ())),
-            modes=CredentialModes.from_data(data["credentialModes"]) if "credentialModes" in data else None,
+            modes=(
+                CredentialModes.from_data(data["credentialModes"], fallback.get("publishedTestCards", ()))
+                if "credentialModes" in data
+                else None
+            ),
             requires_cvv=requires.get("cvv", False),
             tokenize_credential=requires.get("tokenizeCredential"),
             capture_limit=Decimal(str(data.get("captureLimit", DEFAULT_CAPTURE_LIMIT))),

@@ -33,6 +33,11 @@ FACT_KEYS = (
     "unsupportedOperations",
     "requires",
     "reference",
+    "token",
+    "authorizationCode",
+    "always",
+    "cardChecks",
+    "testCards",
     "codes",
     "response",
     "triggers",
@@ -102,6 +107,7 @@ _MODES: dict[str, Any] = {  # which values of one credential are sandbox and whi
         "live": {"type": "string", "format": "regex"},
         "source": _TEXT,  # a URL, or "payemu" for payemu's own convention
         "liveTestCard": CODE,  # a live credential paying one of the gateway's test cards: declined
+        "testModeLiveCard": CODE,  # a test credential paying a card that is no test number: declined
     },
 }
 _RESULT_MAP = {"type": "object", "additionalProperties": {"type": "string", "maxLength": 8}}
@@ -211,7 +217,13 @@ SHARED: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,
             "required": ["reference", "codes", "response"],
-            "properties": {"reference": FORMAT, "codes": CODES, "response": {"type": "object"}},
+            "properties": {
+                "reference": FORMAT,
+                "codes": CODES,
+                "response": {"type": "object"},
+                # test numbers published for every sandbox, beside each gateway's own
+                "publishedTestCards": {"type": "array", "items": {"type": "string", "pattern": "^[0-9]{12,19}$"}},
+            },
         },
     },
 }

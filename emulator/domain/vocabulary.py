@@ -78,20 +78,6 @@ SETTLE_RESULTS: tuple[str, ...] = (
 
 SUCCESSFUL = frozenset({ResultCode.SUCCESS, ResultCode.ACCEPTED})
 DEFAULT_REJECT_REASON = RejectReason.CARD_DECLINED
-# Declines that retrying elsewhere cannot fix: with `failover: recoverable-only` they end
-# the failover chain (the service's current public guide).
-HARD_DECLINES = frozenset(
-    {
-        RejectReason.INSUFFICIENT_FUNDS,
-        RejectReason.EXPIRED_CARD,
-        RejectReason.INVALID_CARD_NUMBER,
-        RejectReason.INVALID_CVV,
-        RejectReason.CARD_DECLINED,
-        RejectReason.LOST_OR_STOLEN_CARD,
-        RejectReason.SUSPECTED_FRAUD,
-        RejectReason.DO_NOT_HONOR,
-    }
-)
 HTTP_STATUS: dict[ResultCode, int] = {
     ResultCode.SUCCESS: 200,
     ResultCode.ACCEPTED: 202,

@@ -235,8 +235,11 @@ async def _follow_up(
     card = resolved_card(tenant, request)
     reference = request.ref_trans_id or ""
     tx = tenant.ledger.find(reference)
+    approves_any = account.gateway.always == ResultCode.SUCCESS  # NULLSuccess: whatever the reference
     if tx is None:
         asked = AttemptInput(operation, money, card, request.my_ref, network_token_brand=request.network_token_brand)
+        if approves_any:
+            return await _unlinked(runtime, tenant, account, asked, call_attempts)
         return refused(tenant, account, asked, _not_found(reference))
     paying = card.with_number(card.number or tx.card_number) if card else Card(number=tx.card_number)
     item = AttemptInput(
@@ -249,12 +252,29 @@ async def _follow_up(
     now = tenant.now()
     refusal = rules.check(tx, operation, account.gateway.name, money.currency, money.amount, now, limits_of(account))
     if refusal is not None:
+        if approves_any:
+            return await _unlinked(runtime, tenant, account, item, call_attempts)
         return refused(tenant, account, item, refusal)
     rules.reserve(tx, operation)  # no await since check(): concurrent requests see it
     try:
         result = await _attempt(runtime, tenant, account, item, parent=tx)
     finally:
         rules.release(tx)
+    entry = attempt_record(tenant, account, 1, result.result, result.at, result.decided)
+    call_attempts.append(entry)
+    if result.fault == Fault.LOST_RESPONSE:
+        raise DropConnection(Fault.LOST_RESPONSE)
+    return answer(result.result, [entry], refused=result.refused)
+
+
+async def _unlinked(
+    runtime: Services, tenant: Tenant, account: GatewayAccount, item: AttemptInput, call_attempts: list[AttemptRecord]
+) -> OperationOutcome:
+    """A follow-up the mock gateway NULLSuccess approves although the ledger would refuse
+    it (a reference it never issued, an operation the transaction's state forbids): the
+    mock-PSP page says it approves whatever the transaction details. It is recorded on
+    its own, so the earlier transaction, if any, keeps its state."""
+    result = await _attempt(runtime, tenant, account, item)
     entry = attempt_record(tenant, account, 1, result.result, result.at, result.decided)
     call_attempts.append(entry)
     if result.fault == Fault.LOST_RESPONSE:

@@ -1,20 +1,26 @@
 """Which gateway accounts a payment tries, in order, and when it moves on to the next.
 
 Every account is checked before the first attempt. After a result other than Success or
-Accepted the next is tried; under ``failover: recoverable-only`` a hard decline
-(:data:`HARD_DECLINES`) ends the chain."""
+Accepted the next is tried; under ``failover: recoverable-only`` a failure its class
+calls non-recoverable ends the chain (:func:`classes`: ``data/failover.yaml``, the one
+table, printed in docs/payments.md by :func:`classes_table`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from emulator.domain import errors
+from emulator.domain.datafiles import data_path, load_checked
 from emulator.domain.model import OperationResult, PaymentRequest
-from emulator.domain.vocabulary import HARD_DECLINES, SUCCESSFUL, ResultCode
+from emulator.domain.vocabulary import SUCCESSFUL, ResultCode
 from emulator.engine.simulator import GatewayAccount
 from emulator.stores import accounts, certificates, tenant_settings
 
 if TYPE_CHECKING:
+    from emulator.catalog.catalog import Catalog
+    from emulator.scenarios.model import Rule
     from emulator.tenants.services import Services
     from emulator.tenants.tenants import Tenant
 
@@ -69,6 +75,97 @@ def falls_over(runtime: Services, tenant: Tenant, result: OperationResult) -> bo
     """Whether a payment goes on to its next account after this result."""
     if result.code in SUCCESSFUL:
         return False
-    if tenant_settings.failover(runtime, tenant) == "recoverable-only" and result.code == ResultCode.REJECTED:
-        return result.reject_reason not in HARD_DECLINES
+    if tenant_settings.failover(runtime, tenant) == "recoverable-only":
+        key = result.reject_reason if result.code == ResultCode.REJECTED else result.code
+        return key not in non_recoverable()
     return True
+
+
+# -- the classes ------------------------------------------------------------------------------
+CLASSES_PATH = data_path("failover.yaml")
+_ENTRY = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["code", "recoverable"],
+    "oneOf": [{"required": ["source", "why"]}, {"required": ["guess"]}],
+    "properties": {
+        "code": {"type": "string", "minLength": 1},
+        "recoverable": {"type": "boolean"},
+        "source": {"const": "guide"},
+        "why": {"type": "string", "minLength": 1},
+        "guess": {"type": "string", "minLength": 1},
+    },
+}
+_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["guide", "classes"],
+    "properties": {"guide": {"type": "string", "pattern": "^https://"}, "classes": {"type": "array", "items": _ENTRY}},
+}
+
+
+class FailoverTableError(ValueError):
+    """data/failover.yaml cannot be used."""
+
+
+@dataclass(frozen=True)
+class FailoverClass:
+    """One failure's class: ``code`` (a rejectReasonCode or a result code), whether it falls
+    over under ``recoverable-only``, and where that comes from (the guide, or payemu's guess)."""
+
+    code: str
+    recoverable: bool
+    source: str  # the guide's URL, or "" for payemu's guess
+    why: str
+
+
+@cache
+def classes() -> tuple[FailoverClass, ...]:
+    """The table, read once."""
+    data: dict[str, Any] = load_checked(CLASSES_PATH, _SCHEMA, "failover classes", "failover", FailoverTableError)
+    found = []
+    for entry in data["classes"]:
+        source = data["guide"] if "source" in entry else ""
+        found.append(FailoverClass(entry["code"], entry["recoverable"], source, entry.get("why") or entry["guess"]))
+    return tuple(found)
+
+
+@cache
+def non_recoverable() -> frozenset[str]:
+    """The codes that end the chain under ``failover: recoverable-only``."""
+    return frozenset(c.code for c in classes() if not c.recoverable)
+
+
+def natives(catalog: Catalog, rules: list[Rule], code: str) -> list[str]:
+    """Every gateway's own code for the failure ``code`` (``Gateway `native```): its catalog
+    code, and the codes its triggers answer with that reason."""
+    found: list[str] = []
+    for gateway in catalog:
+        if gateway.always is not None:
+            continue
+        codes = {gateway.code_for(code).code} if code in gateway.codes else set()
+        for rule in rules:
+            outcome = rule.outcomes[-1]
+            if rule.match.gateway != gateway.name.casefold() or outcome.gateway_result_code is None:
+                continue
+            key = outcome.reject_reason_code if outcome.operation_result_code == ResultCode.REJECTED else None
+            if (key or outcome.operation_result_code) == code:
+                codes.add(outcome.gateway_result_code)
+        found += [f"{gateway.name} `{native}`" for native in sorted(codes)]
+    return found
+
+
+def classes_table(catalog: Catalog, rules: list[Rule]) -> str:
+    """docs/payments.md's table: each failure, its class under ``recoverable-only``, where
+    the class comes from, and the gateways' own codes that carry it."""
+    lines = [
+        "| failure | `recoverable-only` | why | source | the gateways' own codes |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for entry in classes():
+        verdict = "falls over" if entry.recoverable else "ends the chain"
+        source = f"[failover guide]({entry.source})" if entry.source else "*payemu's reading*"
+        codes = ", ".join(natives(catalog, rules, entry.code)) or "—"
+        why = entry.why.replace("|", "\\|")
+        lines.append(f"| `{entry.code}` | {verdict} | {why} | {source} | {codes} |")
+    return "\n".join(lines)

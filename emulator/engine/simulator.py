@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from emulator.catalog.catalog import GatewaySpec
-from emulator.domain.model import DropConnection, OperationResult
+from emulator.catalog.catalog import GatewayResultCode, GatewaySpec
+from emulator.domain.model import DropConnection, Money, OperationResult
 from emulator.domain.vocabulary import DEFAULT_REJECT_REASON, SUCCESSFUL, Fault, Operation, RejectReason, ResultCode
 from emulator.engine import checks
 from emulator.engine.gateway_answers import AttemptInput, GatewayAccount, mint, new_reference, speak
@@ -31,6 +31,7 @@ __all__ = [  # GatewayAccount, AttemptInput and speak live in emulator.engine.ga
     "AttemptResult",
     "GatewayAccount",
     "attempt",
+    "card_mode",
     "decide",
     "lookup",
     "new_reference",
@@ -163,23 +164,34 @@ def _credentials_refused(spec: GatewaySpec, why: str) -> Refused:
     return ResultCode.FATAL_FAILURE, "AuthenticationFailed", f"{spec.name} refused the credentials: {why}"
 
 
-def live_test_card(
-    book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput
-) -> RuleOutcome | None:
-    """The decline of a live credential paying one of the gateway's known test cards."""
-    modes = account.gateway.modes
-    if modes is None or modes.live_test_card is None or tenant.is_sandbox or item.card is None:
+def card_mode(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> RuleOutcome | None:
+    """The gateway's documented decline of a card of the other mode than its credential
+    (the first answer of the ``gateway`` tier of ``rulebook.PRECEDENCE``), or None: a live
+    credential paying one of its test cards, a test credential paying a card that is no
+    test number (its own test cards, payemu's and the widely published ones)."""
+    spec = account.gateway
+    modes = spec.modes
+    if modes is None or item.card is None or (modes.live_test_card is None and modes.test_mode_live_card is None):
         return None
-    if modes.mode_of(account.credentials) != "live" or item.card_number not in book.test_cards(account.gateway.name):
-        return None
-    declined = modes.live_test_card
+    mode = modes.mode_of(account.credentials)
+    if mode == "live" and not tenant.is_sandbox and modes.live_test_card is not None:
+        if item.card_number in book.test_cards(spec.name):
+            return _card_mode_decline(modes.live_test_card, "live-mode-test-card")
+    elif mode == "sandbox" and tenant.is_sandbox and modes.test_mode_live_card is not None:
+        number = item.card_number
+        if number not in book.test_cards(spec.name) and number not in modes.test_cards:
+            return _card_mode_decline(modes.test_mode_live_card, "test-mode-live-card")
+    return None
+
+
+def _card_mode_decline(declined: GatewayResultCode, rule: str) -> RuleOutcome:
     return RuleOutcome(
         ResultCode.REJECTED,
         RejectReason.CARD_DECLINED,
         gateway_result_code=declined.code,
         gateway_result_description=declined.description,
-        rule="live-mode-test-card",
-        source="catalog",  # the gateway's own live-mode check, not a scenario file
+        rule=rule,
+        source=checks.CATALOG_SOURCE,  # the gateway's own check of the card's mode, not a scenario file
     )
 
 
@@ -195,15 +207,20 @@ def sandbox_otherwise(tenant: Tenant, spec: GatewaySpec, item: AttemptInput) -> 
         gateway_result_code=rest["gatewayResultCode"],
         gateway_result_description=rest["gatewayResultDescription"],
         rule=f"{spec.name}-test-account",
+        source=checks.CATALOG_SOURCE,
     )
 
 
 def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> RuleOutcome | None:
-    """The scenario outcome for this attempt. Mock gateways (``always``) heed the user's
-    rules, and of the built-in ones only those naming the gateway or an account."""
+    """The scenario outcome for this attempt, in the order of ``rulebook.PRECEDENCE``
+    (:func:`card_mode` comes before the gateway's triggers, :func:`sandbox_otherwise` after
+    them). Mock gateways (``always``) heed the user's rules, and of the built-in ones only
+    those naming the gateway or an account."""
     mock = account.gateway.always is not None
+    mode = card_mode(book, tenant, account, item) if not mock else None
+    known = sandbox_otherwise(tenant, account.gateway, item) if not mock else None
     if not book.may_match(tenant, mock, account.gateway.name):
-        return None  # no rule to ask
+        return mode or known  # no rule to ask
     attempt = Attempt(
         card_number=item.card_number,
         amount=float(item.money.amount),
@@ -216,7 +233,7 @@ def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: At
         post_code=item.post_code,
         cvv=item.card.cvv if item.card else None,
     )
-    return book.decide(tenant, attempt, mock=mock)
+    return book.decide(tenant, attempt, mock=mock, documented=known, mode=mode)
 
 
 async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> AttemptResult:
@@ -234,7 +251,7 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
         code, reason, text = ResultCode.REJECTED, RejectReason.INVALID_CARD_NUMBER, item.token_problem
         key = reason
     else:
-        outcome = live_test_card(book, tenant, account, item) or decide(book, tenant, account, item)
+        outcome = decide(book, tenant, account, item)
         # A user's rule beats the gateway's own card checks; otherwise they come first.
         failure = checks.for_attempt(book, tenant, spec, item, outcome)
         if failure is not None:
@@ -242,7 +259,6 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
             code, reason, text = ResultCode.REJECTED, failure.reason, failure.description
             key = reason
         else:
-            outcome = outcome or sandbox_otherwise(tenant, spec, item)
             if outcome is None:
                 code = ResultCode.REJECTED if spec.always == ResultCode.REJECTED else ResultCode.SUCCESS
             else:
@@ -255,6 +271,8 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
             text = _description(spec, item.operation, code, reason)
     if outcome is not None and outcome.delay_ms > 0:
         await asyncio.sleep(outcome.delay_ms / 1000)
+    if outcome is not None and outcome.approved_amount is not None and code == ResultCode.SUCCESS:
+        item = partially_approved(item, outcome.approved_amount)
     result = _render(tenant, account, item, code, key, reason, text, outcome)
     return AttemptResult(
         result=result,
@@ -265,6 +283,14 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
         decided=outcome,
         refused=refused is not None,
     )
+
+
+def partially_approved(item: AttemptInput, approved: float) -> AttemptInput:
+    """``item`` for the amount a partial authorization approves: the lower of the two
+    (the answer, the ledger and a later capture's ceiling all read it)."""
+    money = item.money
+    lower = Money.of(approved, money.currency).rounded()
+    return item if lower.amount >= money.amount else replace(item, money=lower)
 
 
 async def lookup(

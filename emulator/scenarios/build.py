@@ -84,6 +84,8 @@ def _canonical_then(then: dict[str, Any]) -> dict[str, Any]:
         out["settlesTo"] = canonical(then["settlesTo"], SETTLE_RESULTS)
     if "settleAfterSeconds" in then:
         out["settleAfterSeconds"] = float(then["settleAfterSeconds"])
+    if "approvedAmount" in then:
+        out["approvedAmount"] = float(then["approvedAmount"])
     if "authentication" in then:
         out["authentication"] = canonical(then["authentication"], AUTHENTICATION_OPTIONS)
     return dict(out)
@@ -135,4 +137,5 @@ def _outcome(then: dict[str, Any], rule: str, source: str) -> RuleOutcome:
         rule=rule,
         source=source,
         authentication=then.get("authentication"),
+        approved_amount=float(then["approvedAmount"]) if "approvedAmount" in then else None,
     )

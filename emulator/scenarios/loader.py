@@ -296,6 +296,8 @@ def _then_errors(path: list[Any], then: dict[str, Any], operations: set[str]) ->
         yield [*path, "rejectReasonCode"], f"only allowed with operationResultCode Rejected, not {result}"
     if "settlesTo" in then and result != ResultCode.ACCEPTED:
         yield [*path, "settlesTo"], f"only allowed with operationResultCode Accepted, not {result}"
+    if "approvedAmount" in then and result != ResultCode.SUCCESS:
+        yield [*path, "approvedAmount"], f"only allowed with operationResultCode Success, not {result}"
     if "settleAfterSeconds" in then and "settlesTo" not in then:
         yield [*path, "settleAfterSeconds"], "needs settlesTo"
     if result == ResultCode.ACCEPTED and operations & set(NO_ACCEPTED):
@@ -379,17 +381,18 @@ def load_file(
 
 
 def load_files(files: Sequence[Path], builtin: Path | None = None, gateways: Sequence[Path] = ()) -> list[Rule]:
-    """Rules of ``files`` in order, then the built-in ones last: payemu's conventions
-    (``builtin``), then each gateway's own triggers (``gateways``: its catalog file, named
-    after it). Names are unique across the user's files; a user's rule named as a built-in
-    one takes its place (a copy of the built-in file replaces it, rule by rule). A gateway
-    a rule names is one of the catalog's or of ``gateways``."""
+    """Rules of ``files`` in order, then the built-in ones, in the order of
+    ``rulebook.PRECEDENCE``: each gateway's own triggers (``gateways``: its catalog file,
+    named after it), then payemu's conventions (``builtin``). Names are unique across the
+    user's files; a user's rule named as a built-in one takes its place (a copy of the
+    built-in file replaces it, rule by rule). A gateway a rule names is one of the
+    catalog's or of ``gateways``."""
     problems: list[Problem] = []
     known = catalog_names()
     names = Names(tuple(dict.fromkeys([*(known.gateways or ()), *(path.stem for path in gateways)])))
     defaults = [
-        *(load_file(builtin, problems, names=names) if builtin is not None else ()),
         *(rule for path in gateways for rule in load_file(path, problems, path.stem)),
+        *(load_file(builtin, problems, names=names) if builtin is not None else ()),
     ]
     _TRIGGERS.save()
     groups = [load_file(path, problems, names=names) for path in files]

@@ -68,6 +68,7 @@ class RuleOutcome:
     rule: str = ""
     source: str = field(default="", compare=False)  # the rule's location (``file:line``, ``runtime``)
     authentication: str | None = None  # eWallet sessions: the card form's authenticationOption
+    approved_amount: float | None = None  # a partial authorization: what the gateway approved
 
     def summary(self) -> str:
         """``Rejected (InsufficientFunds), delay 1500 ms, ...`` for tables and listings."""
@@ -89,6 +90,8 @@ class RuleOutcome:
             notes.append(f"fault {self.fault}")
         if self.authentication:
             notes.append(f"eWallet authentication {self.authentication}")
+        if self.approved_amount is not None:
+            notes.append(f"approves {_number(self.approved_amount)} at most")
         return notes
 
 

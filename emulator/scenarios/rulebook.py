@@ -1,15 +1,12 @@
 """The scenario book: the loaded file rules, and the decision for one gateway attempt.
 
-Order of rules: the tenant's runtime rules (``tenant.rules``, a ``RuleSet`` filled through the control
-API), then the ``--scenarios`` files in the order given (a directory's files in name
-order), then the built-in ones last, so user files can override them: payemu's test
-cards and amounts (``scenarios/default.yaml``), then each gateway's own triggers (its
-catalog file). The first matching rule wins.
+The order in which an attempt is decided is :data:`PRECEDENCE`, stated there once; the
+first tier with an answer wins, and within a tier the first matching rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -26,6 +23,7 @@ if TYPE_CHECKING:
 BUILTIN = data_path("default-scenarios.yaml")
 
 Signature = tuple[tuple[str, int, int], ...]
+Tiered = tuple[tuple[Rule, ...], int]  # file rules in order, and where payemu's generic ones start
 
 
 class RuleHolder(Protocol):
@@ -33,6 +31,23 @@ class RuleHolder(Protocol):
 
     rules: RuleSet
 
+
+# Who decides an attempt, first to last (docs/scenarios.md, "Precedence"). The gateway's
+# own card checks (a mistyped number, an expired card) sit between the user's rules and
+# the gateway's documented inputs: a documented card number skips only the Luhn check.
+PRECEDENCE = (
+    # a rule the user added: at run time (the control API), then the --scenarios files in order
+    "user",
+    # the gateway's documented answer for the input: first its check of the card against
+    # the credential's mode (the simulator's ``mode`` outcome: a live key paying a test
+    # card, a test key paying a real one), then the triggers of its catalog file
+    "gateway",
+    # the gateway's documented answer to what its sandbox does not list (the simulator's
+    # ``documented`` outcome: a test account's `otherwise`)
+    "sandbox",
+    # payemu's generic test cards and amounts (scenarios/default.yaml), on every gateway
+    "generic",
+)  # and when none answers: the gateway's default (it approves, or a mock's `always`)
 
 MAX_GATEWAYS_KEPT = 256  # gateways whose rule lists are kept (the catalog's, in practice)
 
@@ -54,7 +69,7 @@ class ScenarioBook:
         self._mock_rules: tuple[Rule, ...] = ()
         # the file rules that can match an attempt at one gateway, by (gateway, mock): a
         # rule naming another gateway never can (the built-in triggers name theirs)
-        self._by_gateway: dict[tuple[str, bool], tuple[Rule, ...]] = {}
+        self._by_gateway: dict[tuple[str, bool], Tiered] = {}
         self._test_cards: dict[str, frozenset[str]] = {}
         self._signature: Signature = ()
         self.reload()
@@ -117,6 +132,25 @@ class ScenarioBook:
             self._test_cards[key] = found
         return found
 
+    def gateway_cards(self, gateway: str) -> frozenset[str]:
+        """The card numbers ``gateway``'s own triggers name (its documented test cards)."""
+        key = "#" + gateway.casefold()
+        found = self._test_cards.get(key)
+        if found is None:
+            named = gateway.casefold()
+            found = frozenset(
+                number
+                for rule in self._rules
+                if rule.match.card_numbers
+                and rule.match.gateway == named
+                and not self.is_builtin(rule)
+                and rule.source != RUNTIME_SOURCE
+                and Path(rule.source).resolve() in self.builtin_paths
+                for number in rule.match.card_numbers
+            )
+            self._test_cards[key] = found
+        return found
+
     def changed(self) -> bool:
         """Whether a file was changed, added to a directory or removed since the last load."""
         return _signature(self.files()) != self._signature
@@ -132,35 +166,58 @@ class ScenarioBook:
         """Every rule that applies to ``tenant``, in matching order."""
         return [*tenant.rules, *self._rules]
 
-    def _file_rules(self, gateway: str | None, mock: bool) -> tuple[Rule, ...]:
-        """The file rules that may match an attempt at ``gateway`` (None: at any), in order."""
+    def _file_rules(self, gateway: str | None, mock: bool) -> Tiered:
+        """The file rules that may match an attempt at ``gateway`` (None: at any), in
+        :data:`PRECEDENCE` order, and the index where payemu's generic rules start."""
         rules = self._mock_rules if mock else self._rules
         if gateway is None:
-            return rules
+            return rules, self._generic_start(rules)
         key = (gateway.casefold(), mock)
         found = self._by_gateway.get(key)
         if found is None:
             if len(self._by_gateway) >= MAX_GATEWAYS_KEPT:
                 self._by_gateway.clear()
-            found = self._by_gateway[key] = tuple(r for r in rules if r.match.gateway in (None, key[0]))
+            mine = tuple(r for r in rules if r.match.gateway in (None, key[0]))
+            found = self._by_gateway[key] = (mine, self._generic_start(mine))
         return found
+
+    def _generic_start(self, rules: tuple[Rule, ...]) -> int:
+        return next((i for i, rule in enumerate(rules) if self.is_builtin(rule)), len(rules))
 
     def may_match(self, tenant: RuleHolder, mock: bool = False, gateway: str | None = None) -> bool:
         """Whether any rule could decide an attempt at ``gateway`` (False: :meth:`decide` is
         None whatever the attempt, so the caller need not describe it)."""
-        return bool(self._file_rules(gateway, mock)) or len(tenant.rules) > 0
+        return bool(self._file_rules(gateway, mock)[0]) or len(tenant.rules) > 0
 
-    def decide(self, tenant: RuleHolder, attempt: Attempt, mock: bool = False) -> RuleOutcome | None:
-        """The outcome of the first rule matching ``attempt``, or None (the gateway's
-        default). A rule the user added (at run time or in a file) applies at every
-        gateway it does not exclude by naming another; with ``mock`` (NULLSuccess,
-        NULLFailure: they ignore card and amount) the built-in test cards and amounts do
-        not, unless they name the gateway or an account. A ``sequence`` rule answers its
-        i-th entry to its i-th matching call, counted per tenant and card number; the
-        last entry repeats."""
-        file_rules = self._file_rules(attempt.gateway, mock)
-        candidates = (*tenant.rules, *file_rules) if tenant.rules else file_rules
-        for rule in candidates:
+    def decide(
+        self,
+        tenant: RuleHolder,
+        attempt: Attempt,
+        mock: bool = False,
+        documented: RuleOutcome | None = None,
+        mode: RuleOutcome | None = None,
+    ) -> RuleOutcome | None:
+        """The outcome for ``attempt`` in :data:`PRECEDENCE` order, or None (the gateway's
+        default): the first matching rule of the user's, then ``mode`` (the gateway's
+        answer to a card of the other mode than its credential), then the first of the
+        gateway's triggers, then ``documented`` (the gateway's documented answer to an
+        input its sandbox does not list), then the first of payemu's generic rules. A rule the user added (at
+        run time or in a file) applies at every gateway it does not exclude by naming
+        another; with ``mock`` (NULLSuccess, NULLFailure: they ignore card and amount)
+        the built-in rules do not, unless they name the gateway or an account. A
+        ``sequence`` rule answers its i-th entry to its i-th matching call, counted per
+        tenant and card number; the last entry repeats."""
+        file_rules, generic = self._file_rules(attempt.gateway, mock)
+        found = self._first(tenant, tenant.rules, attempt) if tenant.rules else None
+        if found is None:
+            found = mode or self._first(tenant, file_rules[:generic], attempt)
+        if found is None:
+            found = documented or self._first(tenant, file_rules[generic:], attempt)
+        return found
+
+    @staticmethod
+    def _first(tenant: RuleHolder, rules: Iterable[Rule], attempt: Attempt) -> RuleOutcome | None:
+        for rule in rules:
             if not rule.match.matches(attempt):
                 continue
             if not rule.is_sequence:

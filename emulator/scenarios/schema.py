@@ -112,6 +112,8 @@ THEN: dict[str, Any] = {
         "fault": {"type": "string", "ienum": list(FAULTS)},
         "settlesTo": {"type": "string", "ienum": list(SETTLE_RESULTS)},
         "settleAfterSeconds": {"type": "number", "minimum": 0, "maximum": MAX_SETTLE_SECONDS},
+        # a partial authorization: Success for this amount (major units) when the request asked for more
+        "approvedAmount": {"type": "number", "exclusiveMinimum": 0, "maximum": 1e12},
         # eWallet sessions only: how the card form authenticates the customer first
         "authentication": {"type": "string", "ienum": list(AUTHENTICATION_OPTIONS)},
     },

@@ -90,6 +90,8 @@ def gateway_table(rules: Iterable[Rule], gateway: GatewaySpec) -> str:
         shown = outcome.operation_result_code + (
             f" ({outcome.reject_reason_code})" if outcome.reject_reason_code else ""
         )
+        if outcome.approved_amount is not None:
+            shown += f", approves {outcome.approved_amount:.2f} at most"
         row = [_trigger(rule), ops, shown, native(rule, gateway), _source(rule), f"`{rule.name}`"]
         lines.append(_line(row))
     for field, results in (("avsResultCode", gateway.avs_results), ("cvvResultCode", gateway.cvv_results)):
@@ -153,15 +155,26 @@ def _facts(gateway: GatewaySpec) -> list[tuple[str, str]]:
         ops = ", ".join(rest["operations"])
         text = f"{ops} that no trigger names: `{rest['gatewayResultCode']}` {rest['gatewayResultDescription']}"
         rows.append(("sandbox keys", f"{text} — {_cited(gateway, 'otherwise')}"))
+    rows += _card_modes(gateway)
     rows.append(("result codes", _cited(gateway, "codes")))
     return rows
 
 
-_NOT_MOCKS = "payemu's test cards and amounts do not apply."
-_GENERIC = (
-    "No public sandbox of its own is modelled: payemu's generic sandbox applies "
-    "(card checks, payemu's test cards and amounts below)."
-)
+def _card_modes(gateway: GatewaySpec) -> list[tuple[str, str]]:
+    """The rows of a gateway that declines a card of the other mode than its credential."""
+    modes = gateway.modes
+    if modes is None:
+        return []
+    rows = []
+    cited = _cited(gateway, "codes")  # the page that lists the decline codes
+    if modes.live_test_card is not None:
+        declined = f"`{modes.live_test_card.code}` {modes.live_test_card.description}"
+        rows.append(("live key, test card", f"Rejected (CardDeclined) {declined} — {cited}"))
+    if modes.test_mode_live_card is not None:
+        declined = f"`{modes.test_mode_live_card.code}` {modes.test_mode_live_card.description}"
+        text = f"any card but its own, payemu's and the published test numbers: Rejected (CardDeclined) {declined}"
+        rows.append(("test key, real card", f"{text} — {cited} (Fidelity: test-mode-real-cards)"))
+    return rows
 
 
 _NOT_MOCKS = "payemu's test cards and amounts do not apply."

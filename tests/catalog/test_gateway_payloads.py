@@ -54,7 +54,7 @@ def test_adyen_success_has_no_refusal_reason(client: TestClient) -> None:
 def test_authorization_code_only_on_an_approved_payment(client: TestClient) -> None:
     assert _charge(client, STRIPE)["authorizationCode"] is not None
     assert _charge(client, STRIPE, path="/PaymentGateway/authorize")["authorizationCode"] is not None
-    assert _charge(client, STRIPE, amount=9001)["authorizationCode"] is None  # Accepted
+    assert _charge(client, STRIPE, "4000009001000002")["authorizationCode"] is None  # payemu's Accepted card
     assert _charge(client, STRIPE, "4000000000000002")["authorizationCode"] is None
 
 

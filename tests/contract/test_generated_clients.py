@@ -281,14 +281,16 @@ def _error_paths(driver: Driver, payment: dict[str, Any], authorized: str) -> di
         lookup = driver.call("GatewayStatus", {"refTransId": authorized, "paymentGatewayAccountName": "bareAcct"})
         assert lookup[0] == 409, lookup
         seen["status refused"] = lookup[1]
-    cardstream = {
-        "paymentGatewayName": "Cardstream",
-        "credentials": [{"key": "MerchantId", "value": "100001"}, {"key": "SignatureKey", "value": "secret"}],
+    # a field the gateway's record requires (BAC: "CVV mandatory"), left out
+    bac = {
+        "paymentGatewayName": "BAC",
+        "credentials": [{"key": k, "value": "v"} for k in ("TerminalID", "Username", "Password")],
     }
-    no_desc = {**payment, "amount": 10.0, "paymentGatewayAccountName": None, "paymentGatewayAccount": cardstream}
-    refused = driver.call("GatewayCharge", no_desc)
+    no_cvv = {**payment, "amount": 10.0, "paymentGatewayAccountName": None, "paymentGatewayAccount": bac}
+    no_cvv["card"] = {key: value for key, value in CARD.items() if key != "cvv"}
+    refused = driver.call("GatewayCharge", no_cvv)
     assert refused[0] == 409, refused
-    assert "orderDesc" in refused[1]["operationResultDescription"]
+    assert "card.cvv" in refused[1]["operationResultDescription"]
     fraction = driver.call("GatewayCharge", {**payment, "amount": 10.0, "card": {**CARD, "expirationMonth": 12.0}})
     assert fraction[0] == 400, fraction
     assert fraction[1][0]["fieldName"] == "card.expirationMonth"

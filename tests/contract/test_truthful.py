@@ -19,7 +19,7 @@ from tests.support.casedata import patched
 from tests.support.paths import TESTS_DIR
 
 DATA = yaml.safe_load((TESTS_DIR / "cases" / "leniency.yaml").read_text(encoding="utf-8"))
-CARD = card(cardHolderName="Jane Doe", cardNumber="4242424242424242", cvv="123")
+CARD = card(cardHolderName="Jane Doe", cardNumber="4111111111111111", cvv="123")
 STRIPE = account("Stripe", SecretKey="sk_test_1")
 
 

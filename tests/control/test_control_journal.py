@@ -103,14 +103,16 @@ def test_bad_filters(client: TestClient, path: str, name: str, value: str) -> No
 STRIPE_KEY = [{"key": "SecretKey", "value": "sk_test_x"}]
 
 
-def _charge(client: TestClient, amount: float, gateway: str, my_ref: str | None = None) -> int:
+def _charge(
+    client: TestClient, amount: float, gateway: str, my_ref: str | None = None, card: str = "4242424242424242"
+) -> int:
     credentials = STRIPE_KEY if gateway == "Stripe" else []
     body: dict[str, object] = {
         "amount": amount,
         "currency": "USD",
         "card": {
             "cardHolderName": "Ada",
-            "cardNumber": "4242424242424242",
+            "cardNumber": card,
             "expirationMonth": 12,
             "expirationYear": 2030,
         },
@@ -159,7 +161,7 @@ def test_every_attempt_names_the_rule_that_decided_it(client: TestClient) -> Non
     _charge(client, 42.0, "NULLSuccess")
     _charge(client, 10.0, "NULLSuccess")
     _charge(client, 10.0, "Stripe")  # 4242 4242 4242 4242: Stripe's own success card
-    _charge(client, 9011.0, "Stripe")  # a built-in test amount
+    _charge(client, 9011.0, "Stripe", card="4111111111111111")  # a built-in test amount on a generic test card
     decided, default, stripe_card, amount = (e["attempts"][0] for e in _journal(client)["requests"])
     assert (decided["rule"], decided["ruleSource"]) == ("no-funds", "runtime")
     assert (default["rule"], default["ruleSource"]) == (None, None)

@@ -349,3 +349,33 @@ def test_an_amount_keeps_the_text_the_client_sent_each_time(sent: float | int, t
             decimal_of(value)
         assert str(decimal_of(sent)) == text
         assert str(PaymentRequest.from_body(Operation.CHARGE, {"amount": sent}).amount) == text
+
+
+def test_a_partial_authorization_approves_and_keeps_the_lower_amount(make_app: Any) -> None:
+    """Authorize.Net's test ZIP 46225 approves 1.23 of what was asked; a capture above
+    1.23 then exceeds the authorization (the ledger keeps what was approved)."""
+    from starlette.testclient import TestClient
+
+    from tests.conftest import SANDBOX
+
+    account = {
+        "paymentGatewayName": "AuthorizeNet",
+        "credentials": [{"key": "ApiLoginId", "value": "l"}, {"key": "TransactionKey", "value": "t"}],
+    }
+    card = {"cardHolderName": "Jane Doe", "cardNumber": "4007000000027", "expirationMonth": 12, "expirationYear": 2030}
+    with TestClient(make_app(), headers=SANDBOX) as client:
+        body = {"amount": 50.0, "currency": "USD", "card": card, "paymentGatewayAccount": account}
+        auth = client.post(
+            "/PaymentGateway/authorize",
+            json={**body, "payerDetails": {"postCode": "46225", "clientIPAddress": "203.0.113.7", "countryCode": "US"}},
+        )
+        assert auth.status_code == 200, auth.text
+        assert auth.json()["amount"] == 1.23
+        assert auth.json()["gatewayResultCode"] == "295"
+        refer = {"refTransId": auth.json()["gatewayReference"], "currency": "USD", "card": card}
+        refer["paymentGatewayAccount"] = account
+        above = client.put("/PaymentGateway/capture", json={**refer, "amount": 5.0})
+        assert above.status_code == 409, above.text
+        assert above.json()["rejectReasonCode"] == "AmountExceeded"
+        within = client.put("/PaymentGateway/capture", json={**refer, "amount": 1.23})
+        assert within.status_code == 200, within.text

@@ -199,9 +199,8 @@ def test_recoverable_only_keeps_hard_declines(shop_factory: Callable[..., Shop])
     assert body["rejectReasonCode"] == "InsufficientFunds"
     assert body["gatewayName"] == "Stripe"
     assert len(shop.last_attempts()) == 1
-    status, body = shop.pay("stripeMain", "adyenMain", amount=9018.0)  # LimitExceeded: not a hard decline
-    assert len(shop.last_attempts()) == 2
-    assert body["gatewayName"] == "Adyen"
+    status, body = shop.pay("stripeMain", "adyenMain", amount=9013.0)  # InvalidCardNumber: ends the chain
+    assert len(shop.last_attempts()) == 1
     status, body = shop.pay("stripeMain", "adyenMain", amount=9020.0)  # TemporaryFailure on the primary
     assert status == 200
     assert body["gatewayName"] == "Adyen"
@@ -252,3 +251,43 @@ def test_every_attempt_is_a_transaction_status_can_find(shop: Shop) -> None:
     found = shop.client.post("/PaymentGateway/status", json=lookup)
     assert found.status_code == 200
     assert found.json()["gatewayReference"] == second
+
+
+VELOCITY = "4000000000006975"  # Stripe's card_velocity_exceeded test card (docs.stripe.com/testing)
+
+
+def test_a_gateway_native_decline_falls_over_by_default(shop: Shop) -> None:
+    """The interface document's reading (`failover: all`): Stripe's velocity decline goes on to Adyen."""
+    status, body = shop.pay("stripeMain", "adyenMain", card=dict(CARD, cardNumber=VELOCITY))
+    attempts = shop.last_attempts()
+    assert status == 200
+    assert len(attempts) == 2
+    assert attempts[0]["result"]["gatewayResultCode"] == "card_velocity_exceeded"
+    assert body["gatewayName"] == "Adyen"
+
+
+def test_a_gateway_native_decline_ends_the_chain_when_its_class_says_so(shop_factory: Callable[..., Shop]) -> None:
+    """`failover: recoverable-only`: LimitExceeded is an issuer's decline in the one table."""
+    from emulator.engine.failover import non_recoverable
+
+    assert "LimitExceeded" in non_recoverable()
+    shop = shop_factory(failover="recoverable-only")
+    status, body = shop.pay("stripeMain", "adyenMain", card=dict(CARD, cardNumber=VELOCITY))
+    assert status == 409
+    assert body["gatewayResultCode"] == "card_velocity_exceeded"
+    assert body["gatewayName"] == "Stripe"
+    assert len(shop.last_attempts()) == 1
+    status, body = shop.pay("stripeMain", "adyenMain", amount=0.49)  # InvalidAmount: Stripe's own minimum
+    assert body["gatewayName"] == "Adyen"
+    assert len(shop.last_attempts()) == 2
+
+
+def test_every_failure_payemu_answers_has_one_class() -> None:
+    from emulator.domain.vocabulary import SUCCESSFUL, RejectReason, ResultCode
+    from emulator.engine.failover import classes
+
+    codes = [c.code for c in classes()]
+    assert len(codes) == len(set(codes))
+    failed = {r.value for r in RejectReason} | {c.value for c in ResultCode if c not in SUCCESSFUL and c != "Rejected"}
+    assert set(codes) == failed
+    assert all(c.source.startswith("https://") or not c.source for c in classes())

@@ -183,7 +183,9 @@ def test_runtime_rules_then_user_files_then_built_in_cards(tmp_path: Path, tenan
         [parse_rules("{name: rt, when: {amount: 25}, then: {operationResultCode: FatalFailure}}", "runtime")[0]]
     )
     assert book.decide(tenant, declined) == RuleOutcome("FatalFailure", rule="rt")
-    assert [r.name for r in book.rules(tenant)][:3] == ["rt", "mine", "success-amount"]
+    names = [r.name for r in book.rules(tenant)]
+    assert names[:2] == ["rt", "mine"]
+    assert names.index("stripe-generic-decline-card") < names.index("success-amount")  # PRECEDENCE
     assert [r.location for r in book.rules(tenant)][:2] == ["runtime", f"{tmp_path / 'rules.yaml'}:1"]
     assert book.files() == [tmp_path / "rules.yaml", book.builtin]
 
@@ -386,7 +388,8 @@ def test_test_cards_are_luhn_valid_and_unique_and_amounts_are_in_their_band(buil
                 assert 9000 <= when["amount"] <= 9099.99, rule.name
     invalid = [c for c in cards if not luhn_valid(c)]
     assert cards
-    assert invalid == ["4242424242424241"]  # Stripe's incorrect_number card fails the Luhn check on purpose
+    # Credorax's documented decline card and Stripe's incorrect_number card fail the Luhn check
+    assert sorted(invalid) == ["4176661000001111", "4242424242424241"]
     assert len(payemu) == len(set(payemu))
     assert not set(payemu) & (set(cards) - set(payemu))  # no gateway's test card is one of payemu's
 
@@ -435,7 +438,7 @@ def test_special_built_in_cards(builtin: ScenarioBook, tenant: Tenant) -> None:
 
 
 def test_a_test_amount_beats_a_test_card(builtin: ScenarioBook, tenant: Tenant) -> None:
-    outcome = builtin.decide(tenant, replace(BASE, card_number="4000000000000002", amount=9012.0))
+    outcome = builtin.decide(tenant, replace(BASE, card_number="4000009010000001", amount=9012.0))
     assert outcome == RuleOutcome("Rejected", "ExpiredCard", rule="expired-card-amount")
     assert builtin.decide(tenant, replace(BASE, amount=9012.0, operation="Status")) is None
 
@@ -503,4 +506,40 @@ def test_a_gateway_asks_only_the_file_rules_that_can_match_it() -> None:
     assert any(r.match.gateway == "stripe" for r in book.file_rules)
     assert not book.may_match(empty, mock=True, gateway="NULLSuccess")  # type: ignore[arg-type]
     assert book.may_match(empty, mock=False, gateway="Adyen")  # type: ignore[arg-type]
-    assert all(r.match.gateway in (None, "adyen") for r in book._file_rules("Adyen", False))
+    assert all(r.match.gateway in (None, "adyen") for r in book._file_rules("Adyen", False)[0])
+
+
+# -- precedence (rulebook.PRECEDENCE) -------------------------------------------------------
+
+
+def test_precedence_is_user_rule_then_gateway_trigger_then_documented_then_generic(
+    tmp_path: Path, tenant: Tenant
+) -> None:
+    """A user's rule beats the gateway's own trigger, which beats the gateway's documented
+    answer to unlisted inputs, which beats payemu's generic test amounts."""
+    from emulator.scenarios.rulebook import PRECEDENCE
+
+    assert PRECEDENCE == ("user", "gateway", "sandbox", "generic")
+    mine = (
+        "- {name: mine, when: {cardNumber: '4000000000000002', amount: 9011}, then: {operationResultCode: Success}}\n"
+    )
+    book = book_of(tmp_path, mine, builtin=True)
+    documented = RuleOutcome("Rejected", "InvalidAmount", rule="documented")
+    # Stripe's 4242 card succeeds at any amount: its trigger beats payemu's 9011.00 (InsufficientFunds)
+    assert result(book, tenant, card_number="4242424242424242", amount=9011.0) == "stripe-success-card"
+    # Stripe's decline card beats the generic amount too
+    assert result(book, tenant, card_number="4000000000000002", amount=9010.0) == "stripe-generic-decline-card"
+    # the user's rule beats the gateway's trigger for the same card
+    assert result(book, tenant, card_number="4000000000000002", amount=9011.0) == "mine"
+    # the gateway's documented answer comes after its triggers and before the generic amounts
+    attempt = replace(BASE, card_number="4111111111111111", amount=9011.0)
+    assert book.decide(tenant, attempt, documented=documented) == documented
+    gateway_card = replace(BASE, card_number="4000000000009995", amount=9011.0)
+    assert book.decide(tenant, gateway_card, documented=documented).rule == "stripe-insufficient-funds-card"  # type: ignore[union-attr]
+    # with nothing documented, the generic amount answers
+    assert result(book, tenant, card_number="4111111111111111", amount=9011.0) == "insufficient-funds-amount"
+    # a user's rule beats the documented answer
+    tenant.rules.add(
+        [parse_rules("{name: rt, when: {amount: 9011}, then: {operationResultCode: FatalFailure}}", "runtime")[0]]
+    )
+    assert book.decide(tenant, attempt, documented=documented).rule == "rt"  # type: ignore[union-attr]

@@ -118,8 +118,9 @@ def test_describe_of_settings_ends_with_the_built_in_cards(tmp_path: Path) -> No
     assert lines[0].startswith(f"{good}:1  good")
     assert "reset-card" in "\n".join(lines)
     text = "\n".join(lines)
-    assert text.index("reset-card") < text.index("authorizenet-declined-zip")  # the gateways' own come after payemu's
-    assert "emulator/data/gateways/Zeamster.yaml" in lines[-1]
+    # the gateways' own come before payemu's generic ones (rulebook.PRECEDENCE)
+    assert text.index("authorizenet-declined-zip") < text.index("reset-card")
+    assert "emulator/data/default-scenarios.yaml" in lines[-1]
 
 
 def test_list_of_one_gateway_shows_its_triggers_and_payemus(capsys: pytest.CaptureFixture[str]) -> None:
