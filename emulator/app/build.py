@@ -78,6 +78,10 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
         lifespan=lifespan,
     )
     app.router = FastRouter(app.router.routes, lifespan=lifespan)
+    if persistence is not None:  # --state: answers wait while the file trails (no wrapper without it)
+        from emulator.state.gate import Gate
+
+        app.add_middleware(Gate, durable=persistence.durable)
     app.state.runtime = runtime
     app.state.persistence = persistence
     return app

@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--state",
         metavar="FILE",
         help="keep every tenant's state in this SQLite file: restored at start, each change on disk within 1 s "
-        "(within seconds while requests keep the core busy)",
+        "(answers wait while the file trails)",
     )
     serve.add_argument(
         "--card-form-port",
@@ -295,6 +295,12 @@ def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False), r
     from emulator.endpoints.versions import DocumentError
 
     require_parser()  # before anything says payemu is listening
+    if ready_file:
+        from emulator.cli import ready
+
+        problem = ready.check(ready_file)
+        if problem:
+            raise ConfigError(f"--ready-file {ready_file}: {problem}")
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
         app = create_app(settings)

@@ -22,6 +22,24 @@ def contents(host: str, port: int, card_form_port: int | None) -> dict[str, obje
     return {"url": f"http://{shown}:{port}", "port": port, "cardFormUrl": form}
 
 
+def check(path: str | os.PathLike[str]) -> str | None:
+    """Why the ready file cannot be written at ``path`` (None: it can), found before the
+    server binds by writing and removing a temporary file where the real one will go."""
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        return f"{folder} is not a directory" if folder.exists() else f"no directory {folder}"
+    if target.is_dir():
+        return "it is a directory"
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
+    except OSError as exc:
+        return f"cannot write in {folder} ({exc.strerror or exc})"
+    os.close(handle)
+    Path(temporary).unlink(missing_ok=True)
+    return None
+
+
 def write(path: str | os.PathLike[str], data: dict[str, object]) -> None:
     """Write ``data`` to ``path`` atomically."""
     target = Path(path)

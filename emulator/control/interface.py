@@ -9,6 +9,7 @@ import yaml
 
 from emulator.contract.wire import parse_json
 from emulator.control.scenarios import ACCEPTED_MEDIA
+from emulator.domain import budget as weights
 from emulator.domain import errors
 from emulator.domain.datafiles import parse_yaml
 from emulator.endpoints import versions
@@ -38,12 +39,18 @@ def _document(call: Call) -> Any:
 
 
 async def select(call: Call) -> Reply:
+    # weighed before it is parsed and compiled: a refused document costs no transient build
+    weight = weights.INTERFACE_FACTOR * len(call.body or "")
+    more = weight - call.runtime.interface_weights.get(call.tenant, 0)
+    budget = call.tenant.budget
+    if more > 0 and not budget.make_room(more):
+        raise budget.refusal("body", weight, "This interface document, compiled,")
     document = _document(call)
     try:
         api = versions.from_document(document, source="PUT /_emulator/interface")
     except versions.DocumentError as exc:
         raise errors.invalid("body", f"The document cannot be served: {exc}.") from None
-    versions.choose(call.runtime, call.tenant, api)
+    versions.choose(call.runtime, call.tenant, api, weight)
     return Reply(200, versions.describe(call.runtime, call.tenant))
 
 

@@ -6,7 +6,6 @@ unknown query parameter is (:mod:`emulator.control.strict`)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from emulator.control.strict import refuse_unknown_value
 from emulator.domain import errors
@@ -16,6 +15,9 @@ from emulator.endpoints.routing import OperationRoute
 from emulator.stores.journal import Filters
 
 PAGE_SIZE = 1000
+# Entries per page are also bounded by their weight (their masked JSON text): a page is
+# parsed whole before it is answered, and parsed text holds several times its length.
+PAGE_BYTES = 1024 * 1024
 
 
 def _moment(name: str, text: str | None) -> str | None:
@@ -61,8 +63,9 @@ def _check_values(call: Call) -> None:
     refuse_unknown_value("method", query.get("method"), methods | ({"HEAD"} if "GET" in methods else set()), fold=True)
 
 
-def _found(call: Call) -> list[dict[str, Any]]:
-    """The caller's journal entries that pass the query's filters, oldest first."""
+def _found(call: Call) -> list[tuple[int, int]]:
+    """The id and weight of the caller's journal entries that pass the query's filters,
+    oldest first (``limit`` keeps the newest)."""
     _check_values(call)
     query = call.query
     filters = Filters(
@@ -73,13 +76,14 @@ def _found(call: Call) -> list[dict[str, Any]]:
         gateway=query.get("gateway"),
         my_ref=query.get("myRef"),
     )
-    return call.tenant.journal.query(
+    found = call.tenant.journal.matching(
         path=query.get("path") or None,
         since=_moment("since", query.get("since")),
         until=_moment("until", query.get("until")),
-        limit=query.get("limit"),
         filters=filters,
     )
+    limit = query.get("limit")
+    return found[-limit:] if limit else found
 
 
 async def requests(call: Call) -> Reply:
@@ -88,10 +92,17 @@ async def requests(call: Call) -> Reply:
     found = _found(call)
     after = query.get("after")
     if after is not None:
-        found = [entry for entry in found if entry["id"] > after]
+        found = [(number, weight) for number, weight in found if number > after]
     size = query.get("pageSize") or PAGE_SIZE
-    page = found[:size]
-    cursor = page[-1]["id"] if len(found) > size else None
+    taken: list[int] = []
+    weighed = 0
+    for number, weight in found[:size]:
+        if taken and weighed + weight > PAGE_BYTES:
+            break
+        taken.append(number)
+        weighed += weight
+    page = journal.entries(taken)
+    cursor = taken[-1] if len(found) > len(taken) else None
     return Reply(
         200,
         {"requests": page, "dropped": journal.dropped, "size": journal.size, "bytes": journal.bytes, "next": cursor},

@@ -25,6 +25,10 @@ STRING_TOKEN = 260  # a StringToken, its token string and vault slot
 SESSION = 1200  # a Session, its dicts and index entry (its request is weighed by weigh())
 SESSION_RESULT = 900
 RULE = 2000  # a compiled rule (its expanded YAML is weighed by the loader)
+ACCOUNT = 700  # a stored gateway account, its list, creation time and store slot
+CREDENTIAL = 120  # one credential pair of a stored account (its value is weighed apart)
+CERTIFICATE = 120  # a certificate name's slot in its tenant's set (the name apart)
+INTERFACE_FACTOR = 12  # a chosen interface document, compiled, per byte of its JSON text
 RANKS = (0, 1)  # what goes first at a full budget: journal entries (0), then finished transactions (1)
 # At the process's budget a search sorts every tenant by size. The order it finds serves until
 # SHED_AT_LEAST bytes have gone by it, freed SHED_SLICE at a time: one request that frees a

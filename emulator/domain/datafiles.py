@@ -15,7 +15,7 @@ import yaml
 
 from emulator.domain.didyoumean import unknown
 from emulator.domain.errors import field_path
-from emulator.domain.safeparse import TooComplex, check_yaml
+from emulator.domain.safeparse import TooComplex, bound_ints, check_yaml
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 REPOSITORY = DATA_DIR.parents[1]  # the source checkout (README generators only)
@@ -36,7 +36,11 @@ def gateway_files(folder: Path = GATEWAYS_DIR) -> list[Path]:
         return []
 
 
-SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class SafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's safe loader, refusing integers Python will not convert with their line."""
+
+
+bound_ints(SafeLoader)
 Labeller = Callable[[Any, list[Any]], str]
 
 

@@ -7,6 +7,8 @@ documents too large, too deep or with too many values once aliases expand."""
 from __future__ import annotations
 
 import re
+import sys
+from typing import Any
 
 import yaml
 
@@ -78,6 +80,23 @@ def check_yaml(
         raise TooComplex(f"the YAML is nested more than {max_depth} levels deep", line) from None
     finally:
         parser.dispose()
+
+
+def bounded_int(loader: Any, node: yaml.ScalarNode) -> Any:
+    """YAML's integer constructor, refusing an integer Python will not convert (over 4,300
+    digits) with the line it is on, where PyYAML lets a bare ``ValueError`` escape."""
+    digits = sum(char.isdigit() for char in str(node.value))
+    limit = sys.get_int_max_str_digits()
+    if limit and digits > limit:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of {digits} digits (at most {limit})", node.start_mark
+        )
+    return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+
+
+def bound_ints(loader: type) -> None:
+    """Make ``loader`` build integers with :func:`bounded_int`."""
+    loader.add_constructor("tag:yaml.org,2002:int", bounded_int)  # type: ignore[attr-defined]
 
 
 def _line(event: yaml.Event) -> int | None:

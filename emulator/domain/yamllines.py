@@ -7,6 +7,8 @@ from typing import Any
 
 import yaml
 
+from emulator.domain.safeparse import bound_ints
+
 # -- YAML with line numbers -------------------------------------------------------------
 
 
@@ -58,6 +60,7 @@ def _construct_seq(loader: LineLoader, node: yaml.SequenceNode) -> Iterator[Line
 
 LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+bound_ints(LineLoader)
 
 
 def expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:

@@ -153,8 +153,20 @@ def handlers_for(api: OpenApi, handlers: dict[str, Handler]) -> dict[str, Handle
 
 
 # -- per-tenant choice -------------------------------------------------------------------
-def choose(runtime: Runtime, tenant: Tenant, api: OpenApi | None) -> None:
-    """Serve ``tenant`` with ``api`` (None: the server's document again)."""
+def choose(runtime: Runtime, tenant: Tenant, api: OpenApi | None, weight: int = 0) -> None:
+    """Serve ``tenant`` with ``api`` (None: the server's document again), charging its
+    ``weight`` in bytes to the tenant's budget in place of the last one's (a 507 when it
+    does not fit once journal entries and finished transactions made what room they can)."""
+    budget = tenant.budget
+    before = runtime.interface_weights.pop(tenant, 0)
+    budget.release(before)
+    if api is not None and api is not runtime.api:
+        if not budget.make_room(weight):
+            budget.charge(before)
+            runtime.interface_weights[tenant] = before
+            raise budget.refusal("body", weight, "This interface document, compiled,")
+        budget.charge(weight)
+        runtime.interface_weights[tenant] = weight
     # The old document and its operations refer to each other and the collector runs seldom
     # (emulator.edge.server), so a collection runs here: without it each swap kept ~0.1 MB.
     replaced = runtime.interfaces.get(tenant)

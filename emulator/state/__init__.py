@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from emulator.state.errors import StateError
 
 if TYPE_CHECKING:  # the modules doing the work are imported only with --state
     from emulator.state.database import Unsaved, Writer
+    from emulator.state.gate import Durable
     from emulator.state.saver import Saver
     from emulator.tenants.runtime import Runtime
     from emulator.tenants.tenants import Tenant
@@ -55,6 +57,7 @@ class Persistence:
 
     def __init__(self, path: Path, runtime: Runtime, loaded: list[Tenant], dropped: bool = False) -> None:
         from emulator.state.database import Writer
+        from emulator.state.gate import Durable
         from emulator.state.saver import Saver
 
         self.path = path
@@ -63,6 +66,7 @@ class Persistence:
         self.dropped = dropped  # the loader left out rows of the file (over the bounds): they go at start
         self.writer: Writer = Writer(path)
         self.saver: Saver = Saver(runtime.tenants, self.writer)
+        self.durable: Durable = Durable()  # what the answers wait for (emulator.state.gate)
         self.failed = False
         self.done = threading.Event()
         self._task: asyncio.Task[None] | None = None
@@ -88,8 +92,9 @@ class Persistence:
         from emulator.state.saver import INTERVAL
 
         while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), INTERVAL)
+            if not self.durable.behind():  # answers wait for the file: the next save starts now
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), INTERVAL)
             last = self._stopping.is_set()  # seen before the save starts: it includes everything
             await self._save()
             if last:
@@ -98,15 +103,20 @@ class Persistence:
     async def _save(self) -> None:
         from emulator.state.database import Unsaved
 
+        started = time.monotonic()  # every change acknowledged before this is in the save
         try:
             await self.saver.save()
         except Unsaved as exc:
             self._stop_acknowledging(exc)
             self.failed = True
+            self.durable.failed()
         except Exception as exc:  # logged; the process then exits non-zero (exit_status)
             if not self.failed:
                 log.error("could not save the state to %s: %s", self.path, exc)
             self.failed = True
+            self.durable.failed()
+        else:
+            self.durable.saved(started)
 
     def _stop_acknowledging(self, exc: Unsaved) -> None:
         """A save that did not land: its tenant (every tenant, when the file's schema

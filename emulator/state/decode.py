@@ -113,14 +113,19 @@ def tenant(key: str, data: dict[str, Any], settings: Settings) -> Tenant:
     owner.ledger.clock = owner.clock  # what the packed transactions it will hold are read on
     chosen = data["settings"]
     owner.overrides = TenantSettings(chosen["strict"], chosen["successStatus"], chosen["failover"])
-    for account in data["accounts"]:
-        pairs = [(name, value) for name, value in account["credentials"]]
-        owner.accounts.put(StoredAccount(account["name"], account["gateway"], pairs, moment(account["created"])))
+    try:  # weighed against the key's budget as at run time (limits.memoryBytesPerTenant)
+        for account in data["accounts"]:
+            pairs = [(name, value) for name, value in account["credentials"]]
+            owner.accounts.put(StoredAccount(account["name"], account["gateway"], pairs, moment(account["created"])))
+    except ApiError:
+        raise Invalid("accounts: more than the key's byte budget holds (limits.memoryBytesPerTenant)") from None
     for name in data["certificates"]:
         try:
             owner.certificates.register(name)
         except ValueError as exc:
             raise Invalid(f"certificates: {exc}") from None
+        except ApiError:
+            raise Invalid("certificates: more than the key's byte budget holds (limits.memoryBytesPerTenant)") from None
     if data["rules"]:
         try:
             rules = parse_rules(json.dumps(data["rules"]), RUNTIME_SOURCE)

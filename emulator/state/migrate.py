@@ -28,6 +28,12 @@ from emulator.state import schema_check as shape
 from emulator.state.errors import StateError
 
 MAX_BLOB = 1 << 30  # one tenant's pickled stores
+# What one tenant's stores, and all of a file's, may weigh once every shared reference is
+# written out in full (a character or a value weighs 1): the conversion writes each
+# reference as a copy, so a blob of a few hundred bytes sharing lists in a chain would
+# expand to gigabytes. A tenant of the old format held at most 64 MiB (its byte budget).
+MAX_EXPANDED = 64 * 1024 * 1024
+MAX_EXPANDED_FILE = 256 * 1024 * 1024
 MAX_TENANTS = 1_000_000
 OLD_OBJECTS = {("table", "payemu_state"), ("table", "tenants"), ("index", "sqlite_autoindex_tenants_1")}
 
@@ -119,13 +125,65 @@ class OldStateUnpickler(pickle.Unpickler):
 
 
 def unpickle(blob: bytes) -> dict[str, Any]:
-    """One tenant's stores from the old format, as :class:`Plain` records."""
+    """One tenant's stores from the old format, as :class:`Plain` records (shared
+    references still shared: :func:`expanded_weight` weighs them before they are written)."""
     if len(blob) > MAX_BLOB:
         raise pickle.UnpicklingError(f"a blob of {len(blob)} bytes")
     stores = OldStateUnpickler(io.BytesIO(blob)).load()
     if not isinstance(stores, dict):
         raise pickle.UnpicklingError("the stores are not a mapping")
     return stores
+
+
+_LEAVES = (str, bytes, bytearray)
+
+
+def expanded_weight(root: object, limit: int = MAX_EXPANDED) -> int:
+    """What ``root`` weighs written out in full: each shared reference counted every time
+    it is referred to (a DAG as the tree it expands to), computed once per object, without
+    recursion. Raises :class:`pickle.UnpicklingError` past ``limit`` or on a cycle."""
+    weights: dict[int, int] = {}
+    keep: list[object] = []  # the objects weighed stay alive, so their ids stay theirs
+    stack: list[tuple[object, bool]] = [(root, False)]
+    open_ids: set[int] = set()
+    while stack:
+        item, done = stack.pop()
+        ident = id(item)
+        if done:
+            total = 1 + sum(weights[id(child)] for child in _children(item))
+            if total > limit:
+                raise pickle.UnpicklingError(f"stores that expand to over {limit} values and characters")
+            weights[ident] = total
+            open_ids.discard(ident)
+            continue
+        if ident in weights:
+            continue
+        if isinstance(item, _LEAVES):
+            weights[ident] = 1 + len(item)
+            keep.append(item)
+            continue
+        children = _children(item)
+        if not children:
+            weights[ident] = 1
+            keep.append(item)
+            continue
+        if ident in open_ids:
+            raise pickle.UnpicklingError("stores that refer to themselves")
+        open_ids.add(ident)
+        keep.append(item)
+        stack.append((item, True))
+        stack.extend((child, False) for child in children if id(child) not in weights)
+    return weights[id(root)]
+
+
+def _children(item: object) -> list[object]:
+    if isinstance(item, dict):
+        return [*item.keys(), *item.values()]
+    if isinstance(item, list | tuple | deque | set | frozenset):
+        return list(item)
+    if isinstance(item, Plain):
+        return [*item.__dict__.keys(), *item.__dict__.values()]
+    return []
 
 
 def _store(stores: dict[str, Any], name: str, kind: str) -> Plain | None:
@@ -229,11 +287,13 @@ def migrate(old: Path, new: Path) -> int:
         raise StateError(f"{new}: already exists; name a new file")
     statements: list[database.Statement] = []
     rows = _old_rows(old)
+    left = MAX_EXPANDED_FILE
     for key, user_name, account_id, sandbox, blob in rows:
         if not isinstance(key, str) or not isinstance(blob, bytes):
             raise StateError(f"{old}: refused, a tenant row of the wrong types")
         try:
             stores = unpickle(blob)
+            left -= expanded_weight(stores, min(MAX_EXPANDED, left))
             statements += convert(key, str(user_name), int(account_id), bool(sandbox), stores)
         except Exception as exc:  # whatever the crafted data makes the allowed types raise
             raise StateError(

@@ -13,7 +13,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from emulator.catalog.catalog import note_listed
+from emulator.domain import budget as weights
 from emulator.domain import errors
+from emulator.domain.budget import Budget
 from emulator.domain.didyoumean import closest
 
 if TYPE_CHECKING:
@@ -34,11 +36,20 @@ class StoredAccount:
     def credential_map(self) -> dict[str, str | None]:
         return dict(self.credentials)
 
+    def weight(self) -> int:
+        """The bytes it holds (:mod:`emulator.domain.budget`): its name and credential values
+        as Python holds them, plus fixed parts; key and gateway names are the catalog's."""
+        values = sum(weights.CREDENTIAL + weights.text(value) for _, value in self.credentials)
+        return weights.ACCOUNT + weights.text(self.name) + values
+
 
 class Accounts(Mapping[str, StoredAccount]):
-    def __init__(self, limit: int = MAX_ACCOUNTS) -> None:
+    """A tenant's stored accounts, at most ``limit``, each charged to ``budget`` by weight."""
+
+    def __init__(self, limit: int = MAX_ACCOUNTS, budget: Budget | None = None) -> None:
         self._accounts: dict[str, StoredAccount] = {}
         self.limit = limit
+        self.budget = budget or weights.unlimited()
 
     def __getitem__(self, name: str) -> StoredAccount:
         return self._accounts[name]
@@ -57,7 +68,14 @@ class Accounts(Mapping[str, StoredAccount]):
             )
 
     def put(self, account: StoredAccount) -> None:
+        """Keep ``account`` (replacing one of its name); a 507 when its weight does not fit
+        the budgets once journal entries and finished transactions made what room they can."""
+        replaced = self._accounts.get(account.name)
+        weight = account.weight() - (replaced.weight() if replaced is not None else 0)
+        if weight > 0 and not self.budget.make_room(weight):
+            raise self.budget.refusal("credentials", weight, "This stored gateway account")
         self._accounts[account.name] = account
+        self.budget.charge(weight)
 
     def require(self, name: str, field: str = "name") -> StoredAccount:
         account = self._accounts.get(name)
@@ -69,7 +87,11 @@ class Accounts(Mapping[str, StoredAccount]):
         return sorted(self._accounts.values(), key=lambda account: account.name)
 
     def delete(self, name: str) -> bool:
-        return self._accounts.pop(name, None) is not None
+        gone = self._accounts.pop(name, None)
+        if gone is None:
+            return False
+        self.budget.release(gone.weight())
+        return True
 
 
 def resolve_gateway(catalog: Catalog, name: str | None, field: str = "paymentGatewayName") -> GatewaySpec:

@@ -6,16 +6,27 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
+from emulator.domain import budget as weights
 from emulator.domain import errors
+from emulator.domain.budget import Budget
 
 MAX_NAME = 128
 MAX_CERTIFICATES = 1000  # per tenant by default (config: limits.namedItemsPerTenant)
 
 
+def _weight(name: str) -> int:
+    return weights.CERTIFICATE + weights.text(name)
+
+
 class Certificates:
-    def __init__(self, names: Iterable[str] = (), limit: int = MAX_CERTIFICATES) -> None:
+    """A tenant's certificate names, at most ``limit``; those registered at run time are
+    charged to ``budget`` (the configured ones are part of the configuration)."""
+
+    def __init__(self, names: Iterable[str] = (), limit: int = MAX_CERTIFICATES, budget: Budget | None = None) -> None:
         self._names: set[str] = set(names)
+        self._configured = frozenset(self._names)
         self.limit = limit
+        self.budget = budget or weights.unlimited()
 
     def register(self, name: str) -> bool:
         """Register ``name`` (1 to 128 printable characters); False when it was already there."""
@@ -27,13 +38,19 @@ class Certificates:
             raise ValueError(f"A certificate name is 1 to {MAX_NAME} printable characters.")
         if name in self._names:
             return False
+        weight = 0 if name in self._configured else _weight(name)
+        if weight and not self.budget.make_room(weight):
+            raise self.budget.refusal("name", weight, "This client certificate")
         self._names.add(name)
+        self.budget.charge(weight)
         return True
 
     def remove(self, name: str) -> bool:
         if name not in self._names:
             return False
         self._names.discard(name)
+        if name not in self._configured:
+            self.budget.release(_weight(name))
         return True
 
     def names(self) -> list[str]:

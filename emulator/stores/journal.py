@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, Protocol
 
 import orjson
 
+from emulator.contract.wire import dumps
 from emulator.domain import budget as weights
 from emulator.domain.budget import Budget
 from emulator.domain.clock import isoformat
@@ -252,14 +253,19 @@ class Journal:
             freed += self._drop_oldest()
         return freed
 
-    def _masked(self) -> list[dict[str, Any]]:
-        """Every entry, masked; those read for the first time replace what was recorded."""
-        entries = [_shown(number, stored) for number, stored in zip(self._numbers, self._entries, strict=True)]
-        self._entries = deque(entries)
-        return entries
+    def _each(self) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """Each entry's id, weight and masked entry, oldest first. The entry is built for
+        the look and not kept (parsed, an entry of 1 MB of text holds ten times that): the
+        journal keeps each one's masked JSON text once it was first read, which its weight
+        already counts."""
+        for index, (number, stored) in enumerate(zip(self._numbers, self._entries, strict=True)):
+            entry = _shown(number, stored)
+            if not isinstance(stored, bytes):
+                self._entries[index] = dumps(entry)  # masked once, kept as text
+            yield number, self._weights[index], entry
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self._masked())
+        return (entry for _, _, entry in self._each())
 
     # -- persistence (emulator.state) --
     def newest_id(self) -> int:
@@ -304,6 +310,36 @@ class Journal:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def matching(
+        self,
+        path: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        filters: Filters | None = None,
+    ) -> list[tuple[int, int]]:
+        """The id and weight of each entry that passes, oldest first (each entry looked at
+        in turn and let go: only numbers are kept). ``path`` matches a prefix,
+        ``since``/``until`` compare the ISO times, ``filters`` the rest."""
+        keep = None if filters is None or filters == _ANYTHING else filters.keep
+        return [
+            (number, weight)
+            for number, weight, e in self._each()
+            if (path is None or e["path"].startswith(path))
+            and (since is None or e["time"] >= since)
+            and (until is None or e["time"] <= until)
+            and (keep is None or keep(e))
+        ]
+
+    def entries(self, numbers: Sequence[int]) -> list[dict[str, Any]]:
+        """The masked entries of ``numbers`` (increasing ids) still held, oldest first."""
+        held, stored = self._numbers, self._entries
+        out = []
+        for number in numbers:
+            index = bisect_right(held, number) - 1
+            if index >= 0 and held[index] == number:
+                out.append(_shown(number, stored[index]))
+        return out
+
     def query(
         self,
         path: str | None = None,
@@ -312,15 +348,6 @@ class Journal:
         limit: int | None = None,
         filters: Filters | None = None,
     ) -> list[dict[str, Any]]:
-        """Entries oldest first; ``path`` matches a prefix, ``since``/``until`` compare the
-        ISO times, ``filters`` the rest; ``limit`` keeps the newest."""
-        keep = None if filters is None or filters == _ANYTHING else filters.keep
-        found = [
-            e
-            for e in self._masked()
-            if (path is None or e["path"].startswith(path))
-            and (since is None or e["time"] >= since)
-            and (until is None or e["time"] <= until)
-            and (keep is None or keep(e))
-        ]
-        return found[-limit:] if limit else found
+        """The entries of :meth:`matching`, oldest first; ``limit`` keeps the newest."""
+        found = [number for number, _ in self.matching(path, since, until, filters)]
+        return self.entries(found[-limit:] if limit else found)

@@ -41,6 +41,8 @@ class Runtime:
         # the published document a tenant chose through /_emulator/interface (the endpoints
         # built for it are held by the document: OpenApi.endpoints, emulator.endpoints.versions)
         self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()
+        # what each of those weighs, charged to its tenant's budget (emulator.endpoints.versions.choose)
+        self.interface_weights: weakref.WeakKeyDictionary[Tenant, int] = weakref.WeakKeyDictionary()
 
     @cached_property
     def currencies(self) -> Mapping[str, str]:
@@ -56,6 +58,7 @@ class Runtime:
     def reset_tenant(self, tenant: Tenant) -> None:
         """Empty ``tenant``; a configured key gets its demo state again."""
         tenant.reset()
+        tenant.budget.charge(self.interface_weights.get(tenant, 0))  # the chosen interface stays
         preload.apply_to(self, tenant)
         self.index_sessions(tenant)
 

@@ -135,8 +135,8 @@ class Tenant:
         budget = self.budget
         budget.clear()  # the stores below start empty
         self.journal = Journal(self._settings.journal_size, bounds.journal_bytes, budget)
-        self.certificates = Certificates(self._spec.certificates, bounds.named)
-        self.accounts = Accounts(bounds.named)
+        self.certificates = Certificates(self._spec.certificates, bounds.named, budget)
+        self.accounts = Accounts(bounds.named, budget)
         self.vault = Vault(bounds.tokens, bounds.token_bytes, budget)
         self.ledger = Ledger(bounds.transactions, bounds.tokens, budget, self.clock)
         self.rules = RuleSet(sequence_limit=bounds.sequences, budget=budget)

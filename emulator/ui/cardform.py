@@ -11,10 +11,14 @@ import re
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from emulator.contract.wire import error_response
+from emulator.domain import errors
 
 DEFAULT_PORT = 4200
 HERE = Path(__file__).resolve().parent
@@ -40,7 +44,7 @@ HEADERS = {
 async def _file(request: Request) -> Response:
     found = FILES.get(request.path_params.get("name", ""))
     if found is None:
-        return JSONResponse({"error": "payemu's card form has no such file"}, 404, headers=HEADERS)
+        return _missing(request, "payemu's card form has no such file")
     path, media = found
     return FileResponse(path, media_type=media, headers=HEADERS)
 
@@ -62,12 +66,30 @@ async def _strings(request: Request) -> Response:
     if request.method == "OPTIONS":
         return Response(status_code=204, headers=headers)
     if not LANGUAGE_FILE.fullmatch(request.path_params["name"]):
-        return JSONResponse({"error": "payemu's card form has strings for two-letter languages only"}, 404, headers)
+        return _missing(request, "payemu's card form has strings for two-letter languages only", headers)
     return JSONResponse({}, headers=headers)
 
 
 async def _home(request: Request) -> Response:
     return RedirectResponse("/pay/")
+
+
+def _missing(request: Request, message: str, headers: dict[str, str] = HEADERS) -> Response:
+    """A 404 in the API's error shape (``[{"fieldName": "path", "errors": [...]}]``)."""
+    response = error_response(errors.not_found("path", f"{message}: {request.method} {request.url.path}."))
+    response.headers.update(headers)
+    return response
+
+
+async def _router_error(request: Request, exc: Exception) -> Response:
+    """The router's 404 and 405 on the form's port, as the API answers them."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        allowed = [method for method in (exc.headers or {}).get("Allow", "").split(", ") if method]
+        response = error_response(errors.method_not_allowed(request.method, allowed))
+        response.headers.update(HEADERS)
+        return response
+    return _missing(request, "payemu's card form has no such page")
 
 
 def app() -> Starlette:
@@ -79,7 +101,7 @@ def app() -> Starlette:
         Route("/pay/assets/i18n/{name}", _strings, methods=["GET", "OPTIONS"]),
         Route("/pay/{name}", _file, methods=["GET"]),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, exception_handlers={404: _router_error, 405: _router_error})
 
 
 class SingleSlash:

@@ -94,6 +94,23 @@ def test_config_that_is_not_yaml_is_one_line_with_its_line_number(tmp_path: Path
     assert result.stderr.startswith(f"payemu: {config}:3: cannot read the config file: not valid YAML: ")
 
 
+def test_a_5000_digit_integer_is_one_line_naming_its_file_and_line(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("seed: 1\nkeys:\n  - {key: k-1234567, port: " + "9" * 5000 + "}\n")
+    result = run("serve", "--config", str(config))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [
+        f"payemu: {config}:3: cannot read the config file: not valid YAML: an integer of 5000 digits (at most 4300)"
+    ]
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("- name: a\n  then: {delayMs: " + "9" * 5000 + "}\n")
+    problem = f"{rules}:2: YAML syntax error: an integer of 5000 digits (at most 4300)"
+    result = run("serve", "--scenarios", str(rules))
+    assert (result.returncode, result.stderr.splitlines()) == (2, [f"payemu: {problem}"])
+    result = run("scenarios", "check", str(rules))
+    assert (result.returncode, result.stderr.splitlines()) == (1, [problem])
+
+
 def test_misnamed_top_level_key_in_a_scenario_file(tmp_path: Path) -> None:
     rules = tmp_path / "rules.yaml"
     rules.write_text("rules:\n  - {name: a, then: {operationResultCode: Success}}\n")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import pytest
 from emulator.cli import ready
 from emulator.cli.main import CARD_FORM_PORT_ENV, READY_FILE_ENV, build_parser, settings_from
 from emulator.domain.config import ConfigError
+from tests.support.paths import REPO_ROOT
 from tests.support.servers import PayemuProcess
 
 
@@ -65,6 +68,61 @@ def test_card_form_port_zero_serves_the_form_on_a_free_port(
     assert "text/html" in page.headers["content-type"]
     assert page.text != httpx.get(info["url"] + "/", timeout=5).text  # the form, not payemu's start page
     assert f"  card form      http://localhost:{form_port}//pay/#/cardEntry" in stop(process)
+
+
+def _api_error_list(body: Any) -> None:
+    """``body`` is an error list as the control API's schema declares it."""
+    from jsonschema import Draft7Validator
+
+    from emulator.domain.datafiles import data_path
+
+    document = json.loads(data_path("control.json").read_text())
+    schema = {"$ref": "#/components/schemas/ValidationErrorMessageList", "components": document["components"]}
+    Draft7Validator(schema).validate(body)
+
+
+def test_the_card_form_ports_404_and_405_are_the_apis_json_errors(
+    running: tuple[dict[str, Any], PayemuProcess, Path],
+) -> None:
+    info, _, _ = running
+    form = info["cardFormUrl"].removesuffix("//pay/")
+    missing = httpx.get(f"{form}/nowhere", timeout=5)
+    assert missing.status_code == 404
+    assert missing.headers["content-type"] == "application/json"
+    assert missing.json() == [{"fieldName": "path", "errors": ["payemu's card form has no such page: GET /nowhere."]}]
+    file = httpx.get(f"{form}//pay/nothing.js", timeout=5)
+    assert file.status_code == 404
+    assert file.json()[0]["errors"] == ["payemu's card form has no such file: GET /pay/nothing.js."]
+    assert file.headers["cache-control"] == "no-store"
+    refused = httpx.post(f"{form}//pay/", timeout=5)
+    assert refused.status_code == 405
+    assert refused.headers["allow"] == "GET, HEAD"
+    assert refused.json() == [
+        {"fieldName": "method", "errors": ["Method POST is not allowed here; allowed: GET, HEAD."]}
+    ]
+    for answer in (missing, file, refused):
+        _api_error_list(answer.json())
+
+
+def test_a_ready_file_that_cannot_be_written_is_one_line_before_the_server_binds(tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("")
+    places = {
+        tmp_path / "missing" / "ready.json": f"no directory {tmp_path / 'missing'}",
+        tmp_path / "plain" / "ready.json": f"{tmp_path / 'plain'} is not a directory",
+        tmp_path: "it is a directory",
+        Path("/proc/payemu-ready.json"): "cannot write in /proc (No such file or directory)",
+    }
+    for place, reason in places.items():
+        result = subprocess.run(
+            [sys.executable, "-m", "emulator", "serve", "--port", "0", "--ready-file", str(place)],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert result.returncode == 2
+        assert result.stderr.splitlines() == [f"payemu: --ready-file {place}: {reason}"]
+        assert result.stdout == ""  # no banner: nothing was bound
 
 
 def test_no_card_form_leaves_its_url_null(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from emulator.domain.vocabulary import Operation, RejectReason, ResultCode
 from emulator.scenarios.loader import MAX_YAML_CHARS, ScenarioError, parse_rules
 from emulator.stores import ewallet_sessions as sessions
 from emulator.stores import ledger, recording, vault
+from emulator.stores.accounts import StoredAccount
 from emulator.stores.transaction import weight_of_texts
 from emulator.tenants.tenants import Tenant
 from tests.api.test_payments import charge_body, store_accounts
@@ -32,6 +33,7 @@ from tests.stores.test_ewallet_sessions import BODY as SESSION_BODY
 from tests.stores.test_ledger import add
 
 MIB = 1024 * 1024
+CREDENTIAL_KEYS = ("UserId", "UserApiKey", "DeveloperId")  # Zeamster's
 BIG = 512 * 1024  # the issue's hostile field size
 _references = itertools.count(1)
 
@@ -65,6 +67,7 @@ def held(who: Tenant) -> int:
         + sum(session.weight for session in who.sessions.values())
         + who.rules.bytes
         + who.journal.bytes
+        + sum(who.accounts[name].weight() for name in who.accounts)
     )
 
 
@@ -183,13 +186,17 @@ def test_the_process_budget_frees_a_slice_per_request_and_searches_once_a_mib(mo
 def test_weights_are_at_least_what_the_items_hold() -> None:
     """The fixed overheads are measured with tracemalloc (allocations, not time): a
     weight never says less than what an item really holds."""
-    who = bare_tenant(transactions=50_000, tokens=50_000)
+    who = bare_tenant(transactions=50_000, tokens=50_000, named=50_000)
     for _ in range(50):
         add(who, "Charge")  # the dicts have grown past their first sizes
     kinds: dict[str, Callable[[int], object]] = {
         "transaction": lambda n: add(who, "Charge", my_ref=f"order-{n}"),
         "string token": lambda n: vault.store(who, f"payload-{n}"),
         "gateway token": lambda n: recording.remember_token(who, f"tok{n:029d}", "Stripe", "main", "4111111111111111"),
+        "stored account": lambda n: who.accounts.put(
+            StoredAccount(f"account-{n}", "Zeamster", [(k, f"{k}-{n}") for k in CREDENTIAL_KEYS], who.now())
+        ),
+        "certificate": lambda n: who.certificates.register(f"client-certificate-{n}"),
     }
     for kind, make in kinds.items():
         tracemalloc.start()

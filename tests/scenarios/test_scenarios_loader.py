@@ -15,16 +15,18 @@ from emulator.scenarios.loader import expand_paths, load_files
 from tests.support.paths import REPO_ROOT, TESTS_DIR
 
 CASES = yaml.safe_load((TESTS_DIR / "cases" / "scenario_files.yaml").read_text())["cases"]
+HUGE_INT = "9" * 5000  # `{huge_int}` in a case's text: past the 4,300 digits Python converts
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_bad_file_is_refused_with_every_problem(tmp_path: Path, case: dict[str, Any]) -> None:
     path = tmp_path / "rules.yaml"
-    path.write_text(case["text"])
+    text = case["text"].replace("{huge_int}", HUGE_INT)
+    path.write_text(text)
     expected = [p.replace("{file}", str(path)) for p in case["problems"]]
     assert check_files([path]) == expected
     with pytest.raises(ScenarioError) as caught:
-        parse_rules(case["text"], str(path))
+        parse_rules(text, str(path))
     assert caught.value.problems == expected
     assert [str(d) for d in caught.value.details] == expected
 

@@ -96,6 +96,71 @@ def test_a_huge_timedelta_from_the_command_line_is_one_line(tmp_path: Path) -> N
     )
 
 
+class Journal:
+    """Pickled under the old journal's name (the global is rewritten in the blob)."""
+
+
+def _shared_lists(depth: int) -> bytes:
+    """A journal entry holding a chain of lists, each holding the next one twice: a few
+    hundred bytes that would be written out as 2 ** ``depth`` strings."""
+    level: list[object] = ["payemu"]
+    for _ in range(depth):
+        level = [level, level]
+    journal = Journal()
+    journal._entries = [{"id": 1, "request": level}]  # type: ignore[attr-defined]
+    blob = pickle.dumps({"journal": journal}, protocol=2)
+    return blob.replace(f"c{__name__}\nJournal\n".encode(), b"cemulator.payments.journal\nJournal\n")
+
+
+def test_shared_references_are_counted_as_written_out_within_a_memory_limit(tmp_path: Path) -> None:
+    import resource
+    import subprocess
+    import sys
+
+    blob = _shared_lists(60)
+    assert b"emulator.payments.journal" in blob and len(blob) < 600
+    old = _with_blob(tmp_path / "old.sqlite", blob)
+    limit = 256 * 1024 * 1024
+
+    def limited() -> None:  # what crashed the command before: it expanded the chain in C
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    started = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+    result = subprocess.run(
+        [sys.executable, "-m", "emulator", "state", "migrate", str(old), str(tmp_path / "new.sqlite")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=limited,
+    )
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - started
+    assert (result.returncode, result.stderr.splitlines()) == (
+        2,
+        [
+            f"payemu: {old}: refused, the state of key 'sandbox-api-key' cannot be migrated"
+            " (stores that expand to over 67108864 values and characters)"
+        ],
+    )
+    assert cpu < 5, f"{cpu:.1f} s of CPU"
+    assert not (tmp_path / "new.sqlite").exists()
+
+
+def test_a_shared_reference_is_weighed_each_time_and_a_cycle_is_refused() -> None:
+    from emulator.state.migrate import expanded_weight
+
+    text = "abc"  # 1 + 3
+    pair = [text, text]  # 1 + 4 + 4
+    assert expanded_weight([pair, pair, pair]) == 1 + 3 * 9
+    assert expanded_weight({"k": pair}) == 1 + 2 + 9
+    looped: list[object] = []
+    looped.append([looped])
+    with pytest.raises(pickle.UnpicklingError, match="refer to themselves"):
+        expanded_weight(looped)
+    with pytest.raises(pickle.UnpicklingError, match="over 20"):
+        expanded_weight([pair, pair, pair], limit=20)
+
+
 @pytest.mark.parametrize(
     "sql",
     [

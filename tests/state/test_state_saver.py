@@ -98,6 +98,18 @@ def test_sigkill_keeps_every_write_acknowledged_a_second_before(tmp_path: Path) 
     assert leftovers(path) == []
 
 
+def test_sigkill_under_a_saturating_load_loses_no_write_older_than_the_bound() -> None:
+    from emulator.state.gate import BOUND_SECONDS
+    from tests.support.durability import run
+
+    # four keep-alive clients charging as fast as payemu answers: before the answers waited
+    # for the file, it trailed by 10 s and more after 20 s of this
+    out = run(clients=4, seconds=8)
+    assert len(out.acked) > 200, "the load did not get going"
+    late = out.lost_beyond(BOUND_SECONDS)
+    assert late == [], out.report(BOUND_SECONDS)
+
+
 def test_sigterm_loses_nothing_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite"
     server = PayemuProcess("serve", "--state", str(path))

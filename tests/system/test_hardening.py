@@ -31,7 +31,12 @@ LIMITS = Limits(
     tenants=5, tenant_idle_seconds=3600, tokens=20, transactions=15, journal_bytes=64 * 1024, sessions=5, named=10
 )
 KEYS = tuple(KeySpec(f"case-key-{i}", f"merchant-{i}", 30001 + i, True) for i in range(len(CASES) + 8))
-FILL = {"deep_brackets": "[" * 30000, "deep_dashes": "- " * 20000 + "x", "long_key": "k" * 900_000}
+FILL = {
+    "deep_brackets": "[" * 30000,
+    "deep_dashes": "- " * 20000 + "x",
+    "long_key": "k" * 900_000,
+    "huge_int": "9" * 5000,
+}
 CARD = card(cardHolderName="A B", cardNumber="4242424242424242")
 
 
