@@ -15,24 +15,21 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from emulator.app.build import create_app
 from emulator.domain.config import Settings
 from emulator.edge.connections import ConnectionCap, default_cap
-from emulator.edge.server import BackgroundServer
+from tests.support.servers import ThreadServer, in_thread
 
 CAP = 12
 DEADLINE_SECONDS = 15.0
 
 
 @pytest.fixture
-def capped() -> Iterator[BackgroundServer]:
-    settings = Settings(log_level="warning", max_connections=CAP, write_timeout_seconds=0.5)
-    running = BackgroundServer(create_app(settings), settings)
-    yield running
-    running.stop()
+def capped() -> Iterator[ThreadServer]:
+    with in_thread(Settings(max_connections=CAP, write_timeout_seconds=0.5)) as running:
+        yield running
 
 
-def _open(running: BackgroundServer) -> int:
+def _open(running: ThreadServer) -> int:
     return len(running.server.server_state.connections)
 
 
@@ -43,7 +40,7 @@ def _until(condition: Callable[[], bool]) -> None:
         time.sleep(0.02)
 
 
-def _connect(running: BackgroundServer) -> socket.socket:
+def _connect(running: ThreadServer) -> socket.socket:
     address = urlsplit(running.url)
     return socket.create_connection((address.hostname, address.port), timeout=10)
 
@@ -100,7 +97,7 @@ def test_the_cap_closes_the_longest_waiting_idle_connection(caplog: pytest.LogCa
 
 
 def test_a_flood_of_idle_and_slow_connections_does_not_starve_requests(
-    capped: BackgroundServer, caplog: pytest.LogCaptureFixture
+    capped: ThreadServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     idle = [_connect(capped) for _ in range(CAP)]  # connected, never a byte
     _until(lambda: _open(capped) == CAP)
@@ -127,7 +124,7 @@ SLOW_BODY = (
 )
 
 
-def test_a_flood_of_slow_bodies_makes_room_for_a_legitimate_request(capped: BackgroundServer) -> None:
+def test_a_flood_of_slow_bodies_makes_room_for_a_legitimate_request(capped: ThreadServer) -> None:
     slow = []
     for _ in range(CAP + 5):  # a head and the first byte of a body each, the rest never sent
         sock = _connect(capped)
@@ -144,7 +141,7 @@ def test_a_flood_of_slow_bodies_makes_room_for_a_legitimate_request(capped: Back
         sock.close()
 
 
-def _slow_charges(running: BackgroundServer) -> bytes:
+def _slow_charges(running: ThreadServer) -> bytes:
     headers = {"X-Api-Key": "sandbox-api-key"}
     rule = {
         "name": "slow",
@@ -162,7 +159,7 @@ def _slow_charges(running: BackgroundServer) -> bytes:
     )
 
 
-def test_when_every_connection_runs_a_request_a_new_one_gets_a_json_503(capped: BackgroundServer) -> None:
+def test_when_every_connection_runs_a_request_a_new_one_gets_a_json_503(capped: ThreadServer) -> None:
     charge = _slow_charges(capped)
     _until(lambda: _open(capped) == 0)
     busy = []
@@ -190,7 +187,7 @@ def test_when_every_connection_runs_a_request_a_new_one_gets_a_json_503(capped: 
 
 
 # -- slow readers ------------------------------------------------------------------------
-def test_a_client_that_never_reads_its_answers_is_cut_after_the_write_timeout(capped: BackgroundServer) -> None:
+def test_a_client_that_never_reads_its_answers_is_cut_after_the_write_timeout(capped: ThreadServer) -> None:
     size = len(httpx.get(capped.url + "/swagger/1.0/swagger.json", timeout=10).content)
     count = 100  # 100 answers of ~120 KB: far more than the socket buffers and the write buffer hold
     _until(lambda: _open(capped) == 0)
@@ -211,7 +208,7 @@ def test_a_client_that_never_reads_its_answers_is_cut_after_the_write_timeout(ca
     assert httpx.get(capped.url + "/_emulator/health", timeout=10).status_code == 200
 
 
-def test_a_slow_but_steady_reader_gets_everything(capped: BackgroundServer) -> None:
+def test_a_slow_but_steady_reader_gets_everything(capped: ThreadServer) -> None:
     size = len(httpx.get(capped.url + "/swagger/1.0/swagger.json", timeout=10).content)
     with _connect(capped) as sock:
         sock.sendall(b"GET /swagger/1.0/swagger.json HTTP/1.1\r\nHost: x\r\n\r\n" * 5)

@@ -10,7 +10,6 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -18,20 +17,17 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-import uvicorn
 import yaml
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from emulator.app.build import create_app
 from emulator.domain.config import Settings
 from emulator.edge.guarded import GuardedProtocol
 from emulator.edge.protocol import MissingParser, http_protocol
 from emulator.edge.refusals import refusal
-from emulator.edge.server import loopback_socket
 from emulator.testing import Payemu, PayemuServer
 from tests.support.bodies import slow_charge
 from tests.support.paths import TESTS_DIR
-from tests.support.servers import server_and_tenant
+from tests.support.servers import in_thread, server_and_tenant
 
 HEAD_TIMEOUT = 0.5
 
@@ -126,21 +122,8 @@ def test_a_slow_answer_and_kept_alive_requests_are_not_cut(server: PayemuServer,
 @contextlib.contextmanager
 def _serving(keep_alive: float) -> Iterator[tuple[str, int]]:
     """A payemu app under the guarded protocol with a short keep-alive time."""
-    settings = Settings(log_level="warning", head_timeout_seconds=HEAD_TIMEOUT)
-    sock = loopback_socket()
-    config = uvicorn.Config(
-        create_app(settings), http=http_protocol(settings), log_level="warning", timeout_keep_alive=keep_alive
-    )
-    running = uvicorn.Server(config)
-    thread = threading.Thread(target=running.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not running.started:
-        time.sleep(0.01)
-    try:
-        yield "127.0.0.1", sock.getsockname()[1]
-    finally:
-        running.should_exit = True
-        thread.join(10)
+    with in_thread(Settings(head_timeout_seconds=HEAD_TIMEOUT), keep_alive=keep_alive) as running:
+        yield "127.0.0.1", running.port
 
 
 def _api_key_request() -> bytes:

@@ -54,11 +54,12 @@ def free_port() -> int:
 # -- in this process -----------------------------------------------------------------------
 class ThreadServer(PayemuServer):
     """A payemu served in a thread of the test process: the plugin's server (``base_url``,
-    ``tenant()``, ``app``) with the ``port`` it listens on and, when the card form is served,
-    ``form_port``."""
+    ``tenant()``, ``app``) with the ``port`` it listens on, uvicorn's ``server`` (its
+    connections, for the edge's tests) and, when the card form is served, ``form_port``."""
 
     port: int
     form_port: int | None
+    server: Server
 
     @property
     def url(self) -> str:
@@ -74,10 +75,12 @@ def in_thread(
     card_form: bool = False,
     log_level: str = "warning",
     check_schema: bool = True,
+    keep_alive: float | None = None,
 ) -> Iterator[ThreadServer]:
     """Serve ``app`` (by default a new payemu app of ``settings``, told the port it listens
     on) on a free loopback port until the block ends; the card form on another free port
-    when ``card_form``. Afterwards, fail if any response a payemu app sent broke the schema."""
+    when ``card_form``; uvicorn's keep-alive time ``keep_alive`` when given. Afterwards, fail
+    if any response a payemu app sent broke the schema."""
     sock = loopback_socket()
     sockets = [sock]
     port = int(sock.getsockname()[1])
@@ -90,7 +93,10 @@ def in_thread(
         sockets.append(form)
         form_port = int(form.getsockname()[1])
         outer = cardform.PortSplit(served, cardform.app(), form_port)
-    server = Server(config_for(outer, settings, log_level=log_level))
+    config = config_for(outer, settings, log_level=log_level)
+    if keep_alive is not None:
+        config.timeout_keep_alive = keep_alive  # type: ignore[assignment]
+    server = Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": sockets}, name="payemu-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + START_SECONDS
@@ -103,7 +109,7 @@ def in_thread(
             raise RuntimeError("the payemu server did not start")
         time.sleep(0.002)
     running = ThreadServer(f"http://127.0.0.1:{port}", settings.seed is not None, served)
-    running.port, running.form_port = port, form_port
+    running.port, running.form_port, running.server = port, form_port, server
     try:
         yield running
     finally:
