@@ -304,20 +304,6 @@ class Catalog:
         return len(self._ordered)
 
 
-_NOTED: set[str] = set()  # the listed gateways the log has named
-
-
-def note_listed(gateway: GatewaySpec) -> None:
-    """Say once per gateway, in the log, that an account uses a gateway payemu knows only by name."""
-    if gateway.listed and gateway.name not in _NOTED:
-        _NOTED.add(gateway.name)
-        log.warning(
-            "payemu knows only the name of %s (level listed): any credential names are accepted and its "
-            "outcomes are payemu's generic sandbox, not the gateway's",
-            gateway.name,
-        )
-
-
 def load_gateway(
     path: Path, card_checks: dict[str, Any], defaults: dict[str, Any], cache: ParseCache | None = None
 ) -> GatewaySpec:

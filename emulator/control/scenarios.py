@@ -17,8 +17,8 @@ from emulator.domain.datafiles import parse_yaml
 from emulator.endpoints import admin
 from emulator.endpoints.pipeline import Call, Handler, Reply
 from emulator.scenarios import Problem, ScenarioError, parse_rules
-from emulator.scenarios.loader import Names
 from emulator.scenarios.model import RUNTIME_SOURCE
+from emulator.scenarios.names import Names
 
 ACCEPTED_MEDIA = (
     "application/json",

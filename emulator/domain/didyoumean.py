@@ -35,7 +35,7 @@ def suggestion(word: str, candidates: Sequence[str], fold: bool = False) -> str:
     return f"; did you mean {match!r}?" if match is not None else ""
 
 
-MOST_LISTED = 30  # past this many allowed names, an error names the nearest few instead of all
+MOST_LISTED = 50  # past this many allowed names, an error names the nearest few instead of all
 
 
 def unknown(kind: str, word: str, candidates: Sequence[str], fold: bool = False) -> str:

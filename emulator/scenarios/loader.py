@@ -19,8 +19,7 @@ from typing import Any
 import yaml
 
 from emulator.domain.budget import RULE
-from emulator.domain.datafiles import ParseCache, gateway_files
-from emulator.domain.didyoumean import unknown
+from emulator.domain.datafiles import ParseCache
 from emulator.domain.errors import field_path
 from emulator.domain.safeparse import TooComplex, check_yaml
 from emulator.domain.vocabulary import OPERATIONS, RESULT_CODES, Operation, ResultCode
@@ -28,6 +27,7 @@ from emulator.domain.yamllines import LineLoader, LineMap, LineSeq, expanded_cha
 from emulator.scenarios import schema
 from emulator.scenarios.build import build_rule
 from emulator.scenarios.model import Rule, canonical
+from emulator.scenarios.names import Names, catalog_names
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 MAX_YAML_VALUES = 100_000  # after alias expansion: refuses "billion laughs" documents
@@ -54,28 +54,6 @@ class ScenarioError(ValueError):
         self.details = [p for p in problems if isinstance(p, Problem)]
         self.problems = [str(p) for p in problems]
         super().__init__("\n".join(self.problems))
-
-
-@dataclass(frozen=True)
-class Names:
-    """The gateways and accounts a rule may name (case ignored); None: that kind is not checked."""
-
-    gateways: tuple[str, ...] | None
-    accounts: tuple[str, ...] | None = None
-
-    def errors(self, rule: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
-        when = rule.get("when")
-        if not isinstance(when, dict):
-            return
-        for key, kind, known in (("gateway", "gateway", self.gateways), ("account", "account", self.accounts)):
-            named = when.get(key)
-            if known is not None and isinstance(named, str) and named.casefold() not in {k.casefold() for k in known}:
-                yield ["when", key], unknown(kind, named, known, fold=True)
-
-
-def catalog_names() -> Names:
-    """The gateways of payemu's catalog (each gateway's file is named after it); accounts unchecked."""
-    return Names(tuple(path.stem for path in gateway_files()))
 
 
 # -- parsing ----------------------------------------------------------------------------

@@ -6,22 +6,37 @@ gateway would."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
-from emulator.catalog.catalog import note_listed
 from emulator.domain import budget as weights
 from emulator.domain import errors
 from emulator.domain.budget import Budget
 from emulator.domain.didyoumean import closest
 
+log = logging.getLogger("payemu")
+
 if TYPE_CHECKING:
     from emulator.catalog.catalog import Catalog, GatewaySpec
 
 MAX_ACCOUNTS = 1000  # per tenant by default (config: limits.namedItemsPerTenant)
+
+_NOTED: set[str] = set()  # the listed gateways the log has named
+
+
+def note_listed(gateway: GatewaySpec) -> None:
+    """Say once per gateway, in the log, that an account uses a gateway payemu knows only by name."""
+    if gateway.listed and gateway.name not in _NOTED:
+        _NOTED.add(gateway.name)
+        log.warning(
+            "payemu knows only the name of %s (level listed): any credential names are accepted and its "
+            "outcomes are payemu's generic sandbox, not the gateway's",
+            gateway.name,
+        )
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
-from emulator.catalog import catalog as catalog_module
 from emulator.catalog.catalog import CATALOG_PATH, CatalogError, GatewaySpec, load_catalog
 from emulator.domain.datafiles import gateway_files
 from emulator.scenarios import ScenarioBook, ScenarioError
+from emulator.stores import accounts as accounts_module
 from tests.conftest import SANDBOX
 from tests.support.paths import TESTS_DIR
 
@@ -314,7 +314,7 @@ def test_a_listed_gateway_takes_any_credential_names_and_the_log_says_so_once(
     client: TestClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     body = {"paymentGatewayName": "Ryft", "credentials": [{"key": "SecretKey", "value": "sk_anything"}]}
-    catalog_module._NOTED.discard("Ryft")  # as in a fresh process
+    accounts_module._NOTED.discard("Ryft")  # as in a fresh process
     with caplog.at_level("WARNING", logger="payemu"):
         first = client.put("/PaymentGatewayAccounts/ryftA", json=body)
         second = client.put("/PaymentGatewayAccounts/ryftB", json=body)
