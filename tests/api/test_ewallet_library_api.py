@@ -344,9 +344,9 @@ def test_the_library_finds_its_strings_on_the_form_site(app: Starlette) -> None:
     assert (strings.status_code, strings.json()) == (200, {})
     assert strings.headers["access-control-allow-origin"] == "*"
     unknown = client.get("http://localhost:4200//pay/assets/i18n/../../x.json")
-    assert unknown.status_code == 404 and unknown.json()["error"]
+    assert unknown.status_code == 404 and unknown.json()[0]["fieldName"] == "path"
     odd = client.get("http://localhost:4200//pay/assets/i18n/english.json", headers=origin)
-    assert odd.status_code == 404 and "two-letter" in odd.json()["error"]
+    assert odd.status_code == 404 and "two-letter" in odd.json()[0]["errors"][0]
     assert odd.headers["access-control-allow-origin"] == "*"
 
 

@@ -180,7 +180,9 @@ def test_a_header_flood_is_refused_and_the_server_keeps_serving(server: ThreadSe
             assert b"URL is longer than 8192 bytes" in body
         else:
             assert status == 431, answer
-            assert b"larger than 65536 bytes" in body
+            # many small headers outweigh the head's budget (text and each header's own cost)
+            # before their text reaches the size limit; one large header meets the size first
+            assert b"larger than 65536 bytes" in body or b"take more than 262144 bytes to hold" in body, body
     still_serving(server.base_url)
 
 
