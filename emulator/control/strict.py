@@ -17,12 +17,17 @@ def sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith((".", "?", ")")) else ".")
 
 
+ROUTING = ("key",)  # the sharded deployment routes any call by ?key= (deploy/haproxy.cfg)
+
+
 def refuse_unknown_query(call: Call) -> None:
-    """A 400 naming each query parameter the operation does not document."""
+    """A 400 naming each query parameter the operation does not document (besides the
+    deployment's routing parameter, which any call may carry)."""
     given = call.request.query_params.keys()
     if not given:
         return
     allowed = [param.name for param in call.operation.parameters if param.location == "query"]
+    allowed += [name for name in ROUTING if name not in allowed]
     strangers = sorted({name for name in given if name not in allowed})
     if strangers:
         raise errors.invalid_many((name, [sentence(unknown("query parameter", name, allowed))]) for name in strangers)
