@@ -198,8 +198,9 @@ def test_trigger_answers_as_its_gateway_documents(
 @pytest.mark.parametrize(("name", "row"), OWN, ids=[f"{n}-{r['name']}" for n, r in OWN])
 def test_trigger_does_not_fire_on_other_gateways(client: TestClient, name: str, row: dict[str, Any]) -> None:
     """On every other gateway (of gateways alike in behaviour, one: :data:`COMPARED_ON`) the
-    trigger's input is answered as that gateway answers the base charge; a row's ``elsewhere`` is what payemu's generic checks answer instead, on
-    every gateway that checks cards and approves the base charge."""
+    trigger's input is answered as that gateway answers the base charge; a row's
+    ``elsewhere`` is what payemu's generic checks answer instead, on every gateway that
+    checks cards and approves the base charge."""
     for gateway in COMPARED_ON:
         shared = gateway in row.get("sharedWith", ()) or name in SHARED_BACK.get((gateway, _input(row)), ())
         if gateway == name or shared or same_sandbox(name, gateway):
