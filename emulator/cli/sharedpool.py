@@ -35,6 +35,9 @@ class _Unclosed(httpx.BaseTransport):
         pass
 
 
+KEEP_IDLE_SECONDS = 1.0
+
+
 class SharedPool:
     """The transport and SSL context the clients of one session share."""
 
@@ -43,7 +46,11 @@ class SharedPool:
         # each request goes out in two writes (head, body): without TCP_NODELAY the second
         # waits for the first one's acknowledgement
         nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-        self.transport = _Unclosed(httpx.HTTPTransport(verify=self.ssl_context, socket_options=nodelay))
+        # a connection idle for uvicorn's keep-alive time (5 s) is being closed by the server: one
+        # idle for more than a second is not reused, so a request never races that close
+        limits = httpx.Limits(keepalive_expiry=KEEP_IDLE_SECONDS)
+        transport = httpx.HTTPTransport(verify=self.ssl_context, socket_options=nodelay, limits=limits)
+        self.transport = _Unclosed(transport)
         self._connections: dict[str, http.client.HTTPConnection] = {}
         self._lock = threading.Lock()
 
