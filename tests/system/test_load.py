@@ -22,13 +22,15 @@ from tests.support.servers import ThreadServer, in_thread
 TLS = ssl.create_default_context()  # unused on plain HTTP, but httpx builds one per client unless given
 # uvicorn closes a connection idle for 5 s, httpx reuses one idle for up to 5 s: on a loaded
 # machine a request could go out on a connection the server was closing (a ReadError). The
-# clients here reuse a connection only within a second of its last answer.
+# clients here reuse a connection only within a second of its last answer, and the server
+# (in this process, so it shares the clients' interpreter lock) keeps one for 60 s: a
+# starved loop can't run the keep-alive timer ahead of a request already in the socket.
 KEPT_ALIVE = httpx.Limits(keepalive_expiry=1.0)
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ThreadServer]:
-    with in_thread(Settings()) as running:
+    with in_thread(Settings(), keep_alive=60) as running:
         yield running
 
 

@@ -37,9 +37,14 @@ MAX_PAGES = 80
 
 
 def build(source: Path, out: Path) -> tuple[Path, Path]:
-    """``python -m build``: the sdist, then the wheel built from it (so the sdist is complete)."""
+    """``python -m build``: the sdist, then the wheel built from it (so the sdist is complete).
+    Its isolated build environment is made with uv when uv is installed (seconds), else pip."""
+    installer = ["--installer", "uv"] if shutil.which("uv") else []
     built = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(out), str(source)], capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "build", *installer, "--outdir", str(out), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     [sdist] = out.glob("payemu-*.tar.gz")
