@@ -382,4 +382,5 @@ def _render(
         token=token,
         gateway_code=outcome.gateway_result_code if outcome else None,
         gateway_description=outcome.gateway_result_description if outcome else None,
+        gateway_fields=outcome.gateway_fields if outcome else (),
     )

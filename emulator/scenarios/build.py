@@ -138,4 +138,5 @@ def _outcome(then: dict[str, Any], rule: str, source: str) -> RuleOutcome:
         source=source,
         authentication=then.get("authentication"),
         approved_amount=float(then["approvedAmount"]) if "approvedAmount" in then else None,
+        gateway_fields=tuple(then.get("gatewayFields", {}).items()),
     )

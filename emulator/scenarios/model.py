@@ -69,6 +69,8 @@ class RuleOutcome:
     source: str = field(default="", compare=False)  # the rule's location (``file:line``, ``runtime``)
     authentication: str | None = None  # eWallet sessions: the card form's authenticationOption
     approved_amount: float | None = None  # a partial authorization: what the gateway approved
+    # fields of the gateway's own answer this rule sets: (dotted path, value), in the rule's order
+    gateway_fields: tuple[tuple[str, str | float | bool | None], ...] = ()
 
     def summary(self) -> str:
         """``Rejected (InsufficientFunds), delay 1500 ms, ...`` for tables and listings."""
@@ -92,6 +94,7 @@ class RuleOutcome:
             notes.append(f"eWallet authentication {self.authentication}")
         if self.approved_amount is not None:
             notes.append(f"approves {_number(self.approved_amount)} at most")
+        notes.extend(f"{path} {value}" for path, value in self.gateway_fields)
         return notes
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
 MAX_DELAY_MS = 60000
+MAX_GATEWAY_FIELDS = 10
 MAX_SETTLE_SECONDS = 365 * 86400
 
 _TEXT: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 200}
@@ -116,6 +117,18 @@ THEN: dict[str, Any] = {
         "approvedAmount": {"type": "number", "exclusiveMinimum": 0, "maximum": 1e12},
         # eWallet sessions only: how the card form authenticates the customer first
         "authentication": {"type": "string", "ienum": list(AUTHENTICATION_OPTIONS)},
+        # fields of the gateway's own answer (customGatewayResponse) set by dotted path, for a
+        # native code the gateway gives a reason (Adyen's refusalReasonCode)
+        "gatewayFields": {
+            "type": "object",
+            "maxProperties": MAX_GATEWAY_FIELDS,
+            "propertyNames": {
+                "maxLength": 100,
+                "pattern": r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,4}$",
+                "x-message": "a field is a dotted path such as refusalReasonCode or transactionResponse.responseCode",
+            },
+            "additionalProperties": {"type": ["string", "number", "boolean", "null"], "maxLength": 200},
+        },
     },
 }
 

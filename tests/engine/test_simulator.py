@@ -264,6 +264,21 @@ def test_scenario_codes_and_descriptions_override_the_vocabulary() -> None:
     assert result["customGatewayResponse"]["outcome"]["reason"] == "51"
 
 
+def test_scenario_gateway_fields_set_the_gateways_own_answer() -> None:
+    """A rule's gatewayFields set fields of the customGatewayResponse by dotted path (Adyen's
+    refusalReasonCode for a reason payemu's vocabulary does not tell apart), new objects on the way."""
+    fields = (("refusalReasonCode", "9"), ("additionalData.refusalReasonRaw", "91 : Issuer unavailable"))
+    outcome = RuleOutcome("Rejected", "CardDeclined", gateway_result_description="Issuer Unavailable", gateway_fields=fields)
+    payload = run("Adyen", outcome=outcome)[0]["customGatewayResponse"]
+    assert payload["refusalReasonCode"] == "9"
+    assert payload["refusalReason"] == "Issuer Unavailable"
+    assert payload["additionalData"]["refusalReasonRaw"] == "91 : Issuer unavailable"
+    assert payload["additionalData"]["cardSummary"] == "1111"  # the template's own fields stay
+    plain = run("Adyen", outcome=RuleOutcome("Rejected", "CardDeclined"))[0]["customGatewayResponse"]
+    assert plain["refusalReasonCode"] == "2"  # a rule without them leaves the gateway's answer as it is
+    assert "refusalReasonRaw" not in plain["additionalData"]
+
+
 @pytest.mark.parametrize("code", ["TemporaryFailure", "FatalFailure", "NotImplemented", "Accepted"])
 def test_other_results(code: str) -> None:
     spec = CATALOG.get("Elavon")
