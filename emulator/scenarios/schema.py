@@ -110,6 +110,8 @@ THEN: dict[str, Any] = {
         "gatewayResultCode": {"type": ["string", "integer"], "minLength": 1, "maxLength": 64},
         "gatewayResultDescription": {"type": "string", "maxLength": 500},
         "delayMs": {"type": "integer", "minimum": 0, "maximum": MAX_DELAY_MS},
+        # the delay is the amount's cents in seconds (Zeamster's $8.XX and $9.XX test amounts)
+        "delayFromCents": {"type": "boolean"},
         "fault": {"type": "string", "ienum": list(FAULTS)},
         "settlesTo": {"type": "string", "ienum": list(SETTLE_RESULTS)},
         "settleAfterSeconds": {"type": "number", "minimum": 0, "maximum": MAX_SETTLE_SECONDS},
