@@ -80,6 +80,11 @@ def native(rule: Rule, gateway: GatewaySpec) -> str:
     return f"`{code}` {text}{fields}"
 
 
+def native_success(gateway: GatewaySpec) -> str:
+    spoken = gateway.code_for(ResultCode.SUCCESS)
+    return f"`{spoken.code}` {spoken.description}"
+
+
 def _source(rule: Rule) -> str:
     source = str(rule.data.get("origin") or PAYEMU)
     return f"[{source.split('://', 1)[-1].rstrip('/')}]({source})" if "://" in source else source
@@ -106,6 +111,12 @@ def gateway_table(rules: Iterable[Rule], gateway: GatewaySpec) -> str:
         if outcome.delay_from_cents:
             shown += ", after the amount's cents in seconds"
         row = [_trigger(rule), ops, shown, native(rule, gateway), _source(rule), f"`{rule.name}`"]
+        lines.append(_line(row))
+    named = {number for rule in own(rules, gateway) for number in rule.match.card_numbers or ()}
+    approving = [number for number in gateway.test_cards if number not in named]
+    if approving:  # the test cards that approve (those a trigger names are in its row)
+        cards = "card " + "<br>".join(f"`{number}`" for number in approving)
+        row = [cards, "Charge, PreAuth", "Success", native_success(gateway), _cited(gateway, "testCards"), "—"]
         lines.append(_line(row))
     for field, results in (("avsResultCode", gateway.avs_results), ("cvvResultCode", gateway.cvv_results)):
         given = "payerDetails.postCode" if field == "avsResultCode" else "card.cvv"
