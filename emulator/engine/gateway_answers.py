@@ -148,10 +148,11 @@ def speak(
     token: str | None = None,
     gateway_code: str | None = None,
     gateway_description: str | None = None,
+    gateway_fields: tuple[tuple[str, Any], ...] = (),
 ) -> OperationResult:
     """The OperationResult of ``code`` in the gateway's vocabulary: native code and
     description for ``key`` (a result or reject reason) unless a scenario gave its own,
-    and the rendered ``customGatewayResponse``."""
+    and the rendered ``customGatewayResponse`` with the fields a scenario sets in it."""
     spec = account.gateway
     operation = item.operation
     money = item.money
@@ -169,14 +170,16 @@ def speak(
         for name, value in plan.values:
             values[name] = value(facts)
     values["gatewayResultDescription"] = plan.described.fill(values)
-    response = plan.response
+    response = plan.response.fill(values) if plan.response else None
+    if gateway_fields and isinstance(response, dict):
+        _set_fields(response, gateway_fields)
     return OperationResult(  # positional: in the field order
         operation,
         code,
         money,
         text,
         approval if operation in AUTHORIZING else None,
-        response.fill(values) if response else None,
+        response,
         spec.name,
         reference,
         values["gatewayResultCode"],
@@ -186,6 +189,20 @@ def speak(
         token,
         reason if code == ResultCode.REJECTED else None,
     )
+
+
+def _set_fields(response: dict[str, Any], fields: tuple[tuple[str, Any], ...]) -> None:
+    """Set each ``(dotted path, value)`` in a freshly filled answer (a missing or non-object
+    step on the way becomes an object)."""
+    for path, value in fields:
+        *parents, last = path.split(".")
+        node = response
+        for name in parents:
+            step = node.get(name)
+            if not isinstance(step, dict):
+                step = node[name] = {}
+            node = step
+        node[last] = value
 
 
 class _WordingPlan:

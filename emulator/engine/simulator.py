@@ -269,15 +269,16 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
                 reason = (outcome.reject_reason_code if outcome else None) or DEFAULT_REJECT_REASON
             key = reason or code
             text = _description(spec, item.operation, code, reason)
-    if outcome is not None and outcome.delay_ms > 0:
-        await asyncio.sleep(outcome.delay_ms / 1000)
+    delay_ms = outcome.delay_for(item.money.amount) if outcome is not None else 0
+    if delay_ms > 0:
+        await asyncio.sleep(delay_ms / 1000)
     if outcome is not None and outcome.approved_amount is not None and code == ResultCode.SUCCESS:
         item = partially_approved(item, outcome.approved_amount)
     result = _render(tenant, account, item, code, key, reason, text, outcome)
     return AttemptResult(
         result=result,
         fault=outcome.fault if outcome else Fault.NONE,
-        delay_ms=outcome.delay_ms if outcome else 0,
+        delay_ms=delay_ms,
         settles_to=outcome.settles_to if outcome and code == ResultCode.ACCEPTED else None,
         settle_after_seconds=outcome.settle_after_seconds if outcome and code == ResultCode.ACCEPTED else None,
         decided=outcome,
@@ -382,4 +383,5 @@ def _render(
         token=token,
         gateway_code=outcome.gateway_result_code if outcome else None,
         gateway_description=outcome.gateway_result_description if outcome else None,
+        gateway_fields=outcome.gateway_fields if outcome else (),
     )

@@ -78,6 +78,8 @@ def _canonical_then(then: dict[str, Any]) -> dict[str, Any]:
         out["gatewayResultCode"] = str(then["gatewayResultCode"])
     if "delayMs" in then:
         out["delayMs"] = int(then["delayMs"])
+    if "delayFromCents" in then:
+        out["delayFromCents"] = bool(then["delayFromCents"])
     if "fault" in then:
         out["fault"] = canonical(then["fault"], FAULTS)
     if "settlesTo" in then:
@@ -131,6 +133,7 @@ def _outcome(then: dict[str, Any], rule: str, source: str) -> RuleOutcome:
         gateway_result_code=then.get("gatewayResultCode"),
         gateway_result_description=then.get("gatewayResultDescription"),
         delay_ms=then.get("delayMs", 0),
+        delay_from_cents=bool(then.get("delayFromCents", False)),
         fault=then.get("fault", "none"),
         settles_to=settles_to,
         settle_after_seconds=then.get("settleAfterSeconds", 0.0) if settles_to else None,
@@ -138,4 +141,5 @@ def _outcome(then: dict[str, Any], rule: str, source: str) -> RuleOutcome:
         source=source,
         authentication=then.get("authentication"),
         approved_amount=float(then["approvedAmount"]) if "approvedAmount" in then else None,
+        gateway_fields=tuple(then.get("gatewayFields", {}).items()),
     )

@@ -278,6 +278,8 @@ def _then_errors(path: list[Any], then: dict[str, Any], operations: set[str]) ->
         yield [*path, "approvedAmount"], f"only allowed with operationResultCode Success, not {result}"
     if "settleAfterSeconds" in then and "settlesTo" not in then:
         yield [*path, "settleAfterSeconds"], "needs settlesTo"
+    if then.get("delayFromCents") and "delayMs" in then:
+        yield [*path, "delayFromCents"], "takes the place of delayMs: give one or the other"
     if result == ResultCode.ACCEPTED and operations & set(NO_ACCEPTED):
         names = sorted(operations & set(NO_ACCEPTED))
         verb = "never answers" if len(names) == 1 else "never answer"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
@@ -69,6 +70,9 @@ class RuleOutcome:
     source: str = field(default="", compare=False)  # the rule's location (``file:line``, ``runtime``)
     authentication: str | None = None  # eWallet sessions: the card form's authenticationOption
     approved_amount: float | None = None  # a partial authorization: what the gateway approved
+    # fields of the gateway's own answer this rule sets: (dotted path, value), in the rule's order
+    gateway_fields: tuple[tuple[str, str | float | bool | None], ...] = ()
+    delay_from_cents: bool = False  # the delay is the amount's cents in seconds (0-99 s)
 
     def summary(self) -> str:
         """``Rejected (InsufficientFunds), delay 1500 ms, ...`` for tables and listings."""
@@ -78,6 +82,13 @@ class RuleOutcome:
         extras = self.notes()
         return text + (", " + ", ".join(extras) if extras else "")
 
+    def delay_for(self, amount: Decimal) -> int:
+        """The delay in ms before answering ``amount`` (major units): ``delay_ms``, or the
+        amount's cents as seconds for a rule that says so (8.30 waits 30 s)."""
+        if self.delay_from_cents:
+            return int(abs(amount) * 100) % 100 * 1000
+        return self.delay_ms
+
     def notes(self) -> list[str]:
         notes: list[str] = []
         if self.gateway_result_code is not None:
@@ -86,12 +97,15 @@ class RuleOutcome:
             notes.append(f"settles to {self.settles_to} after {_number(self.settle_after_seconds or 0)} s")
         if self.delay_ms:
             notes.append(f"delay {self.delay_ms} ms")
+        if self.delay_from_cents:
+            notes.append("delay of the amount's cents in seconds")
         if self.fault != Fault.NONE:
             notes.append(f"fault {self.fault}")
         if self.authentication:
             notes.append(f"eWallet authentication {self.authentication}")
         if self.approved_amount is not None:
             notes.append(f"approves {_number(self.approved_amount)} at most")
+        notes.extend(f"{path} {value}" for path, value in self.gateway_fields)
         return notes
 
 

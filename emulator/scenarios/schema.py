@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
 MAX_DELAY_MS = 60000
+MAX_GATEWAY_FIELDS = 10
 MAX_SETTLE_SECONDS = 365 * 86400
 
 _TEXT: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 200}
@@ -109,6 +110,8 @@ THEN: dict[str, Any] = {
         "gatewayResultCode": {"type": ["string", "integer"], "minLength": 1, "maxLength": 64},
         "gatewayResultDescription": {"type": "string", "maxLength": 500},
         "delayMs": {"type": "integer", "minimum": 0, "maximum": MAX_DELAY_MS},
+        # the delay is the amount's cents in seconds (Zeamster's $8.XX and $9.XX test amounts)
+        "delayFromCents": {"type": "boolean"},
         "fault": {"type": "string", "ienum": list(FAULTS)},
         "settlesTo": {"type": "string", "ienum": list(SETTLE_RESULTS)},
         "settleAfterSeconds": {"type": "number", "minimum": 0, "maximum": MAX_SETTLE_SECONDS},
@@ -116,6 +119,18 @@ THEN: dict[str, Any] = {
         "approvedAmount": {"type": "number", "exclusiveMinimum": 0, "maximum": 1e12},
         # eWallet sessions only: how the card form authenticates the customer first
         "authentication": {"type": "string", "ienum": list(AUTHENTICATION_OPTIONS)},
+        # fields of the gateway's own answer (customGatewayResponse) set by dotted path, for a
+        # native code the gateway gives a reason (Adyen's refusalReasonCode)
+        "gatewayFields": {
+            "type": "object",
+            "maxProperties": MAX_GATEWAY_FIELDS,
+            "propertyNames": {
+                "maxLength": 100,
+                "pattern": r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,4}$",
+                "x-message": "a field is a dotted path such as refusalReasonCode or transactionResponse.responseCode",
+            },
+            "additionalProperties": {"type": ["string", "number", "boolean", "null"], "maxLength": 200},
+        },
     },
 }
 

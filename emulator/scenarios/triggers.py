@@ -53,9 +53,19 @@ def _trigger(rule: Rule) -> str:
     parts = []
     for key, label in _INPUTS:
         if key in when:
+            if isinstance(when[key], dict):  # a range: {min, max}, either end open
+                parts.append(f"{label} {_range(when[key])}")
+                continue
             values = when[key] if isinstance(when[key], list) else [when[key]]
             parts.append(f"{label} " + "<br>".join(f"`{value}`" for value in values))
     return "; ".join(parts) or f"`{rule.when_text()}`"
+
+
+def _range(bounds: dict[str, float]) -> str:
+    low, high = bounds.get("min"), bounds.get("max")
+    if low is not None and high is not None:
+        return f"`{low:.2f}`–`{high:.2f}`"
+    return f"≥ `{low:.2f}`" if low is not None else f"≤ `{high:.2f}`"
 
 
 def native(rule: Rule, gateway: GatewaySpec) -> str:
@@ -66,7 +76,13 @@ def native(rule: Rule, gateway: GatewaySpec) -> str:
     spoken = gateway.code_for(key)
     code = outcome.gateway_result_code or spoken.code
     text = outcome.gateway_result_description or spoken.description
-    return f"`{code}` {text}"
+    fields = "".join(f"; {path} `{value}`" for path, value in outcome.gateway_fields)
+    return f"`{code}` {text}{fields}"
+
+
+def native_success(gateway: GatewaySpec) -> str:
+    spoken = gateway.code_for(ResultCode.SUCCESS)
+    return f"`{spoken.code}` {spoken.description}"
 
 
 def _source(rule: Rule) -> str:
@@ -92,7 +108,15 @@ def gateway_table(rules: Iterable[Rule], gateway: GatewaySpec) -> str:
         )
         if outcome.approved_amount is not None:
             shown += f", approves {outcome.approved_amount:.2f} at most"
+        if outcome.delay_from_cents:
+            shown += ", after the amount's cents in seconds"
         row = [_trigger(rule), ops, shown, native(rule, gateway), _source(rule), f"`{rule.name}`"]
+        lines.append(_line(row))
+    named = {number for rule in own(rules, gateway) for number in rule.match.card_numbers or ()}
+    approving = [number for number in gateway.test_cards if number not in named]
+    if approving:  # the test cards that approve (those a trigger names are in its row)
+        cards = "card " + "<br>".join(f"`{number}`" for number in approving)
+        row = [cards, "Charge, PreAuth", "Success", native_success(gateway), _cited(gateway, "testCards"), "—"]
         lines.append(_line(row))
     for field, results in (("avsResultCode", gateway.avs_results), ("cvvResultCode", gateway.cvv_results)):
         given = "payerDetails.postCode" if field == "avsResultCode" else "card.cvv"

@@ -264,6 +264,23 @@ def test_scenario_codes_and_descriptions_override_the_vocabulary() -> None:
     assert result["customGatewayResponse"]["outcome"]["reason"] == "51"
 
 
+def test_scenario_gateway_fields_set_the_gateways_own_answer() -> None:
+    """A rule's gatewayFields set fields of the customGatewayResponse by dotted path (Adyen's
+    refusalReasonCode for a reason payemu's vocabulary does not tell apart), new objects on the way."""
+    fields = (("refusalReasonCode", "9"), ("additionalData.refusalReasonRaw", "91 : Issuer unavailable"))
+    outcome = RuleOutcome(
+        "Rejected", "CardDeclined", gateway_result_description="Issuer Unavailable", gateway_fields=fields
+    )
+    payload = run("Adyen", outcome=outcome)[0]["customGatewayResponse"]
+    assert payload["refusalReasonCode"] == "9"
+    assert payload["refusalReason"] == "Issuer Unavailable"
+    assert payload["additionalData"]["refusalReasonRaw"] == "91 : Issuer unavailable"
+    assert payload["additionalData"]["cardSummary"] == "1111"  # the template's own fields stay
+    plain = run("Adyen", outcome=RuleOutcome("Rejected", "CardDeclined"))[0]["customGatewayResponse"]
+    assert plain["refusalReasonCode"] == "2"  # a rule without them leaves the gateway's answer as it is
+    assert "refusalReasonRaw" not in plain["additionalData"]
+
+
 @pytest.mark.parametrize("code", ["TemporaryFailure", "FatalFailure", "NotImplemented", "Accepted"])
 def test_other_results(code: str) -> None:
     spec = CATALOG.get("Elavon")
@@ -340,6 +357,64 @@ def test_delay_is_awaited() -> None:
     began = time.perf_counter()
     run("Stripe", outcome=RuleOutcome("Success", delay_ms=60))
     assert time.perf_counter() - began >= 0.06
+
+
+@pytest.mark.parametrize(
+    ("operation", "amount", "waits"),
+    [
+        ("Charge", 8.3, 30.0),
+        ("PreAuth", 8.07, 7.0),
+        ("Refund", 8.99, 99.0),
+        ("Capture", 9.3, 30.0),
+        ("Void", 9.01, 1.0),
+    ],
+)
+def test_zeamster_slow_amounts_wait_their_cents_in_seconds(
+    monkeypatch: pytest.MonkeyPatch, operation: str, amount: float, waits: float
+) -> None:
+    """Zeamster's $8.XX (sale, auth-only, refund) and $9.XX (completion, void) approve after
+    the cents in seconds (its test-data page); the wait is recorded here, not slept."""
+    slept: list[float] = []
+
+    async def recorded(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr("emulator.engine.simulator.asyncio.sleep", recorded)
+    credentials = {"UserId": "u", "UserApiKey": "k", "DeveloperId": "d"}
+    done = asyncio.run(
+        attempt(
+            RecordingBook(),
+            bare_tenant(seed=7),
+            account("Zeamster", credentials=credentials),
+            item(operation, amount=amount),
+        )
+    )
+    assert slept == [waits]
+    assert done.delay_ms == waits * 1000
+    answer = done.result.to_json()
+    assert answer["operationResultCode"] == "Success"
+    assert answer["gatewayResultCode"] == "1000"
+
+
+def test_zeamster_slow_amounts_keep_to_their_operations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sale at 9.30 and a completion at 8.30 are ordinary ones: answered at once."""
+    slept: list[float] = []
+
+    async def recorded(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr("emulator.engine.simulator.asyncio.sleep", recorded)
+    credentials = {"UserId": "u", "UserApiKey": "k", "DeveloperId": "d"}
+    for operation, amount in (("Charge", 9.3), ("Capture", 8.3)):
+        asyncio.run(
+            attempt(
+                RecordingBook(),
+                bare_tenant(seed=7),
+                account("Zeamster", credentials=credentials),
+                item(operation, amount=amount),
+            )
+        )
+    assert slept == []
 
 
 def test_minor_units_and_rounding_of_the_largest_amounts() -> None:

@@ -160,6 +160,9 @@ def test_every_then_key_reaches_the_outcome(tmp_path: Path, tenant: Tenant) -> N
 - name: pending
   when: {amount: 2}
   then: {operationResultCode: Accepted, settlesTo: FatalFailure, settleAfterSeconds: 30, fault: lostResponse}
+- name: native
+  when: {amount: 3}
+  then: {operationResultCode: Rejected, gatewayFields: {refusalReasonCode: "9", additionalData.raw: 91}}
 """,
     )
     assert book.decide(tenant, replace(BASE, amount=1.0)) == RuleOutcome(
@@ -168,6 +171,10 @@ def test_every_then_key_reaches_the_outcome(tmp_path: Path, tenant: Tenant) -> N
     assert book.decide(tenant, replace(BASE, amount=2.0)) == RuleOutcome(
         "Accepted", None, None, None, 0, "lostResponse", "FatalFailure", 30.0, "pending"
     )
+    native = book.decide(tenant, replace(BASE, amount=3.0))
+    assert native is not None
+    assert native.gateway_fields == (("refusalReasonCode", "9"), ("additionalData.raw", 91))
+    assert native.notes() == ["refusalReasonCode 9", "additionalData.raw 91"]
 
 
 # -- order, mock gateways -------------------------------------------------------------------
