@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.paths import REPO_ROOT
-from tests.support.probes import CEILING_MIB, MIB, Probe, accounts, interfaces, journal_reads, run
+from tests.support.probes import CEILING_MIB, MIB, ZEAMSTER, Probe, accounts, interfaces, journal_reads, run
 
 MARGIN_MIB = 24  # the peak stays this far under the ceiling
 OVERHEAD_MIB = 128  # what the process holds besides the budgets (docs/reference/limits.md)
@@ -36,7 +36,13 @@ def test_stored_accounts_are_weighed_and_stop_at_the_process_budget(tmp_path: Pa
     # memoryBytes at 8 MiB, 1,000 of them (12 MB) reach it (before: all kept, unweighed)
     config = tmp_path / "limits.yaml"
     config.write_text(f"limits:\n  memoryBytes: {8 * MIB}\n")
-    probe = run("accounts", accounts(keys=2, per_key=500), REPO_ROOT, "--config", str(config))
+    probe = run(
+        "accounts",
+        accounts(keys=2, per_key=500, names=ZEAMSTER, gateway="Zeamster"),
+        REPO_ROOT,
+        "--config",
+        str(config),
+    )
     assert probe.statuses.get(507, 0) > 0, probe.line()
     assert 500 < probe.statuses.get(200, 0) < 1000, probe.line()
     assert 6 < probe.budget_mib <= 8, probe.line()
