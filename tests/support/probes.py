@@ -105,7 +105,6 @@ def journal_reads(keys: int = 16, posts: int = 8) -> Callable[[Client], None]:
 
 
 FIVE = ("ApiKey", "MerchantAccount", "ShopperInteraction", "RecurringProcessingModel", "Currency")  # AdyenCheckout's
-ZEAMSTER = ("UserId", "UserApiKey", "DeveloperId")  # Zeamster's three
 
 
 def accounts(
