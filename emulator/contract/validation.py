@@ -133,6 +133,42 @@ class SchemaCompiler:
         for compiled in list(self._cache.values()):
             compiled.warm()
 
+    def footprint(self) -> int:
+        """The schema values the fast validators will hold once warmed: each validator
+        compiles its own copy of every definition it reaches through ``$ref``, so a large
+        definition many schemas refer to is counted once per schema that reaches it."""
+        own: dict[str, tuple[int, list[str]]] = {}  # definition → (its values, the names it refers to)
+
+        def measure(node: Any) -> tuple[int, list[str]]:
+            count, names, stack = 0, [], [node]
+            while stack:
+                item = stack.pop()
+                count += 1
+                if isinstance(item, dict):
+                    ref = item.get("$ref")
+                    if isinstance(ref, str):
+                        names.append(ref.rsplit("/", 1)[-1])
+                    stack.extend(item.values())
+                elif isinstance(item, list):
+                    stack.extend(item)
+            return count, names
+
+        total = 0
+        for compiled in self._cache.values():
+            count, pending = measure(compiled.schema)
+            seen: set[str] = set()
+            while pending:
+                name = pending.pop()
+                if name in seen or name not in self.definitions:
+                    continue
+                seen.add(name)
+                if name not in own:
+                    own[name] = measure(self.definitions[name])
+                count += own[name][0]
+                pending.extend(own[name][1])
+            total += count
+        return total
+
     def compile(self, schema: Any) -> Compiled:
         key = json.dumps(schema, sort_keys=True)
         compiled = self._cache.get(key)

@@ -11,7 +11,8 @@ from emulator.contract.wire import parse_json
 from emulator.control.scenarios import ACCEPTED_MEDIA
 from emulator.domain import budget as weights
 from emulator.domain import errors
-from emulator.domain.datafiles import parse_yaml
+from emulator.domain.datafiles import SafeLoader
+from emulator.domain.safeparse import check_yaml
 from emulator.endpoints import versions
 from emulator.endpoints.pipeline import Call, Handler, Reply
 
@@ -21,7 +22,8 @@ async def read(call: Call) -> Reply:
 
 
 def _document(call: Call) -> Any:
-    """The body's document: JSON by its media type, else YAML."""
+    """The body's document: JSON by its media type, else YAML (room made first for what
+    PyYAML builds of it, :data:`~emulator.domain.budget.YAML_VALUE` a value)."""
     content_type = call.headers.get("content-type", "")
     media = content_type.split(";", 1)[0].strip().lower()
     if media not in ACCEPTED_MEDIA:
@@ -32,25 +34,37 @@ def _document(call: Call) -> Any:
     if "json" in media:
         return parse_json(text.encode())
     try:
-        return parse_yaml(text)
+        _afford(call, weights.YAML_VALUE * check_yaml(text), "This YAML document, while it is read,")
+        return yaml.load(text, Loader=SafeLoader)
     except (yaml.YAMLError, ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise errors.invalid("body", f"The body is not JSON or YAML: {first}") from None
 
 
-async def select(call: Call) -> Reply:
-    # weighed before it is parsed and compiled: a refused document costs no transient build
-    weight = weights.INTERFACE_FACTOR * len(call.body or "")
-    more = weight - call.runtime.interface_weights.get(call.tenant, 0)
+def _afford(call: Call, weight: int, what: str) -> None:
+    """Room for ``weight`` bytes in the tenant's budget and the process's, or a 507. The
+    key's current document stays charged meanwhile: both are held until the swap."""
     budget = call.tenant.budget
-    if more > 0 and not budget.make_room(more):
-        raise budget.refusal("body", weight, "This interface document, compiled,")
+    if not budget.make_room(weight):
+        raise budget.refusal("body", weight, what)
+
+
+async def select(call: Call) -> Reply:
+    # room is made before each step that builds (parsing, then the validators), so a
+    # refused document costs no transient build; the control calls run one at a time
+    _afford(call, weights.INTERFACE_FACTOR * len(call.body or ""), "This interface document, parsed,")
     document = _document(call)
+    weighed: list[int] = []
+
+    def afford(weight: int) -> None:
+        weighed.append(weight)
+        _afford(call, weight, "This interface document, compiled,")
+
     try:
-        api = versions.from_document(document, source="PUT /_emulator/interface")
+        api = versions.from_document(document, "PUT /_emulator/interface", afford)
     except versions.DocumentError as exc:
         raise errors.invalid("body", f"The document cannot be served: {exc}.") from None
-    versions.choose(call.runtime, call.tenant, api, weight)
+    versions.choose(call.runtime, call.tenant, api, weighed[0] if weighed else 0)
     return Reply(200, versions.describe(call.runtime, call.tenant))
 
 

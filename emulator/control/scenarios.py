@@ -14,9 +14,11 @@ import yaml
 
 from emulator.domain import errors
 from emulator.domain.datafiles import parse_yaml
+from emulator.domain.safeparse import check_yaml
 from emulator.endpoints import admin
 from emulator.endpoints.pipeline import Call, Handler, Reply
 from emulator.scenarios import Problem, ScenarioError, parse_rules
+from emulator.scenarios.loader import MAX_YAML_VALUES
 from emulator.scenarios.model import RUNTIME_SOURCE
 from emulator.scenarios.names import Names
 
@@ -57,6 +59,7 @@ def problem_entries(details: Iterable[Problem], text: str) -> list[errors.FieldE
 
 def _rule_names(text: str) -> list[Any]:
     try:
+        check_yaml(text, max_values=MAX_YAML_VALUES)  # as the rules were: never built past it
         document = parse_yaml(text)
     except (yaml.YAMLError, ValueError, RecursionError):
         return []

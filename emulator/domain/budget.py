@@ -28,7 +28,16 @@ RULE = 2000  # a compiled rule (its expanded YAML is weighed by the loader)
 ACCOUNT = 700  # a stored gateway account, its list, creation time and store slot
 CREDENTIAL = 120  # one credential pair of a stored account (its value is weighed apart)
 CERTIFICATE = 120  # a certificate name's slot in its tenant's set (the name apart)
-INTERFACE_FACTOR = 12  # a chosen interface document, compiled, per byte of its JSON text
+# An interface document (PUT /_emulator/interface): room for INTERFACE_FACTOR bytes per byte
+# of its text is made before it is parsed (orjson's build of a 1 MB document peaks near 12 MB;
+# YAML's at YAML_VALUE per value); once parsed it weighs INTERFACE_PER_BYTE times what the
+# parsed document holds (weigh()) plus INTERFACE_PER_VALUE per schema value its validators
+# compile (SchemaCompiler.footprint), taken before they are built. Measured retained/peak
+# per document shape: at most 3.7 times the parsed document, 380 bytes per compiled value.
+INTERFACE_FACTOR = 12
+YAML_VALUE = 400  # PyYAML's build of one value, at its peak (about 350 bytes measured)
+INTERFACE_PER_BYTE = 4
+INTERFACE_PER_VALUE = 450
 RANKS = (0, 1)  # what goes first at a full budget: journal entries (0), then finished transactions (1)
 # At the process's budget a search sorts every tenant by size. The order it finds serves until
 # SHED_AT_LEAST bytes have gone by it, freed SHED_SLICE at a time: one request that frees a

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from starlette.responses import Response
 
 from emulator.contract.openapi import HTTP_METHODS, OpenApi, default_schema_path
 from emulator.contract.wire import error_response
+from emulator.domain import budget as weights
 from emulator.domain import errors
 from emulator.domain.safeparse import MAX_TEXT_CHARS, TooComplex, check_json_depth, check_yaml
 from emulator.endpoints.pipeline import Endpoint, Handler
@@ -84,17 +85,37 @@ def _references(node: Any) -> Iterator[str]:
             stack.extend(item)
 
 
-def from_document(document: Any, source: str) -> OpenApi:
-    """An :class:`OpenApi` for a checked document, its validators compiled now."""
+def from_document(document: Any, source: str, afford: Callable[[int], None] | None = None) -> OpenApi:
+    """An :class:`OpenApi` for a checked document, its validators compiled now; with
+    ``afford``, it is called with the document's :func:`weight` before the validators are
+    built (it raises to refuse them)."""
     found = problem(document)
     if found:
         raise DocumentError(found)
     try:
         api = OpenApi(document, source=source)
-        api.compiler.warm()
     except Exception as exc:  # any malformed part: one line, never a traceback
-        raise DocumentError(f"the document cannot be used: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+        raise _unusable(exc) from None
+    if afford is not None:
+        afford(weight(api))
+    try:
+        api.compiler.warm()
+    except Exception as exc:
+        raise _unusable(exc) from None
     return api
+
+
+def _unusable(exc: Exception) -> DocumentError:
+    return DocumentError(f"the document cannot be used: {type(exc).__name__}: {exc}".splitlines()[0])
+
+
+def weight(api: OpenApi) -> int:
+    """What ``api`` holds once its validators are built, in bytes, measured without building
+    them (:data:`~emulator.domain.budget.INTERFACE_PER_VALUE`): the parsed document and its
+    converted definitions, and each validator's copy of what it reaches through ``$ref``."""
+    return weights.INTERFACE_PER_BYTE * weights.weigh(api.document) + weights.INTERFACE_PER_VALUE * (
+        api.compiler.footprint()
+    )
 
 
 def load_checked(path: str | Path) -> OpenApi:

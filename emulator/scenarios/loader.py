@@ -84,7 +84,10 @@ def _parse(
     if gateway is not None and "triggers" not in text:
         return []  # a gateway without test inputs of its own (most of the catalog): nothing to parse
     try:
-        check_yaml(text)  # before the C loader, which would overflow the stack on deep nesting
+        # before the C loader, which would overflow the stack on deep nesting, and before the
+        # line-keeping loader builds its nodes (about 350 bytes a value: a 1 MB flow list of
+        # 500,000 one-letter values held 190 MiB before it was counted)
+        check_yaml(text, max_values=MAX_YAML_VALUES)
     except TooComplex as exc:
         problems.append(Problem(source, exc.line, exc.reason))
         return []

@@ -310,6 +310,10 @@ class Journal:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def ids(self) -> list[int]:
+        """The id of every entry held, oldest first (nothing parsed)."""
+        return list(self._numbers)
+
     def matching(
         self,
         path: str | None = None,

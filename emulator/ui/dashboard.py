@@ -64,8 +64,9 @@ def view(
 
     options = filter_options(tenant)  # settles Accepted operations whose time has come
     transactions = tenant.ledger.transactions()
-    entries = list(tenant.journal)
-    found = payments.rows(transactions, entries, now, chosen)
+    # the journal is read as a stream, each entry parsed and let go; its page renders only
+    # the entries it shows (by id), so a render holds no more than a page of them
+    found = payments.rows(transactions, tenant.journal, now, chosen)
     return {
         "tenant": {
             "userName": tenant.user_name,
@@ -102,7 +103,7 @@ def view(
             for a in tenant.accounts.values()
         ],
         "certificates": tenant.certificates.names(),
-        "journal": _journal_page(paged(entries[::-1], "journal")),
+        "journal": _journal_page(tenant, paged(tenant.journal.ids()[::-1], "journal")),
         "journal_total": len(tenant.journal),
         "journal_dropped": tenant.journal.dropped,
         "rule_groups": rules.view(runtime, tenant),
@@ -114,8 +115,10 @@ def _rows_of(page: paging.Pager[payments.Payment], now: datetime) -> paging.Page
     return page.shown_as([payment_row(p, now) for p in page.items])
 
 
-def _journal_page(page: paging.Pager[dict[str, Any]]) -> paging.Pager[dict[str, Any]]:
-    return page.shown_as([journal_row(entry) for entry in page.items])
+def _journal_page(tenant: Tenant, page: paging.Pager[int]) -> paging.Pager[dict[str, Any]]:
+    """The page's entries (its ids, newest first), rendered and masked now."""
+    shown = tenant.journal.entries(sorted(page.items))
+    return page.shown_as([journal_row(entry) for entry in reversed(shown)])
 
 
 def payment_row(payment: payments.Payment, now: datetime) -> dict[str, Any]:

@@ -7,7 +7,7 @@ read is read here: ledger transactions and masked journal entries."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -170,7 +170,10 @@ def _when(value: Any) -> datetime | None:
         return None
 
 
-def index_journal(entries: Iterable[Mapping[str, Any]]) -> JournalIndex:
+def index_journal(entries: Iterable[Mapping[str, Any]], wanted: Container[str] = ()) -> JournalIndex:
+    """What ``entries`` tell, each entry looked at in turn: only the entries (and results)
+    of the references in ``wanted`` are kept, so a journal read as a stream is never held
+    whole (parsed, an entry holds many times its text)."""
     found = JournalIndex()
     for entry in entries:
         refs: list[str] = []
@@ -183,12 +186,14 @@ def index_journal(entries: Iterable[Mapping[str, Any]]) -> JournalIndex:
             if result.get("operationType") == "Status":
                 when = _when(attempt.get("timestamp")) or _when(entry.get("time"))
                 if when is not None:
-                    found.statuses.setdefault(ref, []).append(_status_check(ref, result, when, entry, native))
+                    kept = entry if ref in wanted else None
+                    found.statuses.setdefault(ref, []).append(_status_check(ref, result, when, kept, native))
                 continue
             refs.append(ref)
             found.native[ref] = native
-            found.entries[ref] = entry
-            found.results[ref] = result
+            if ref in wanted:
+                found.entries[ref] = entry
+                found.results[ref] = result
         if len(refs) > 1:
             for ref in refs:
                 found.groups[ref] = refs
@@ -210,7 +215,7 @@ def _native(result: Mapping[str, Any], attempt: Mapping[str, Any]) -> Native:
 
 
 def _status_check(
-    ref: str, result: Mapping[str, Any], when: datetime, entry: Mapping[str, Any], native: Native
+    ref: str, result: Mapping[str, Any], when: datetime, entry: Mapping[str, Any] | None, native: Native
 ) -> FollowUp:
     amount = result.get("amount")
     currency = result.get("currency")

@@ -43,10 +43,11 @@ def family(tenant: Tenant, reference: str, journal: payments.JournalIndex | None
 
 def timeline(tenant: Tenant, reference: str) -> dict[str, Any] | None:
     """The detail view of ``reference``, or None when the ledger does not hold it."""
-    journal = payments.index_journal(tenant.journal)
-    members = family(tenant, reference, journal)
+    members = family(tenant, reference)
     if not members:
         return None
+    # read again, keeping the entries of this story only (the first reading kept none)
+    journal = payments.index_journal(tenant.journal, {tx.reference for tx in members})
     now = tenant.now()
     order = {tx.reference: index for index, tx in enumerate(members)}
     members.sort(key=lambda tx: (tx.created_at, order[tx.reference]))

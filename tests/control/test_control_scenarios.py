@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -322,3 +324,22 @@ def test_a_small_page_and_a_bad_cursor(client: TestClient) -> None:
     refused = client.get("/_emulator/scenarios", params={"after": "99999"})
     assert refused.status_code == 400
     assert refused.json()[0]["fieldName"] == "after"
+
+
+def test_rules_of_too_many_values_are_refused_before_they_are_built(client: TestClient) -> None:
+    """A 1 MB flow list of 520,000 one-letter values: counted as it is read and refused at
+    100,000, before the line-keeping loader builds it (which held 190 MiB for it) and before
+    the refusal names its rules (a second build)."""
+    text = "[" + ",".join(["a"] * 520_000) + "]"
+    gc.collect()
+    before = _rss_bytes()
+    refused = client.post("/_emulator/scenarios", content=text, headers={"Content-Type": "application/yaml"})
+    grown = _rss_bytes() - before
+    assert refused.status_code == 400
+    assert refused.json() == [{"fieldName": "body", "errors": ["the document expands to more than 100000 values"]}]
+    assert grown < 32 * 1024 * 1024, grown
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

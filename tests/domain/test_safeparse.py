@@ -3,10 +3,12 @@ libyaml reads it (0.2.6, in PyYAML 6.0.4, stops a run of brackets at 1,000 level
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 import yaml
 
-from emulator.domain.safeparse import MAX_DEPTH, TooComplex, check_yaml
+from emulator.domain.safeparse import MAX_DEPTH, TooComplex, check_json_depth, check_yaml
 
 
 @pytest.mark.parametrize("levels", [MAX_DEPTH + 1, 999, 1_001, 30_000])
@@ -32,3 +34,23 @@ def test_other_syntax_errors_stay_yaml_errors() -> None:
     with pytest.raises(yaml.YAMLError) as failed:
         check_yaml("a: [1, 2\nb: }")
     assert not isinstance(failed.value, TooComplex)
+
+
+@pytest.mark.parametrize("string", [b"d" * 950_000, b"\\n" * 475_000, b"a\\n" * 316_000])
+def test_checking_json_depth_holds_no_memory_per_character_of_a_string(string: bytes) -> None:
+    # a body of more than 64 brackets is scanned token by token; a string is one token. The
+    # scan once kept about 120 bytes per character of a string (115 MiB for 0.95 MB)
+    raw = b'{"s": "' + string + b'", "a": ' + b"[" * 40 + b"]" * 40 + b', "b": ' + b"[{}]" * 40 + b"}"
+    tracemalloc.start()
+    try:
+        check_json_depth(raw)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < len(raw) + 64 * 1024  # the string's one copy (the match's group) at most
+
+
+def test_a_deep_body_behind_a_long_string_is_still_refused() -> None:
+    raw = b'{"s": "' + b'x\\"' * 1000 + b'", "a": ' + b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1) + b"}"
+    with pytest.raises(TooComplex, match="nested more than"):
+        check_json_depth(raw)

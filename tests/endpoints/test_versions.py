@@ -7,6 +7,8 @@ import copy
 import gc
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.cli.main import main
-from emulator.contract.openapi import OpenApi
+from emulator.contract.openapi import OpenApi, default_schema_path
 from tests.conftest import LIVE, SANDBOX
 from tests.support.bodies import CARD
 from tests.support.paths import TESTS_DIR
@@ -26,6 +28,7 @@ from tests.support.servers import free_port, payemu
 DATA = TESTS_DIR / "data"
 OLDER = DATA / "openapi-1.0.9.36.json"
 CASES = yaml.safe_load((TESTS_DIR / "cases" / "bad_documents.yaml").read_text())
+DEFAULT_DOCUMENT = default_schema_path()
 ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk_v"}]}
 
 
@@ -257,3 +260,87 @@ def test_swapping_the_interface_does_not_leak(make_app: Callable[..., Starlette]
     assert len([api for api in live if api.source == "PUT /_emulator/interface"]) == 1
     per_swap = (sizes[1] - sizes[0]) / (swaps - measured_from)
     assert per_swap < 64 * 1024, sizes  # a kept document and its endpoints are ~1.5 MB
+
+
+def _shaped(shape: str, values: int) -> dict[str, Any]:
+    """The bundled document with a definition of about ``values`` values: ``alone`` (no
+    schema refers to it), ``shared`` (forty definitions refer to it, so every validator
+    reaching one of them compiles a copy of it) or ``enum`` (one flat list)."""
+    document: dict[str, Any] = json.loads(DEFAULT_DOCUMENT.read_text())
+    schemas = document["components"]["schemas"]
+    if shape == "enum":
+        schemas["Big"] = {"type": "string", "enum": [f"{n:x}" for n in range(values)]}
+        return document
+    schemas["Big"] = {"type": "object", "properties": {f"p{n:x}": {"type": "string"} for n in range(values // 3)}}
+    if shape == "shared":
+        for name in [name for name in schemas if name != "Big"][:40]:
+            schemas[name] = {"allOf": [schemas[name], {"$ref": "#/components/schemas/Big"}]}
+    return document
+
+
+_MEASURE = """
+import gc, json, sys
+from emulator.contract.openapi import OpenApi, default_schema_path
+from emulator.endpoints import versions
+def rss():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096
+document = json.loads(sys.stdin.read())
+gc.collect()
+before = rss()
+api = OpenApi(document, source="x")
+weight = versions.weight(api)
+api.compiler.warm()
+gc.collect()
+print(json.dumps({"held": rss() - before, "weight": weight}))
+"""
+
+
+@pytest.mark.parametrize(("shape", "values"), [("alone", 30_000), ("shared", 9_000), ("enum", 60_000)])
+def test_a_documents_weight_is_not_less_than_what_its_validators_hold(shape: str, values: int) -> None:
+    """versions.weight, computed before any validator is built, against the RSS that building
+    them added (a fresh process each): a definition shared by many schemas costs a copy per
+    validator reaching it (before it was weighed, 1 MB of them held 648 MiB)."""
+    document = json.dumps(_shaped(shape, values))
+    measured = subprocess.run(
+        [sys.executable, "-c", _MEASURE], input=document, capture_output=True, text=True, timeout=120, check=True
+    )
+    figures = json.loads(measured.stdout)
+    assert figures["held"] > 1024 * 1024, figures  # the build is large enough to measure
+    assert figures["weight"] >= figures["held"], figures
+
+
+def test_a_document_whose_validators_would_outgrow_the_budget_is_refused_before_they_are_built(
+    make_app: Callable[..., Starlette],
+) -> None:
+    app = make_app()
+    document = _shaped("shared", 18_000)  # about 0.5 MB of text, some 270 MiB of validators
+    with TestClient(app, headers=SANDBOX) as client:
+        gc.collect()
+        before = _rss_bytes()
+        refused = client.put("/_emulator/interface", json=document)
+        grown = _rss_bytes() - before
+        served = client.get("/_emulator/interface").json()
+        health = client.get("/_emulator/health").json()
+    assert refused.status_code == 507
+    entry = refused.json()[0]
+    assert entry["fieldName"] == "body"
+    assert entry["errors"][0].startswith("This interface document, compiled, (")
+    assert "limits.memoryBytesPerTenant" in entry["errors"][0]
+    assert grown < 48 * 1024 * 1024, grown  # parsed, not compiled
+    assert served["serverDefault"] is True
+    assert health["limits"]["memoryBytes"]["used"] < 1024 * 1024
+
+
+def test_a_yaml_document_makes_room_for_what_pyyaml_builds_first(make_app: Callable[..., Starlette]) -> None:
+    """A 1 MB flow list of 500,000 one-letter values, which PyYAML builds at about 350 bytes
+    a value: refused before it is built when the budget cannot hold that."""
+    app = make_app()  # 64 MiB for the tenant
+    text = "[" + ",".join(["a"] * 500_000) + "]"
+    with TestClient(app, headers=SANDBOX) as client:
+        gc.collect()
+        before = _rss_bytes()
+        refused = client.put("/_emulator/interface", content=text, headers={"Content-Type": "application/yaml"})
+        grown = _rss_bytes() - before
+    assert refused.status_code == 507
+    assert refused.json()[0]["errors"][0].startswith("This YAML document, while it is read, (")
+    assert grown < 48 * 1024 * 1024, grown

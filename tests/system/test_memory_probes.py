@@ -32,25 +32,27 @@ def test_reading_the_journal_keeps_no_entry_parsed() -> None:
 
 
 def test_stored_accounts_are_weighed_and_stop_at_the_process_budget(tmp_path: Path) -> None:
-    # the default budget takes 20,000 accounts of 12 KB to fill (minutes of requests): with
-    # memoryBytes at 8 MiB, 1,000 of them (12 MB) reach it (before: all kept, unweighed)
+    # five 4,096-character credentials an account (about 21 KB weighed): the default budget
+    # takes some 12,000 of them to fill (20 keys x 1,000 at the defaults peaked at 720 MiB
+    # before they were weighed; python -m tests.benchmarks.held --only accounts runs that);
+    # with memoryBytes at 8 MiB, 1,000 of them reach it
     config = tmp_path / "limits.yaml"
     config.write_text(f"limits:\n  memoryBytes: {8 * MIB}\n")
     probe = run("accounts", accounts(keys=2, per_key=500), REPO_ROOT, "--config", str(config))
     assert probe.statuses.get(507, 0) > 0, probe.line()
-    assert 500 < probe.statuses.get(200, 0) < 1000, probe.line()
+    assert 300 < probe.statuses.get(200, 0) < 500, probe.line()
     assert 6 < probe.budget_mib <= 8, probe.line()
     _within(probe)
 
 
 def test_interface_documents_are_weighed_per_key(tmp_path: Path) -> None:
-    # 0.95 MB documents, about 10 MiB each once compiled (before: 45 keys held 456 MiB, the
-    # budget said 0); with memoryBytes at 64 MiB the sixth key's is refused
+    # 0.95 MB documents, about 4 MiB each once compiled and weighed above that (before: 45
+    # keys held 456 MiB, the budget said 0, and compiling one held 145 MiB no budget saw);
+    # with memoryBytes at 32 MiB the fifth key's is refused
     config = tmp_path / "limits.yaml"
-    config.write_text(f"limits:\n  memoryBytes: {64 * MIB}\n")
+    config.write_text(f"limits:\n  memoryBytes: {32 * MIB}\n")
     probe = run("interface", interfaces(keys=9), REPO_ROOT, "--config", str(config))
-    assert probe.statuses == {200: 5, 507: 4}, probe.line()
-    assert 50 < probe.budget_mib <= 64, probe.line()
-    # compiling a document holds about 100 MiB while it runs (more on the lowest pins), which
-    # no budget counts: the ceiling holds, the overhead above the budget may pass 128 MiB
-    _within(probe, overhead=False)
+    assert probe.statuses.get(200, 0) >= 3, probe.line()
+    assert probe.statuses.get(507, 0) >= 3, probe.line()
+    assert 16 < probe.budget_mib <= 32, probe.line()
+    _within(probe)

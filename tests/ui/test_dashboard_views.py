@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import re
+import tracemalloc
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -291,3 +294,40 @@ def test_the_rule_that_decided_each_attempt_is_shown(client: TestClient) -> None
     ).json()
     detail = client.get("/_emulator/", params={"tx": plain["gatewayReference"]}, headers=HTML).text
     assert re.findall(r'data-testid="rule"[^>]*>([^<]+)<', detail) == ["no rule: the gateway's default"]
+
+
+def _peak_while(call: Callable[[], httpx.Response]) -> tuple[httpx.Response, int]:
+    """``call``'s answer and the most Python memory it held at once (tracemalloc)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        answer = call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return answer, peak
+
+
+def test_the_dashboard_reads_the_journal_one_entry_at_a_time(client: TestClient) -> None:
+    """60 refused eWallet operations each journaled with 200 KB of short strings (parsed,
+    an entry holds about ten times its text), then 25 small requests: the dashboard and a
+    payment's story render the newest page, looking at every entry in turn and holding
+    none of the others. Holding the whole journal parsed, they took over 100 MB."""
+    ids = [f"w{n:05d}" for n in range(20_000)]
+    body = {"operation": "CHARGE", "mode": "TEST", "currencyCode": "USD", "amount": 5, "allowedeWalletAccountIds": ids}
+    for _ in range(60):
+        assert client.post("/EWalletOperations", json=body).status_code == 400
+    story = failover_story(client)
+    for _ in range(22):
+        assert client.get("/Utils/apiKey").status_code == 200
+    # a first read masks each entry and keeps it as text (orjson's buffer for that text is
+    # counted by tracemalloc at its capacity, not its length: read once before measuring)
+    assert client.get("/_emulator/requests/count").json()["count"] > 60
+    page, peak = _peak_while(lambda: client.get("/_emulator/", headers=HTML))
+    assert page.status_code == 200
+    assert _rows(page.text) == [story["auth"]]
+    assert peak < 16 * 1024 * 1024, f"{peak / 2**20:.0f} MiB"
+    detail, peak = _peak_while(lambda: client.get("/_emulator/", params={"tx": story["capture"]}, headers=HTML))
+    assert detail.status_code == 200
+    assert story["refund"] in detail.text
+    assert peak < 16 * 1024 * 1024, f"{peak / 2**20:.0f} MiB"
