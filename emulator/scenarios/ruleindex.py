@@ -20,12 +20,13 @@ _WHOLE_CENT = 1e-6  # an amount this close to whole cents is filed under them (s
 
 
 def _cents(amount: float) -> int | None:
-    """``amount`` in whole cents, None when it is not a whole number of cents: a rule's
+    """``amount`` in whole cents, None when it is not a whole number of cents (or below
+    zero, which the schema refuses anyway): a rule's
     amount filed under ``c`` can only match an attempt whose amount rounds to ``c``
     (the two differ by at most ``AMOUNT_TOLERANCE``, far less than half a cent)."""
     scaled = amount * 100
     cents = round(scaled)
-    return cents if abs(scaled - cents) <= _WHOLE_CENT else None
+    return cents if abs(scaled - cents) <= _WHOLE_CENT and cents >= 0 else None
 
 
 if AMOUNT_TOLERANCE * 100 + _WHOLE_CENT >= 0.5:
@@ -85,9 +86,10 @@ class RuleIndex:
         return self._tiers(sorted({*by_card[1], *by_amount[1]}))
 
 
-def _cents_of(amount: float) -> int | None:
-    """An attempt's amount in cents, rounded (None for one that is not finite)."""
+def _cents_of(amount: float) -> int:
+    """An attempt's amount in cents, rounded (-1, which no rule is filed under, for one
+    that is not finite)."""
     try:
         return round(amount * 100)
     except (OverflowError, ValueError):
-        return None
+        return -1
