@@ -11,6 +11,7 @@ rules' own order (``rulebook.PRECEDENCE`` within the file rules).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import isfinite
 
 from emulator.scenarios.model import AMOUNT_TOLERANCE, Attempt, Rule
 
@@ -25,6 +26,8 @@ def _cents(amount: float) -> int | None:
     amount filed under ``c`` can only match an attempt whose amount rounds to ``c``
     (the two differ by at most ``AMOUNT_TOLERANCE``, far less than half a cent)."""
     scaled = amount * 100
+    if not isfinite(scaled):
+        return None
     cents = round(scaled)
     return cents if abs(scaled - cents) <= _WHOLE_CENT and cents >= 0 else None
 
