@@ -162,7 +162,10 @@ async def _pay(
     last: AttemptResult | None = None
     user_token = request.user_token
     token_number = problem = None
-    mocks_tokenize = tenant_settings.mocks_tokenize(runtime, tenant)
+    # the setting is read only where it can matter: the mock gateways tokenize under it
+    mocks_tokenize = (operation == Operation.TOKENIZE or request.generate_token) and tenant_settings.mocks_tokenize(
+        runtime, tenant
+    )
     for number, account in enumerate(chain, start=1):
         if user_token:
             token_number, problem = token_for(tenant, user_token, account.gateway.name)
@@ -210,17 +213,17 @@ async def _attempt(
     result = await simulator.attempt(runtime.scenarios, tenant, account, item)
     if result.fault == Fault.RESET:
         raise DropConnection(Fault.RESET)
-    result.at = recording.record(
+    result.at = recording.record(  # positional, in the parameter order: a charge's hot path
         tenant,
         result.result,
-        account=account.name,
-        card_number=item.card_number,
-        my_ref=item.my_ref,
-        authorization_days=account.gateway.authorization_days,
-        parent=parent,
-        attempt_number=attempt_number,
-        settles_to=result.settles_to,
-        settle_after_seconds=result.settle_after_seconds,
+        account.name,  # account
+        item.card_number,  # card_number
+        item.my_ref,  # my_ref
+        account.gateway.authorization_days,  # authorization_days
+        parent,
+        attempt_number,
+        result.settles_to,  # settles_to
+        result.settle_after_seconds,  # settle_after_seconds
     )
     return result
 

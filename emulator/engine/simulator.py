@@ -274,14 +274,16 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
     if outcome is not None and outcome.approved_amount is not None and code == ResultCode.SUCCESS:
         item = partially_approved(item, outcome.approved_amount)
     result = _render(tenant, account, item, code, key, reason, text, outcome)
-    return AttemptResult(
-        result=result,
-        fault=outcome.fault if outcome else Fault.NONE,
-        delay_ms=outcome.delay_ms if outcome else 0,
-        settles_to=outcome.settles_to if outcome and code == ResultCode.ACCEPTED else None,
-        settle_after_seconds=outcome.settle_after_seconds if outcome and code == ResultCode.ACCEPTED else None,
-        decided=outcome,
-        refused=refused is not None,
+    settling = outcome if code == ResultCode.ACCEPTED else None
+    return AttemptResult(  # positional, in the field order: a charge's hot path
+        result,
+        outcome.fault if outcome else Fault.NONE,  # fault
+        outcome.delay_ms if outcome else 0,  # delay_ms
+        settling.settles_to if settling else None,  # settles_to
+        settling.settle_after_seconds if settling else None,  # settle_after_seconds
+        outcome,  # decided
+        None,  # at
+        refused is not None,  # refused
     )
 
 

@@ -34,7 +34,6 @@ class RecordingHolder(Protocol):
 def record(
     tenant: RecordingHolder,
     result: OperationResult,
-    *,
     account: str | None,
     card_number: str | None,
     my_ref: str | None,
