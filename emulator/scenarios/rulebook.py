@@ -187,7 +187,7 @@ class ScenarioBook:
     def may_match(self, tenant: RuleHolder, mock: bool = False, gateway: str | None = None) -> bool:
         """Whether any rule could decide an attempt at ``gateway`` (False: :meth:`decide` is
         None whatever the attempt, so the caller need not describe it)."""
-        return bool(self._file_rules(gateway, mock)) or len(tenant.rules) > 0
+        return bool(self._file_rules(gateway, mock).rules) or len(tenant.rules) > 0
 
     def decide(
         self,

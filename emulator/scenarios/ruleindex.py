@@ -74,9 +74,6 @@ class RuleIndex:
             tuple(rules[at] for at in positions if at >= generic),
         )
 
-    def __bool__(self) -> bool:
-        return bool(self.rules)
-
     def candidates(self, attempt: Attempt) -> Tiers:
         """The rules ``attempt`` may match, in their order, split where the generic ones start."""
         by_card = self._by_card.get(attempt.card_digits) if self._by_card else None
