@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from emulator.domain.model import AttemptRecord, PaymentRequest
+from emulator.domain.model import PaymentRequest
 from emulator.domain.vocabulary import HTTP_STATUS, SUCCESSFUL, Operation
 from emulator.endpoints.pipeline import Call, Handler, Reply
 from emulator.engine import engine
@@ -33,11 +33,9 @@ def status_of(
 def _handler(operation: Operation) -> Handler:
     async def handle(call: Call) -> Reply:
         request = PaymentRequest.from_body(operation, call.body or {})
-        attempts: list[AttemptRecord] = []
-        try:
-            outcome = await engine.process(call.runtime, call.tenant, request, attempts)
-        finally:  # the journal keeps the attempts even when a fault drops the connection
-            call.attempts.extend(attempts)  # rendered when the journal is first read
+        # each attempt goes to the call's journal entry as it is made (rendered when the journal
+        # is first read), so the journal keeps them even when a fault drops the connection
+        outcome = await engine.process(call.runtime, call.tenant, request, call.attempts)
         status, headers = status_of(call.runtime, call.tenant, operation, outcome)
         return Reply(status, outcome.result.to_json(), headers)
 

@@ -76,7 +76,27 @@ SETTLE_RESULTS: tuple[str, ...] = (
     ResultCode.FATAL_FAILURE.value,
 )
 
-SUCCESSFUL = frozenset({ResultCode.SUCCESS, ResultCode.ACCEPTED})
+# Each member as a plain name too, for the payment path: on Python 3.11 every read of a member
+# through its class (``ResultCode.SUCCESS``) goes through EnumType.__getattr__'s hook, some 600
+# instructions (3.12 dropped the hook); a module's own name costs a few.
+CHARGE = Operation.CHARGE
+PRE_AUTH = Operation.PRE_AUTH
+CAPTURE = Operation.CAPTURE
+VOID = Operation.VOID
+REFUND = Operation.REFUND
+TOKENIZE = Operation.TOKENIZE
+STATUS = Operation.STATUS
+SUCCESS = ResultCode.SUCCESS
+ACCEPTED = ResultCode.ACCEPTED
+REJECTED = ResultCode.REJECTED
+TEMPORARY_FAILURE = ResultCode.TEMPORARY_FAILURE
+FATAL_FAILURE = ResultCode.FATAL_FAILURE
+NOT_IMPLEMENTED = ResultCode.NOT_IMPLEMENTED
+NO_FAULT = Fault.NONE
+RESET = Fault.RESET
+LOST_RESPONSE = Fault.LOST_RESPONSE
+
+SUCCESSFUL = frozenset({SUCCESS, ACCEPTED})
 DEFAULT_REJECT_REASON = RejectReason.CARD_DECLINED
 HTTP_STATUS: dict[ResultCode, int] = {
     ResultCode.SUCCESS: 200,

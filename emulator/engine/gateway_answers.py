@@ -20,13 +20,13 @@ from emulator.catalog.templates import Template, compiled
 from emulator.domain import cards
 from emulator.domain.clock import isoformat
 from emulator.domain.model import Card, Money, OperationResult
-from emulator.domain.vocabulary import Operation, ResultCode
+from emulator.domain.vocabulary import CAPTURE, CHARGE, PRE_AUTH, REJECTED, STATUS, SUCCESS, Operation, ResultCode
 
 if TYPE_CHECKING:
     from emulator.tenants.tenants import Tenant
 
 # Operations whose successful answer carries an authorization code.
-AUTHORIZING = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.CAPTURE, Operation.STATUS})
+AUTHORIZING = frozenset({CHARGE, PRE_AUTH, CAPTURE, STATUS})
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -109,7 +109,7 @@ _VALUES: dict[str, Callable[[_Facts], object]] = {
     "currencyLower": lambda f: f.item.money.currency.lower(),
     "operation": lambda f: str(f.item.operation),
     "authorizationCode": lambda f: f.approval,
-    "approved": lambda f: f.code == ResultCode.SUCCESS,
+    "approved": lambda f: f.code == SUCCESS,
     "cardBin": lambda f: (f.item.card_number or "")[:6] or None,
     "cardLast4": lambda f: (f.item.card_number or "")[-4:] or None,
     "cardBrand": _brand,
@@ -187,7 +187,7 @@ def speak(
         None,  # gatewayResultSubCode
         None,  # gatewayResultSubDescription
         token,
-        reason if code == ResultCode.REJECTED else None,
+        reason if code == REJECTED else None,
     )
 
 

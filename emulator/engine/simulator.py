@@ -17,7 +17,27 @@ from typing import TYPE_CHECKING
 
 from emulator.catalog.catalog import GatewayResultCode, GatewaySpec
 from emulator.domain.model import DropConnection, Money, OperationResult
-from emulator.domain.vocabulary import DEFAULT_REJECT_REASON, SUCCESSFUL, Fault, Operation, RejectReason, ResultCode
+from emulator.domain.vocabulary import (
+    ACCEPTED,
+    CAPTURE,
+    CHARGE,
+    DEFAULT_REJECT_REASON,
+    FATAL_FAILURE,
+    NO_FAULT,
+    NOT_IMPLEMENTED,
+    PRE_AUTH,
+    REFUND,
+    REJECTED,
+    STATUS,
+    SUCCESS,
+    SUCCESSFUL,
+    TEMPORARY_FAILURE,
+    TOKENIZE,
+    VOID,
+    Operation,
+    RejectReason,
+    ResultCode,
+)
 from emulator.engine import checks
 from emulator.engine.gateway_answers import AttemptInput, GatewayAccount, mint, new_reference, speak
 from emulator.scenarios import Attempt, RuleOutcome
@@ -40,19 +60,19 @@ __all__ = [  # GatewayAccount, AttemptInput and speak live in emulator.engine.ga
 ]
 
 # Requirements apply to the operations whose request carries the field.
-NEEDS_CLIENT_IP = frozenset({Operation.CHARGE, Operation.PRE_AUTH, Operation.TOKENIZE})
-NEEDS_ORDER_DESC = frozenset({Operation.CHARGE, Operation.PRE_AUTH})
-NEEDS_MY_REF = frozenset({Operation.CHARGE, Operation.PRE_AUTH})
+NEEDS_CLIENT_IP = frozenset({CHARGE, PRE_AUTH, TOKENIZE})
+NEEDS_ORDER_DESC = frozenset({CHARGE, PRE_AUTH})
+NEEDS_MY_REF = frozenset({CHARGE, PRE_AUTH})
 # Operations answered at once: an Accepted outcome is a Success, there is nothing to settle.
-IMMEDIATE = frozenset({Operation.TOKENIZE, Operation.STATUS})
+IMMEDIATE = frozenset({TOKENIZE, STATUS})
 _SUCCESS_TEXT = {
-    Operation.CHARGE: "Charge approved.",
-    Operation.PRE_AUTH: "Authorization approved; the funds are held until capture.",
-    Operation.CAPTURE: "Capture completed.",
-    Operation.VOID: "Void completed.",
-    Operation.REFUND: "Refund completed.",
-    Operation.TOKENIZE: "Token created.",
-    Operation.STATUS: "Transaction found.",
+    CHARGE: "Charge approved.",
+    PRE_AUTH: "Authorization approved; the funds are held until capture.",
+    CAPTURE: "Capture completed.",
+    VOID: "Void completed.",
+    REFUND: "Refund completed.",
+    TOKENIZE: "Token created.",
+    STATUS: "Transaction found.",
 }
 # (result code, catalog code key, description) of a gateway that refuses an attempt
 Refused = tuple[ResultCode, str, str]
@@ -64,7 +84,7 @@ class AttemptResult:
     """The OperationResult of one attempt plus what the ledger and the engine need."""
 
     result: OperationResult
-    fault: str = Fault.NONE
+    fault: str = NO_FAULT
     delay_ms: int = 0
     settles_to: str | None = None
     settle_after_seconds: float | None = None
@@ -92,13 +112,9 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
     key (the gateway's credentials must be of the same mode)."""
     spec = account.gateway
     operation = item.operation
-    unimplemented = ResultCode.NOT_IMPLEMENTED
-    if operation in spec.unsupported or (operation == Operation.TOKENIZE and not tokenizes(spec, item)):
-        hint = (
-            " Use PreAuth then Capture."
-            if operation == Operation.CHARGE and Operation.PRE_AUTH not in spec.unsupported
-            else ""
-        )
+    unimplemented = NOT_IMPLEMENTED
+    if operation in spec.unsupported or (operation == TOKENIZE and not tokenizes(spec, item)):
+        hint = " Use PreAuth then Capture." if operation == CHARGE and PRE_AUTH not in spec.unsupported else ""
         return unimplemented, unimplemented, f"{spec.name} does not support {operation}.{hint}"
     if item.network_token_brand and not spec.supports_network_token:
         return unimplemented, unimplemented, f"{spec.name} does not support network tokens."
@@ -109,7 +125,7 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
     if missing:
         where = f"stored account '{account.name}'" if account.name else "the inline paymentGatewayAccount"
         return (
-            ResultCode.FATAL_FAILURE,
+            FATAL_FAILURE,
             "AuthenticationFailed",
             f"Authentication with {spec.name} failed: {where} has no value for {', '.join(missing)}.",
         )
@@ -124,12 +140,12 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
     if spec.requires_certificate and not account.certificate:
         field = "certificateName" if item.number == 1 else "paymentGatewayCertName"
         return (
-            ResultCode.FATAL_FAILURE,
+            FATAL_FAILURE,
             "AuthenticationFailed",
             f"{spec.name} authenticates with a client certificate: name one in {field}.",
         )
     if spec.requires_cvv and operation in NEEDS_ORDER_DESC and item.card is not None and not item.card.cvv:
-        return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs card.cvv."
+        return FATAL_FAILURE, FATAL_FAILURE, f"{spec.name} needs card.cvv."
     if (
         spec.tokenize_credential
         and _tokenizes(operation, item)
@@ -138,13 +154,13 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
         why = f"{spec.name} tokenizes only with the {spec.tokenize_credential} credential."
         return unimplemented, unimplemented, why
     if spec.requires_client_ip and operation in NEEDS_CLIENT_IP and not item.client_ip:
-        return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs payerDetails.clientIPAddress."
+        return FATAL_FAILURE, FATAL_FAILURE, f"{spec.name} needs payerDetails.clientIPAddress."
     if spec.requires_order_desc and operation in NEEDS_ORDER_DESC and not item.order_desc:
-        return ResultCode.FATAL_FAILURE, ResultCode.FATAL_FAILURE, f"{spec.name} needs orderDesc."
+        return FATAL_FAILURE, FATAL_FAILURE, f"{spec.name} needs orderDesc."
     if spec.min_my_ref and operation in NEEDS_MY_REF and len(item.my_ref or "") < spec.min_my_ref:
         return (
-            ResultCode.FATAL_FAILURE,
-            ResultCode.FATAL_FAILURE,
+            FATAL_FAILURE,
+            FATAL_FAILURE,
             f"{spec.name} needs myRef of at least {spec.min_my_ref} characters.",
         )
     return None
@@ -156,12 +172,12 @@ def tokenizes(spec: GatewaySpec, item: AttemptInput) -> bool:
 
 
 def _tokenizes(operation: str, item: AttemptInput) -> bool:
-    return operation == Operation.TOKENIZE or (item.generate_token and operation in NEEDS_ORDER_DESC)
+    return operation == TOKENIZE or (item.generate_token and operation in NEEDS_ORDER_DESC)
 
 
 def _credentials_refused(spec: GatewaySpec, why: str) -> Refused:
     # a labelled choice (Fidelity: credential-shape): the gateway's own refusal, FatalFailure
-    return ResultCode.FATAL_FAILURE, "AuthenticationFailed", f"{spec.name} refused the credentials: {why}"
+    return FATAL_FAILURE, "AuthenticationFailed", f"{spec.name} refused the credentials: {why}"
 
 
 def card_mode(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> RuleOutcome | None:
@@ -186,7 +202,7 @@ def card_mode(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item:
 
 def _card_mode_decline(declined: GatewayResultCode, rule: str) -> RuleOutcome:
     return RuleOutcome(
-        ResultCode.REJECTED,
+        REJECTED,
         RejectReason.CARD_DECLINED,
         gateway_result_code=declined.code,
         gateway_result_description=declined.description,
@@ -248,7 +264,7 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
         code, key, description = refused
         text = description
     elif item.token_problem is not None:
-        code, reason, text = ResultCode.REJECTED, RejectReason.INVALID_CARD_NUMBER, item.token_problem
+        code, reason, text = REJECTED, RejectReason.INVALID_CARD_NUMBER, item.token_problem
         key = reason
     else:
         outcome = decide(book, tenant, account, item)
@@ -256,33 +272,35 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
         failure = checks.for_attempt(book, tenant, spec, item, outcome)
         if failure is not None:
             outcome = None  # the gateway declined before any issuer was asked (no delay, no fault)
-            code, reason, text = ResultCode.REJECTED, failure.reason, failure.description
+            code, reason, text = REJECTED, failure.reason, failure.description
             key = reason
         else:
             if outcome is None:
-                code = ResultCode.REJECTED if spec.always == ResultCode.REJECTED else ResultCode.SUCCESS
+                code = REJECTED if spec.always == REJECTED else SUCCESS
             else:
                 code = ResultCode(outcome.operation_result_code)
-            if code == ResultCode.ACCEPTED and item.operation in IMMEDIATE:
-                code = ResultCode.SUCCESS  # these answer at once; there is nothing to settle
-            if code == ResultCode.REJECTED:
+            if code == ACCEPTED and item.operation in IMMEDIATE:
+                code = SUCCESS  # these answer at once; there is nothing to settle
+            if code == REJECTED:
                 reason = (outcome.reject_reason_code if outcome else None) or DEFAULT_REJECT_REASON
             key = reason or code
             text = _description(spec, item.operation, code, reason)
     delay_ms = outcome.delay_for(item.money.amount) if outcome is not None else 0
     if delay_ms > 0:
         await asyncio.sleep(delay_ms / 1000)
-    if outcome is not None and outcome.approved_amount is not None and code == ResultCode.SUCCESS:
+    if outcome is not None and outcome.approved_amount is not None and code == SUCCESS:
         item = partially_approved(item, outcome.approved_amount)
     result = _render(tenant, account, item, code, key, reason, text, outcome)
-    return AttemptResult(
-        result=result,
-        fault=outcome.fault if outcome else Fault.NONE,
-        delay_ms=delay_ms,
-        settles_to=outcome.settles_to if outcome and code == ResultCode.ACCEPTED else None,
-        settle_after_seconds=outcome.settle_after_seconds if outcome and code == ResultCode.ACCEPTED else None,
-        decided=outcome,
-        refused=refused is not None,
+    settling = outcome if code == ACCEPTED else None
+    return AttemptResult(  # positional, in the field order: a charge's hot path
+        result,
+        outcome.fault if outcome else NO_FAULT,  # fault
+        delay_ms,  # delay_ms
+        settling.settles_to if settling else None,  # settles_to
+        settling.settle_after_seconds if settling else None,  # settle_after_seconds
+        outcome,  # decided
+        None,  # at
+        refused is not None,  # refused
     )
 
 
@@ -309,31 +327,31 @@ async def lookup(
             return None, None
         if outcome.delay_ms > 0:
             await asyncio.sleep(outcome.delay_ms / 1000)
-        if outcome.fault != Fault.NONE:
+        if outcome.fault != NO_FAULT:
             raise DropConnection(outcome.fault)
         code = ResultCode(outcome.operation_result_code)
         if code in SUCCESSFUL:
             return None, outcome
-        reason = outcome.reject_reason_code if code == ResultCode.REJECTED else None
+        reason = outcome.reject_reason_code if code == REJECTED else None
         refused_at = (code, reason or code, f"The status lookup at {account.gateway.name} failed ({code}).")
     code, key, description = refused_at
-    reference = new_reference(tenant, account.gateway, Operation.STATUS)
+    reference = new_reference(tenant, account.gateway, STATUS)
     answered = speak(
-        tenant, account, item, code, key, key if code == ResultCode.REJECTED else None, description, reference=reference
+        tenant, account, item, code, key, key if code == REJECTED else None, description, reference=reference
     )
     return answered, outcome
 
 
 def _description(spec: GatewaySpec, operation: Operation, code: ResultCode, reason: str | None) -> str:
-    if code == ResultCode.SUCCESS:
+    if code == SUCCESS:
         return _SUCCESS_TEXT[operation]
-    if code == ResultCode.ACCEPTED:
+    if code == ACCEPTED:
         return f"{operation} accepted by {spec.name}; the result is pending (ask /PaymentGateway/status)."
-    if code == ResultCode.REJECTED:
+    if code == REJECTED:
         return f"{operation} declined: {_words(reason or DEFAULT_REJECT_REASON)}."
-    if code == ResultCode.TEMPORARY_FAILURE:
+    if code == TEMPORARY_FAILURE:
         return f"{spec.name} is temporarily unavailable; retry later."
-    if code == ResultCode.NOT_IMPLEMENTED:
+    if code == NOT_IMPLEMENTED:
         return f"{spec.name} does not support {operation}."
     return f"{spec.name} failed to process the {operation}."
 
@@ -360,16 +378,13 @@ def _render(
     token: str | None = None
     reference = new_reference(tenant, spec, operation)
     approval = mint(tenant, spec.authorization_code, operation) if approved else None
-    approval = approval if code == ResultCode.SUCCESS else None  # nothing is authorized yet while Accepted
+    approval = approval if code == SUCCESS else None  # nothing is authorized yet while Accepted
     if (
-        code == ResultCode.SUCCESS
+        code == SUCCESS
         and tokenizes(spec, item)
-        and (
-            operation == Operation.TOKENIZE
-            or (item.generate_token and operation in (Operation.CHARGE, Operation.PRE_AUTH))
-        )
+        and (operation == TOKENIZE or (item.generate_token and operation in (CHARGE, PRE_AUTH)))
     ):
-        token = mint(tenant, spec.token, Operation.TOKENIZE, secret=True)
+        token = mint(tenant, spec.token, TOKENIZE, secret=True)
     return speak(
         tenant,
         account,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from emulator.domain.datafiles import data_path, gateway_files
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
 from emulator.scenarios.model import RUNTIME_SOURCE, Attempt, Rule, RuleOutcome
+from emulator.scenarios.ruleindex import RuleIndex
 
 if TYPE_CHECKING:
     from emulator.domain.config import Settings
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 BUILTIN = data_path("default-scenarios.yaml")
 
 Signature = tuple[tuple[str, int, int], ...]
-Tiered = tuple[tuple[Rule, ...], int]  # file rules in order, and where payemu's generic ones start
 
 
 class RuleHolder(Protocol):
@@ -68,8 +68,9 @@ class ScenarioBook:
         self._rules: tuple[Rule, ...] = ()
         self._mock_rules: tuple[Rule, ...] = ()
         # the file rules that can match an attempt at one gateway, by (gateway, mock): a
-        # rule naming another gateway never can (the built-in triggers name theirs)
-        self._by_gateway: dict[tuple[str, bool], Tiered] = {}
+        # rule naming another gateway never can (the built-in triggers name theirs);
+        # indexed by card number and amount
+        self._by_gateway: dict[tuple[str | None, bool], RuleIndex] = {}
         self._test_cards: dict[str, frozenset[str]] = {}
         self._signature: Signature = ()
         self.reload()
@@ -166,19 +167,18 @@ class ScenarioBook:
         """Every rule that applies to ``tenant``, in matching order."""
         return [*tenant.rules, *self._rules]
 
-    def _file_rules(self, gateway: str | None, mock: bool) -> Tiered:
+    def _file_rules(self, gateway: str | None, mock: bool) -> RuleIndex:
         """The file rules that may match an attempt at ``gateway`` (None: at any), in
-        :data:`PRECEDENCE` order, and the index where payemu's generic rules start."""
-        rules = self._mock_rules if mock else self._rules
-        if gateway is None:
-            return rules, self._generic_start(rules)
-        key = (gateway.casefold(), mock)
+        :data:`PRECEDENCE` order, indexed (:class:`RuleIndex`: where payemu's generic rules
+        start, and by card number and amount)."""
+        key = (gateway.casefold() if gateway is not None else None, mock)
         found = self._by_gateway.get(key)
         if found is None:
             if len(self._by_gateway) >= MAX_GATEWAYS_KEPT:
                 self._by_gateway.clear()
-            mine = tuple(r for r in rules if r.match.gateway in (None, key[0]))
-            found = self._by_gateway[key] = (mine, self._generic_start(mine))
+            rules = self._mock_rules if mock else self._rules
+            mine = rules if gateway is None else tuple(r for r in rules if r.match.gateway in (None, key[0]))
+            found = self._by_gateway[key] = RuleIndex(mine, self._generic_start(mine))
         return found
 
     def _generic_start(self, rules: tuple[Rule, ...]) -> int:
@@ -187,7 +187,7 @@ class ScenarioBook:
     def may_match(self, tenant: RuleHolder, mock: bool = False, gateway: str | None = None) -> bool:
         """Whether any rule could decide an attempt at ``gateway`` (False: :meth:`decide` is
         None whatever the attempt, so the caller need not describe it)."""
-        return bool(self._file_rules(gateway, mock)[0]) or len(tenant.rules) > 0
+        return bool(self._file_rules(gateway, mock).rules) or len(tenant.rules) > 0
 
     def decide(
         self,
@@ -207,12 +207,12 @@ class ScenarioBook:
         the built-in rules do not, unless they name the gateway or an account. A
         ``sequence`` rule answers its i-th entry to its i-th matching call, counted per
         tenant and card number; the last entry repeats."""
-        file_rules, generic = self._file_rules(attempt.gateway, mock)
+        triggers, generic = self._file_rules(attempt.gateway, mock).candidates(attempt)
         found = self._first(tenant, tenant.rules, attempt) if tenant.rules else None
         if found is None:
-            found = mode or self._first(tenant, file_rules[:generic], attempt)
+            found = mode or self._first(tenant, triggers, attempt)
         if found is None:
-            found = documented or self._first(tenant, file_rules[generic:], attempt)
+            found = documented or self._first(tenant, generic, attempt)
         return found
 
     @staticmethod

@@ -14,7 +14,7 @@ from typing import Protocol
 from emulator.domain import budget as weights
 from emulator.domain.clock import Clock
 from emulator.domain.model import OperationResult
-from emulator.domain.vocabulary import Operation, ResultCode
+from emulator.domain.vocabulary import ACCEPTED, CAPTURE, PRE_AUTH, REFUND, VOID
 from emulator.stores import packing
 from emulator.stores.ledger import GatewayToken, Ledger, OperationEntry, Transaction
 from emulator.stores.transaction import weight_of_texts
@@ -34,7 +34,6 @@ class RecordingHolder(Protocol):
 def record(
     tenant: RecordingHolder,
     result: OperationResult,
-    *,
     account: str | None,
     card_number: str | None,
     my_ref: str | None,
@@ -72,14 +71,14 @@ def record(
         approval,  # authorization_code
         weight_of_texts(reference, card_number, approval, my_ref),  # weight
     )
-    if parent is None and attempt_number == 1 and code != ResultCode.ACCEPTED and operation != Operation.PRE_AUTH:
+    if parent is None and attempt_number == 1 and code != ACCEPTED and operation != PRE_AUTH:
         ledger.admit(now, new.weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
         ledger.add(new)  # finished as it is made: packed from its fields
         return now
     tx = new.transaction(parent=parent.reference if parent else None, attempt_number=attempt_number, clock=tenant.clock)
-    if operation == Operation.PRE_AUTH:
+    if operation == PRE_AUTH:
         tx.expires_at = now + timedelta(days=authorization_days)
-    if code == ResultCode.ACCEPTED and settles_to:
+    if code == ACCEPTED and settles_to:
         tx.settles_to = settles_to
         tx.settle_at = now + timedelta(seconds=settle_after_seconds or 0)
     weight = tx.weight
@@ -97,12 +96,12 @@ def record(
 
 
 def _apply(parent: Transaction, tx: Transaction) -> None:
-    if tx.operation == Operation.CAPTURE:
+    if tx.operation == CAPTURE:
         parent.captured_by = tx.reference
         parent.captured_amount = tx.amount
-    elif tx.operation == Operation.VOID:
+    elif tx.operation == VOID:
         parent.voided_by = tx.reference
-    elif tx.operation == Operation.REFUND:
+    elif tx.operation == REFUND:
         parent.refunded_amount += tx.amount
 
 

@@ -513,7 +513,7 @@ def test_a_gateway_asks_only_the_file_rules_that_can_match_it() -> None:
     assert any(r.match.gateway == "stripe" for r in book.file_rules)
     assert not book.may_match(empty, mock=True, gateway="NULLSuccess")  # type: ignore[arg-type]
     assert book.may_match(empty, mock=False, gateway="Adyen")  # type: ignore[arg-type]
-    assert all(r.match.gateway in (None, "adyen") for r in book._file_rules("Adyen", False)[0])
+    assert all(r.match.gateway in (None, "adyen") for r in book._file_rules("Adyen", False).rules)
 
 
 # -- precedence (rulebook.PRECEDENCE) -------------------------------------------------------
