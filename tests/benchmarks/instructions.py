@@ -10,10 +10,13 @@ runs twice under cachegrind, once with ``--base`` requests and once with ``--bas
 ``--requests``; the difference divided by ``--requests`` leaves out start-up and the
 warm-up. Instructions do not move with the machine's load, so the figure compares two
 versions of the code on a busy machine, where times cannot. The two runs of a path go
-side by side (one process each). ``--startup`` counts instead what ``payemu serve`` executes
-from its launch to its first answer (``GET /Utils/apiKey``) and its stop on SIGTERM, after
-one start without valgrind that fills the bytecode cache. Needs valgrind (apt-get install
-valgrind); not part of the test suite.
+side by side (one process each), with the bytecode compiled first and one hash seed, so
+that a count of the same code comes out the same.
+
+``--startup`` counts instead what ``payemu serve`` executes from its launch to its first
+answer (``GET /Utils/apiKey``) and its stop on SIGTERM, after one start without valgrind.
+
+Needs valgrind (apt-get install valgrind); not part of the test suite.
 """
 
 from __future__ import annotations
@@ -33,6 +36,17 @@ from tests.benchmarks.run import KEY, PATHS, SERVER_ENV, free_port, start, stop
 
 _TOTAL = re.compile(r"I\s+refs:\s+([\d,]+)")
 CACHEGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+
+
+# The counted runs keep the bytecode cache, compiled before they start (two runs starting
+# together would otherwise race to compile what changed, one of them paying for it), and
+# hash strings with one seed: two counts of the same code then differ by a few instructions.
+COUNTED_ENV = {**SERVER_ENV, "PYTHONHASHSEED": "0"}
+
+
+def compile_first(cwd: Path) -> None:
+    """Compile payemu's and the harness's modules into the bytecode cache."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "emulator", "tests"], cwd=cwd, env=SERVER_ENV, check=True)
 
 
 def _command(path: str, through: str, requests: int) -> list[str]:
@@ -60,9 +74,10 @@ def _total(output: str) -> int:
 
 def per_request(path: str, through: str, requests: int, base: int, cwd: Path) -> int:
     """Instructions one request of ``path`` executes (see the module doc)."""
+    compile_first(cwd)
     runs = [
         subprocess.Popen(
-            _command(path, through, count), cwd=cwd, env=SERVER_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            _command(path, through, count), cwd=cwd, env=COUNTED_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         for count in (base, base + requests)
     ]
@@ -80,10 +95,11 @@ def startup(cwd: Path, timeout: float = 600.0) -> int:
     stop (see the module doc)."""
     argv = [sys.executable, "-m", "emulator", "serve", "--log-level", "warning", "--port"]
     port = free_port()
-    stop(start([*argv, str(port)], f"http://127.0.0.1:{port}", "/Utils/apiKey", cwd)[0])  # the bytecode cache
+    compile_first(cwd)
+    stop(start([*argv, str(port)], f"http://127.0.0.1:{port}", "/Utils/apiKey", cwd)[0])  # and the OS's file cache
     port = free_port()
     counted = subprocess.Popen(
-        [*CACHEGRIND, *argv, str(port)], cwd=cwd, env=SERVER_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [*CACHEGRIND, *argv, str(port)], cwd=cwd, env=COUNTED_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + timeout
     while True:
