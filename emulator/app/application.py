@@ -14,7 +14,8 @@ class App(Starlette):
     """Starlette with payemu's exception layer in place of its own two (see the module doc)."""
 
     def build_middleware_stack(self) -> ASGIApp:
-        # the router's own stack (its app, and any middleware of its own): one call less than the router
+        # the router's own stack (the router itself: payemu gives it no middleware), one call
+        # nearer than the router, whose __call__ only calls it
         app: ASGIApp = failures.JsonErrors(self.router.middleware_stack)
         for cls, args, kwargs in reversed(self.user_middleware):
             app = cls(app, *args, **kwargs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 from collections.abc import Sequence
@@ -289,6 +290,9 @@ def _origin(text: str) -> str:
 
 
 def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False), ready_file: str | None = None) -> int:
+    # no collections while start-up builds what the server keeps (a twentieth of it went on
+    # collecting): serve_forever() collects once, freezes the result and turns the collector on
+    gc.disable()
     from emulator.app.build import create_app
     from emulator.edge.protocol import require_parser
     from emulator.edge.server import bind_socket, serve_forever

@@ -3,6 +3,7 @@ the field of every problem."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -175,7 +176,10 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 # only (JSON: nothing in it can run code), is read only up to CACHE_MAX_BYTES, and what comes
 # out of it is checked again as a fresh parse is (schema, rule checks).
 CACHE_MAX_BYTES = 16 * 1024 * 1024
-CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "payemu"
+# one folder per installation (a checkout, a virtual environment), so a start reads only
+# the entries of its own files, however many copies of payemu the machine holds
+_INSTALLATION = hashlib.sha256(str(Path(__file__).resolve().parents[1]).encode()).hexdigest()[:16]
+CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "payemu" / _INSTALLATION
 Stamp = tuple[int, int]  # (st_mtime_ns, st_size)
 
 

@@ -10,6 +10,8 @@ in the bytes in flight, from its first slice until its answer is out: past
 
 from __future__ import annotations
 
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
 from emulator.edge.guard_base import HEADER_OBJECT_BYTES, GuardBase, Refused
 from emulator.edge.refusals import crowded
 
@@ -18,29 +20,33 @@ class HeadLimits(GuardBase):
     """The head guard (see the module doc)."""
 
     def on_url(self, url: bytes) -> None:
-        super().on_url(url)
+        HttpToolsProtocol.on_url(self, url)
         if len(self.url) > self.max_url:
             self.refuse(414, "url", f"The request URL is longer than {self.max_url} bytes.")
             raise Refused
 
     def on_headers_complete(self) -> None:
-        # (head_fed, the bytes parsed since the head began, is never less than its size)
-        if self.head_fed > self.max_head and head_size(self.url, self.headers) > self.max_head:
+        fed, headers = self.head_fed, self.headers  # (the bytes parsed since the head began: never less than its size)
+        if fed > self.max_head and head_size(self.url, headers) > self.max_head:
             self.refuse(431, "headers", too_large(self.max_head))
             raise Refused
-        weight = self.head_fed + HEADER_OBJECT_BYTES * len(self.headers)
+        weight = fed + HEADER_OBJECT_BYTES * len(headers)
         if weight > self.max_head_weight:
             self.refuse(431, "headers", too_heavy(self.max_head_weight))
             raise Refused
-        flight, added = self.flight, weight - self.head_weight
+        added = weight - self.head_weight
         self.counted += added
+        flight = self.flight
         flight.used += added
         self.head_weight = weight
         if flight.used > flight.limit:
             self.refuse(503, "request", crowded())
             raise Refused
-        self.in_head, self.in_body, self.head_due, self.head_weight = False, True, None, 0
-        super().on_headers_complete()
+        self.in_head = False
+        self.in_body = True
+        self.head_due = None
+        self.head_weight = 0
+        HttpToolsProtocol.on_headers_complete(self)
         self.settle()
         self.answering.append((self.cycle, weight))
         self.waiting_weight += weight

@@ -11,6 +11,7 @@ transport asks :meth:`Reading.may_resume`); after the client's EOF, answers stil
 from __future__ import annotations
 
 import httptools
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from emulator.edge.guard_base import MOST_QUEUED, SLICE, GuardBase
 from emulator.edge.refusals import crowded, malformed
@@ -22,29 +23,38 @@ class Reading(GuardBase):
     def data_received(self, data: bytes) -> None:
         if self.refusal is not None or self.transport.is_closing():
             return
-        super().data_received(b"")  # uvicorn's own of a read (its keep-alive timer); parsed below
+        HttpToolsProtocol.data_received(self, b"")  # uvicorn's own of a read (its keep-alive timer); parsed below
         self.held = self.held + data if self.held else data
         self.feed()
 
     def on_body(self, body: bytes) -> None:
-        super().on_body(body)
-        self.body_bytes += len(body)
-        self.count(len(body))
+        HttpToolsProtocol.on_body(self, body)
+        size = len(body)
+        self.body_bytes += size
+        self.counted += size
+        flight = self.flight
+        flight.used += size
         if self.body_bytes > self.max_body:
             self.refuse(413, "body", f"The request body is larger than {self.max_body} bytes.")
-        elif self.flight.used > self.flight.limit:
+        elif flight.used > flight.limit:
             self.refuse(503, "request", crowded())
 
     def on_message_complete(self) -> None:
-        super().on_message_complete()
-        self.in_body, self.request_due = False, None
-        self.count(-self.body_bytes)
-        self.body_bytes = 0
+        HttpToolsProtocol.on_message_complete(self)
+        self.in_body = False
+        self.request_due = None
+        size = self.body_bytes
+        if size:
+            self.counted -= size
+            self.flight.used -= size
+            self.body_bytes = 0
 
     def feed(self) -> None:
-        if self.waiting_weight > self.max_waiting_heads:
+        limit = self.max_waiting_heads
+        if self.waiting_weight > limit:
             self.settle()  # (answers went out since: their heads' weight is given back)
-        while self.held and len(self.pipeline) < MOST_QUEUED and self.waiting_weight <= self.max_waiting_heads:
+        pipeline, parser = self.pipeline, self.parser
+        while self.held and len(pipeline) < MOST_QUEUED and self.waiting_weight <= limit:
             size = SLICE
             if self.in_body:
                 if self.declared is None:
@@ -53,12 +63,17 @@ class Reading(GuardBase):
                 # up to the body's end, where the next request may begin (chunked: 64 KiB)
                 size = max(self.declared - self.body_bytes, SLICE) if self.declared else 65536
             held = self.held
-            chunk, self.held = (held, b"") if len(held) <= size else (held[:size], held[size:])
+            if len(held) <= size:
+                chunk = held
+                self.held = b""
+            else:
+                chunk = held[:size]
+                self.held = held[size:]
             self.chunk = len(chunk)
             if self.in_head:
                 self.head_fed += self.chunk
             try:
-                self.parser.feed_data(chunk)
+                parser.feed_data(chunk)
             except httptools.HttpParserUpgrade:
                 pass  # payemu serves no upgrade: the request was answered as a plain one
             except httptools.HttpParserError as exc:
@@ -94,7 +109,7 @@ class Reading(GuardBase):
         uvicorn does."""
         self.settle()
         if self.in_body or not (self.held or self.answering or self.refusal is not None):
-            super().eof_received()
+            HttpToolsProtocol.eof_received(self)
             self.transport.close()  # through the corked transport: answers written this turn go first
             return None
         self.ended = True

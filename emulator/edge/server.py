@@ -139,10 +139,12 @@ def tune_collector() -> None:
     """Called once the application is built: what start-up built (schemas, compiled
     validators, catalog, scenarios) is moved out of the garbage collector's view
     (:func:`gc.freeze`), so its full collections only walk what requests created; and the
-    collector runs less often (:data:`GC_THRESHOLDS`)."""
+    collector runs less often (:data:`GC_THRESHOLDS`); it is turned on if start-up had turned
+    it off."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+    gc.enable()
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

@@ -5,11 +5,12 @@ load, --rounds times per path, and the medians are printed, so the machine's dri
 on both. payemu's charge runs everything (validation both ways, the NULLSuccess gateway,
 the ledger, the journal); its token limits and byte budgets are raised for the load.
 Start-up is the median of five launches after an untimed one, with the bytecode cache on
-as in an installed payemu. Then idle RSS and, with --transactions N, bytes per stored
-transaction. --forwarded-for adds an X-Forwarded-For header to every request, as the
-shipped HAProxy does. --against CHECKOUT serves another checkout of payemu ("before") in
-the same turns, so a change is compared with the code it changes in the same hour. Needs
-wrk (apt-get install wrk); not part of the test suite.
+as in an installed payemu (--startup measures only that and idle RSS, and needs no wrk).
+Then idle RSS and, with --transactions N, bytes per stored transaction. --forwarded-for
+adds an X-Forwarded-For header to every request, as the shipped HAProxy does. --against
+CHECKOUT serves another checkout of payemu ("before") in the same turns, so a change is
+compared with the code it changes in the same hour. Needs wrk (apt-get install wrk); not
+part of the test suite.
 """
 
 from __future__ import annotations
@@ -240,7 +241,15 @@ def main() -> int:
         help="another payemu checkout (e.g. the previous release in a git worktree) served in the same "
         "turns as 'before', with its own .venv's Python when it has one",
     )
+    parser.add_argument(
+        "--startup", action="store_true", help="only the start-up to the first answer and the idle RSS (no wrk)"
+    )
     args = parser.parse_args()
+    if args.startup:
+        seconds, idle = startup_and_idle()
+        print(f"start-up to first 200: {seconds * 1000:.0f} ms (median of 5); load average {os.getloadavg()[0]:.2f}")
+        print(f"RSS idle: {idle:.1f} MB")
+        return 0
     global FORWARDED_FOR
     FORWARDED_FOR = args.forwarded_for
     if not shutil.which("wrk"):
