@@ -74,8 +74,7 @@ _SUCCESS_TEXT = {
     TOKENIZE: "Token created.",
     STATUS: "Transaction found.",
 }
-# (result code, catalog code key, description) of a gateway that refuses an attempt
-Refused = tuple[ResultCode, str, str]
+Refused = tuple[ResultCode, str, str]  # (result code, catalog code key, description) of a refusal
 Decided = RuleOutcome | None  # the outcome of the rule that decided an attempt (None: the gateway's default)
 
 
@@ -305,8 +304,7 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
 
 
 def partially_approved(item: AttemptInput, approved: float) -> AttemptInput:
-    """``item`` for the amount a partial authorization approves: the lower of the two
-    (the answer, the ledger and a later capture's ceiling all read it)."""
+    """``item`` at the lower amount a partial authorization approves (answer, ledger, capture ceiling)."""
     money = item.money
     lower = Money.of(approved, money.currency).rounded()
     return item if lower.amount >= money.amount else replace(item, money=lower)
