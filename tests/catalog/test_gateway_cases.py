@@ -23,6 +23,7 @@ from tests.api.test_payments import check
 from tests.conftest import LIVE, SANDBOX
 from tests.support.casedata import patched
 from tests.support.paths import TESTS_DIR
+from tests.support.quickclient import QuickClient, Sender
 
 CASES = TESTS_DIR / "cases"
 FILES = sorted((CASES / "gateways").glob("*.yaml"))
@@ -92,7 +93,7 @@ def _account(gateway: str, row: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"paymentGatewayAccount": {"paymentGatewayName": gateway, "credentials": credentials}}
 
 
-def run(client: TestClient, gateway: str, row: dict[str, Any]) -> Any:
+def run(client: Sender, gateway: str, row: dict[str, Any]) -> Any:
     body = {**patched(BASE, row.get("set", {})), **_account(gateway, row)}
     op = row.get("op", "charge")
     if op == "tokenize":
@@ -152,20 +153,27 @@ def test_an_account_and_a_charge_on_every_gateway(client: TestClient, name: str)
     assert answer.json()["operationType"] == ("PreAuth" if operation == "authorize" else "Charge")
 
 
-@pytest.fixture(scope="module")
-def shared(openapi: OpenApi) -> Iterator[TestClient]:
-    """One app for every row that needs no seed of its own (an app per row was a third of
-    this file's time); what it answered is checked against the schema at the end."""
+def one_app(openapi: OpenApi) -> Iterator[QuickClient]:
+    """One app for many rows (an app per row was a third of this file's time), sent to
+    quickly; what it answered is checked against the schema at the end."""
     app = create_app(Settings(keys=KEYS), openapi=openapi)
     with TestClient(app, headers=SANDBOX) as made:
-        yield made
+        quick = QuickClient(made)
+        yield quick
+        quick.close()
     violations = app.state.runtime.violations
     assert not violations, "responses broke the schema:\n" + "\n".join(violations)
 
 
+@pytest.fixture(scope="module")
+def shared(openapi: OpenApi) -> Iterator[QuickClient]:
+    """The app of every row that needs no seed of its own."""
+    yield from one_app(openapi)
+
+
 @pytest.mark.parametrize(("name", "row"), ROWS, ids=[f"{name}-{row['name']}" for name, row in ROWS])
 def test_trigger_answers_as_its_gateway_documents(
-    make_app: Callable[..., Starlette], shared: TestClient, name: str, row: dict[str, Any]
+    make_app: Callable[..., Starlette], shared: QuickClient, name: str, row: dict[str, Any]
 ) -> None:
     if row.get("seed") is None:
         response = run(shared, name, row)

@@ -4,12 +4,13 @@ its own beside tests/catalog/test_gateway_cases.py, so the two share the test wo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
-from starlette.testclient import TestClient
 
+from emulator.contract.openapi import OpenApi
 from emulator.domain.cards import luhn_valid
 from tests.catalog.test_gateway_cases import (
     BOOK,
@@ -19,12 +20,17 @@ from tests.catalog.test_gateway_cases import (
     OWN,
     SHARED_BACK,
     _input,
-    client,
+    one_app,
     run,
     same_sandbox,
 )
+from tests.support.quickclient import QuickClient
 
-__all__ = ["client"]  # the fixture, shared with the cases' module
+
+@pytest.fixture(scope="module")
+def client(openapi: OpenApi) -> Iterator[QuickClient]:
+    """One app for every comparison (each answer is asked once: :func:`_answer`)."""
+    yield from one_app(openapi)
 
 
 def _behaviour(name: str) -> str:
@@ -56,7 +62,7 @@ COMPARED_ON = [name for name in CATALOG.names() if CATALOG[name].triggers or nam
 
 
 @pytest.mark.parametrize(("name", "row"), OWN, ids=[f"{n}-{r['name']}" for n, r in OWN])
-def test_trigger_does_not_fire_on_other_gateways(client: TestClient, name: str, row: dict[str, Any]) -> None:
+def test_trigger_does_not_fire_on_other_gateways(client: QuickClient, name: str, row: dict[str, Any]) -> None:
     """On every other gateway (of gateways alike in behaviour, one: :data:`COMPARED_ON`) the
     trigger's input is answered as that gateway answers the base charge; a row's
     ``elsewhere`` is what payemu's generic checks answer instead, on every gateway that
@@ -96,14 +102,14 @@ _BASES: dict[str, Any] = {}  # each gateway's answer to the base charge: the sam
 _ANSWERS: dict[tuple[str, str, str], Any] = {}  # a gateway's answer to one input, asked once per run
 
 
-def _answer(client: TestClient, gateway: str, row: dict[str, Any]) -> Any:
+def _answer(client: QuickClient, gateway: str, row: dict[str, Any]) -> Any:
     key = (gateway, _input(row), yaml.safe_dump(row.get("credentials")))
     if key not in _ANSWERS:
         _ANSWERS[key] = run(client, gateway, row).json()
     return _ANSWERS[key]
 
 
-def _base(client: TestClient, gateway: str) -> Any:
+def _base(client: QuickClient, gateway: str) -> Any:
     if gateway not in _BASES:
         _BASES[gateway] = run(client, gateway, {}).json()
     return _BASES[gateway]
