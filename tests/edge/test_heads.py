@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import select
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +19,7 @@ import pytest
 from emulator.edge.connections import IN_FLIGHT_BYTES
 from emulator.edge.guard_base import HEADER_OBJECT_BYTES
 from emulator.edge.heads import too_heavy
+from tests.support.probes import answers_of
 from tests.support.servers import HEALTH, PayemuProcess, peak_rss_mib
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -47,24 +46,6 @@ def healthy(port: int) -> bool:
         while chunk := sock.recv(65536):
             received += chunk
     return bool(json.loads(received.partition(b"\r\n\r\n")[2])["status"] == "ok")
-
-
-def answers_of(socks: list[socket.socket], seconds: float) -> list[bytes]:
-    """What each socket received until the server closed it (or ``seconds`` passed)."""
-    received = {sock: b"" for sock in socks}
-    waiting = list(socks)
-    deadline = time.monotonic() + seconds
-    while waiting and time.monotonic() < deadline:
-        ready, _, _ = select.select(waiting, [], [], 0.2)
-        for sock in ready:
-            try:
-                chunk = sock.recv(65536)
-            except OSError:
-                chunk = b""
-            received[sock] += chunk
-            if not chunk:
-                waiting.remove(sock)
-    return [received[sock] for sock in socks]
 
 
 def statuses(raw: bytes) -> list[int]:

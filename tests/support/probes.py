@@ -145,17 +145,14 @@ def interfaces(keys: int = 45, padding: int = 950_000) -> Callable[[Client], Non
     return steps
 
 
-def _raw_connections(client: Client, count: int, data: bytes, seconds: float) -> None:
-    """``count`` connections each sending ``data``, then what each got back within
-    ``seconds``: the status of each answer, or ``closed``/``open`` for a connection
-    that got none (a refusal part way through a send counts as closed)."""
-    socks = []
-    for _ in range(count):
-        sock = socket.create_connection(("127.0.0.1", client.port), timeout=10)
-        sock.settimeout(2)
-        with contextlib.suppress(OSError):
-            sock.sendall(data)
-        socks.append(sock)
+def answers_of(socks: list[socket.socket], seconds: float) -> list[bytes]:
+    """What each socket received until the server closed it (or ``seconds`` passed)."""
+    return read_until_closed(socks, seconds)[0]
+
+
+def read_until_closed(socks: list[socket.socket], seconds: float) -> tuple[list[bytes], list[socket.socket]]:
+    """What each socket received until the server closed it (or ``seconds`` passed), and
+    the sockets the server had not closed by then."""
     received = {sock: b"" for sock in socks}
     waiting = list(socks)
     deadline = time.monotonic() + seconds
@@ -169,8 +166,23 @@ def _raw_connections(client: Client, count: int, data: bytes, seconds: float) ->
             received[sock] += chunk
             if not chunk:
                 waiting.remove(sock)
-    for sock in socks:
-        statuses = _statuses(received[sock])
+    return [received[sock] for sock in socks], waiting
+
+
+def _raw_connections(client: Client, count: int, data: bytes, seconds: float) -> None:
+    """``count`` connections each sending ``data``, then what each got back within
+    ``seconds``: the status of each answer, or ``closed``/``open`` for a connection
+    that got none (a refusal part way through a send counts as closed)."""
+    socks = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", client.port), timeout=10)
+        sock.settimeout(2)
+        with contextlib.suppress(OSError):
+            sock.sendall(data)
+        socks.append(sock)
+    got_all, waiting = read_until_closed(socks, seconds)
+    for sock, got in zip(socks, got_all, strict=True):
+        statuses = _statuses(got)
         for status in statuses:
             client.count(status)
         if not statuses:
