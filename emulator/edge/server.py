@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 
+from emulator.edge.allocator import map_large_blocks
 from emulator.edge.protocol import http_protocol
 
 if TYPE_CHECKING:
@@ -128,8 +129,10 @@ def serve_forever(
     """Serve ``app`` on ``sock`` (bound by :func:`bind_socket`) or on
     ``settings.host:settings.port`` until a signal ends it; also on the ``extra`` sockets
     (the eWallet card form's listener), calling ``on_started`` once it listens; the
-    collector is tuned first (:func:`tune_collector`)."""
+    collector is tuned first (:func:`tune_collector`) and large blocks are given back to the
+    system when freed (:func:`map_large_blocks`)."""
     tune_collector()
+    map_large_blocks()
     server = Server(config_for(app, settings))
     server.on_started = on_started
     server.run(sockets=[sock, *extra] if sock is not None else None)
