@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from emulator.edge import connections
+from emulator.edge import connections, forwarded
 
 SLICE = 1024  # bytes of a read parsed at a time outside a body (so requests queue a few at a time)
 MOST_QUEUED = 4  # requests waiting behind the one answered before the connection is no longer read
@@ -69,10 +69,14 @@ class GuardBase(HttpToolsProtocol):
     watch_at = 0.0
     waiting_from = 0  # cap.waiting_order as the connection last began waiting
     answering: deque[tuple[Any, int]]  # (request cycle, its head's weight) whose answers are not all out
+    forwarded_app: Any  # uvicorn's app, behind its X-Forwarded-* middleware (emulator.edge.forwarded)
+    direct_app: Any  # ... the app that middleware wraps, for a request without those headers
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.__dict__.update(self.limits)
+        self.forwarded_app = self.app
+        self.direct_app = forwarded.unwrapped(self.app)
 
     # -- what one guard asks of another ------------------------------------------------
     def refuse(self, status: int, field: str, message: str) -> None:
