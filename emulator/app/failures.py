@@ -5,18 +5,21 @@ request the server's stop cancels gets the JSON 503 of :mod:`emulator.app.shutdo
 
 It takes the place of Starlette's two exception middlewares (the application is built
 with :class:`JsonErrors` alone around its router, see :mod:`emulator.app.application`): the
-documented operations answer their own errors, so this layer only wraps ``send`` to know
-whether an answer has begun."""
+documented operations answer their own errors, so this layer adds nothing to a request
+that raises nothing. Whether an answer had begun is learned by trying the error answer:
+the server refuses a second ``http.response.start`` (uvicorn and Starlette's test client
+raise), and what went out stays the only answer."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from emulator.app import shutdown
 from emulator.contract.wire import error_response
@@ -35,24 +38,16 @@ class JsonErrors:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def sending(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
         try:
-            await self.app(scope, receive, sending)
+            await self.app(scope, receive, send)
         except HTTPException as exc:
-            if started:
+            try:
+                await http_error(Request(scope), exc)(scope, receive, send)
+            except Exception:  # the server refuses a second answer: this one had begun
                 raise RuntimeError("An HTTP error was raised after its answer began.") from exc
-            await http_error(Request(scope), exc)(scope, receive, send)
         except Exception as exc:
-            response = crash(Request(scope), exc)
-            if not started:
-                await response(scope, receive, send)
+            with contextlib.suppress(Exception):  # (refused by the server when the answer had begun)
+                await crash(Request(scope), exc)(scope, receive, send)
             raise  # the server logs it (a traceback in the server's log, never in the answer)
         except asyncio.CancelledError:
             await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback

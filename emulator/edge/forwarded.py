@@ -13,8 +13,6 @@ from typing import Any
 
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-FORWARDING = (b"x-forwarded-for", b"x-forwarded-proto")  # the headers the middleware reads
-
 
 def unwrapped(app: Any) -> Any:
     """The app uvicorn's proxy-headers middleware wraps (``app`` itself when it is not that middleware)."""
@@ -23,7 +21,7 @@ def unwrapped(app: Any) -> Any:
 
 def forwarding(headers: list[tuple[bytes, bytes]]) -> bool:
     """True when ``headers`` (names lowered, as uvicorn keeps them) hold one the middleware reads."""
-    for name, _ in headers:
+    for name, _ in headers:  # noqa: SIM110 (a loop: any() over a generator costs more)
         if name == b"x-forwarded-for" or name == b"x-forwarded-proto":
             return True
     return False
