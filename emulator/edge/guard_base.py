@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from emulator.edge import connections, forwarded
+from emulator.edge import connections, corked_writes, forwarded
 
 SLICE = 1024  # bytes of a read parsed at a time outside a body (so requests queue a few at a time)
 MOST_QUEUED = 4  # requests waiting behind the one answered before the connection is no longer read
@@ -69,6 +69,7 @@ class GuardBase(HttpToolsProtocol):
     watch_at = 0.0
     waiting_from = 0  # cap.waiting_order as the connection last began waiting
     answering: deque[tuple[Any, int]]  # (request cycle, its head's weight) whose answers are not all out
+    batch: corked_writes.Batch  # the corked writes of the connection's event loop
     forwarded_app: Any  # uvicorn's app, behind its X-Forwarded-* middleware (emulator.edge.forwarded)
     direct_app: Any  # ... the app that middleware wraps, for a request without those headers
 
