@@ -37,30 +37,20 @@ class Batch:
         self.due: asyncio.Handle | None = None  # the flush a write queued
         self.after_reads: asyncio.Handle | None = None  # the flush behind the requests of this turn's reads
 
-    def written(self) -> None:
-        """A connection wrote first in this turn: a flush is queued, if none is."""
-        if self.due is None and self.after_reads is None:
-            self.due = self.loop.call_soon(self.flush_due)
-
     def read(self) -> None:
         """A read was parsed: the flush goes behind the callbacks it queued (the requests
         it started), moved there when an earlier read of the turn had queued it."""
         if self.after_reads is not None:
             self.after_reads.cancel()
-        self.after_reads = self.loop.call_soon(self.flush_after_reads)
+        self.after_reads = self.loop.call_soon(self.flush, True)
 
-    def flush_due(self) -> None:
-        self.due = None
-        self.flush()
-
-    def flush_after_reads(self) -> None:
-        self.after_reads = None
-        self.flush()
-
-    def flush(self) -> None:
+    def flush(self, after_reads: bool = False) -> None:
         """Write what every waiting connection has waiting (those still open)."""
-        waiting = self.waiting[:]
-        self.waiting.clear()
+        if after_reads:
+            self.after_reads = None
+        else:
+            self.due = None
+        waiting, self.waiting = self.waiting, []
         for corked in waiting:
             corked.queued = False
             corked.send()
@@ -109,7 +99,8 @@ class Corked:
         if not self.queued:
             self.queued = True
             batch = self.batch
-            batch.written()
+            if batch.due is None and batch.after_reads is None:  # no flush queued: one at the next turn's start
+                batch.due = batch.loop.call_soon(batch.flush)
             batch.waiting.append(self)
 
     def send(self) -> None:
