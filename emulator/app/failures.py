@@ -3,13 +3,10 @@ JSON error (404 and 405 from the router in payemu's error shape, anything else a
 naming no internals), and the exception still reaches the server, which logs it; a
 request the server's stop cancels gets the JSON 503 of :mod:`emulator.app.shutdown`.
 
-It takes the place of Starlette's two exception middlewares (the application's own call
-does :func:`answer`'s work around its router, or :class:`JsonErrors` does it inside the
-user middleware, see :mod:`emulator.app.application`): the
-documented operations answer their own errors, so this layer adds nothing to a request
-that raises nothing. Whether an answer had begun is learned by trying the error answer:
-the server refuses a second ``http.response.start`` (uvicorn and Starlette's test client
-raise), and what went out stays the only answer."""
+It takes the place of Starlette's two exception middlewares: :func:`answer` runs in the
+application's own call (:mod:`emulator.app.application`), or in :class:`JsonErrors` inside
+user middleware. It wraps no ``send``: whether an answer had begun is learned by trying
+the error answer, which the server refuses (uvicorn raises) when one had."""
 
 from __future__ import annotations
 

@@ -1,15 +1,12 @@
 """Answers written together once the event loop's callbacks have run ("corked"), not one by one.
 
-A :class:`Corked` transport keeps what is written for its loop's :class:`Batch`: the
-answers go out together, and the loop's next turn finds more requests ready (written one
-by one, each answer ran the kernel's network path between requests). A read's requests
-start as callbacks of the loop's next turn, so a read queues the batch's flush behind them
-(behind those of every read of the turn): their answers go out in that turn, once they all
-ran. A write no read is waiting on (a pipelined request, an answer that waited) queues the
-flush for the start of the next turn. A connection's writes go out in their order in one
-system call (a head and its body, or a few pipelined answers); closing sends them first,
-and past :data:`MOST_HELD` bytes they go at once. Resuming reading asks the protocol first
-(``may_resume``): its guards may keep a connection unread.
+A :class:`Corked` transport keeps what is written for its loop's :class:`Batch`, so the
+answers go out together and the loop's next turn finds more requests ready. A read queues
+the flush behind the requests it started (behind those of every read of the turn): their
+answers leave in the turn they ran. A write no read waits on (a pipelined request, an
+answer that waited) queues it for the next turn's start. A connection's writes go out in
+order in one system call; closing sends them first, and past :data:`MOST_HELD` bytes they
+go at once. Resuming reading asks the protocol first (``may_resume``).
 """
 
 from __future__ import annotations
