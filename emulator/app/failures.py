@@ -3,20 +3,21 @@ JSON error (404 and 405 from the router in payemu's error shape, anything else a
 naming no internals), and the exception still reaches the server, which logs it; a
 request the server's stop cancels gets the JSON 503 of :mod:`emulator.app.shutdown`.
 
-It takes the place of Starlette's two exception middlewares (the application is built
-with :class:`JsonErrors` alone around its router, see :mod:`emulator.app.application`): the
-documented operations answer their own errors, so this layer only wraps ``send`` to know
-whether an answer has begun."""
+It takes the place of Starlette's two exception middlewares: :func:`answer` runs in the
+application's own call (:mod:`emulator.app.application`), or in :class:`JsonErrors` inside
+user middleware. It wraps no ``send``: whether an answer had begun is learned by trying
+the error answer, which the server refuses (uvicorn raises) when one had."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from emulator.app import shutdown
 from emulator.contract.wire import error_response
@@ -32,30 +33,30 @@ class JsonErrors:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def sending(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
         try:
-            await self.app(scope, receive, sending)
-        except HTTPException as exc:
-            if started:
-                raise RuntimeError("An HTTP error was raised after its answer began.") from exc
+            await self.app(scope, receive, send)
+        except BaseException as exc:
+            if scope["type"] != "http":
+                raise
+            await answer(exc, scope, receive, send)
+
+
+async def answer(exc: BaseException, scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer the request of ``scope``, whose handling let ``exc`` out; what the server must
+    still see (a crash, or anything but an exception) is raised again."""
+    if isinstance(exc, HTTPException):
+        try:
             await http_error(Request(scope), exc)(scope, receive, send)
-        except Exception as exc:
-            response = crash(Request(scope), exc)
-            if not started:
-                await response(scope, receive, send)
-            raise  # the server logs it (a traceback in the server's log, never in the answer)
-        except asyncio.CancelledError:
-            await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback
+        except Exception:  # the server refuses a second answer: this one had begun
+            raise RuntimeError("An HTTP error was raised after its answer began.") from exc
+    elif isinstance(exc, asyncio.CancelledError):
+        await shutdown.cut(scope, send)  # the server's stop cut it: a JSON 503, no traceback
+    elif isinstance(exc, Exception):
+        with contextlib.suppress(Exception):  # (refused by the server when the answer had begun)
+            await crash(Request(scope), exc)(scope, receive, send)
+        raise exc  # the server logs it (a traceback in the server's log, never in the answer)
+    else:
+        raise exc  # (the process is stopping: KeyboardInterrupt, SystemExit)
 
 
 def http_error(request: Request, exc: HTTPException) -> Response:

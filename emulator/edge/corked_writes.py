@@ -1,12 +1,12 @@
-"""Answers written together at the end of the event loop's turn ("corked"), not one by one.
+"""Answers written together once the event loop's callbacks have run ("corked"), not one by one.
 
-A :class:`Corked` transport keeps what is written until the start of the loop's next turn:
-the turn's answers go out together, and the next turn finds more requests ready (written
-one by one, each answer ran the kernel's network path between requests). A connection's
-writes of one turn go out in their order in one system call (a head and its body, or a
-few pipelined answers); closing sends them first, and past :data:`MOST_HELD` bytes they go
-at once. Resuming reading asks the protocol first (``may_resume``): its guards may keep a
-connection unread.
+A :class:`Corked` transport keeps what is written for its loop's :class:`Batch`, so the
+answers go out together and the loop's next turn finds more requests ready. A read queues
+the flush behind the requests it started (behind those of every read of the turn): their
+answers leave in the turn they ran. A write no read waits on (a pipelined request, an
+answer that waited) queues it for the next turn's start. A connection's writes go out in
+order in one system call; closing sends them first, and past :data:`MOST_HELD` bytes they
+go at once. Resuming reading asks the protocol first (``may_resume``).
 """
 
 from __future__ import annotations
@@ -21,33 +21,62 @@ log = logging.getLogger("payemu")
 
 MOST_HELD = 64 * 1024  # bytes one connection may have waiting for the end of the turn
 
-# per event loop, the connections with writes waiting, in the order each first wrote in the turn
-# (kept as long as the loop is)
-_batches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Corked]] = weakref.WeakKeyDictionary()
+
+class Batch:
+    """One event loop's connections with writes waiting, in the order each first wrote,
+    and the flushes queued to send them (see the module doc)."""
+
+    __slots__ = ("after_reads", "due", "loop", "waiting")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.waiting: list[Corked] = []
+        self.due: asyncio.Handle | None = None  # the flush a write queued
+        self.after_reads: asyncio.Handle | None = None  # the flush behind the requests of this turn's reads
+
+    def read(self) -> None:
+        """A read was parsed: the flush goes behind the callbacks it queued (the requests
+        it started), moved there when an earlier read of the turn had queued it."""
+        if self.after_reads is not None:
+            self.after_reads.cancel()
+        self.after_reads = self.loop.call_soon(self.flush, True)
+
+    def flush(self, after_reads: bool = False) -> None:
+        """Write what every waiting connection has waiting (those still open)."""
+        if after_reads:
+            self.after_reads = None
+        else:
+            self.due = None
+        waiting, self.waiting = self.waiting, []
+        for corked in waiting:
+            corked.queued = False
+            corked.send()
 
 
-def flush(batch: list[Corked]) -> None:
-    """Write what every connection of ``batch`` has waiting (those still open)."""
-    waiting = batch[:]
-    batch.clear()
-    for corked in waiting:
-        corked.queued = False
-        corked.send()
+# per event loop, its batch (kept as long as the loop is)
+_batches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Batch] = weakref.WeakKeyDictionary()
+
+
+def batch_of(loop: asyncio.AbstractEventLoop) -> Batch:
+    """The batch of ``loop``'s connections."""
+    batch = _batches.get(loop)
+    if batch is None:
+        batch = _batches[loop] = Batch(loop)
+    return batch
 
 
 class Corked:
     """A connection's transport whose writes wait for the end of the loop's turn."""
 
-    __slots__ = ("batch", "held", "is_closing", "loop", "may_resume", "parts", "queued", "transport")
+    __slots__ = ("batch", "held", "is_closing", "may_resume", "parts", "queued", "transport")
 
     def __init__(
         self, transport: Any, loop: asyncio.AbstractEventLoop, may_resume: Callable[[], bool] = lambda: True
     ) -> None:
         self.transport = transport
-        self.loop = loop
         self.may_resume = may_resume
         self.is_closing: Callable[[], bool] = transport.is_closing  # asked on every answer: no call in between
-        self.batch = _batches.setdefault(loop, [])  # its loop's, shared by the loop's connections
+        self.batch = batch_of(loop)  # its loop's, shared by the loop's connections
         self.parts: list[bytes] = []  # written this turn, in order
         self.held = 0  # ... their bytes
         self.queued = False  # in its loop's batch
@@ -67,9 +96,9 @@ class Corked:
         if not self.queued:
             self.queued = True
             batch = self.batch
-            if not batch:
-                self.loop.call_soon(flush, batch)
-            batch.append(self)
+            if batch.due is None and batch.after_reads is None:  # no flush queued: one at the next turn's start
+                batch.due = batch.loop.call_soon(batch.flush)
+            batch.waiting.append(self)
 
     def send(self) -> None:
         """Write what waits now (nothing to a connection already closing)."""

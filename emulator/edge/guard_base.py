@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from emulator.edge import connections
+from emulator.edge import connections, corked_writes, forwarded
 
 SLICE = 1024  # bytes of a read parsed at a time outside a body (so requests queue a few at a time)
 MOST_QUEUED = 4  # requests waiting behind the one answered before the connection is no longer read
@@ -48,31 +48,51 @@ class GuardBase(HttpToolsProtocol):
     cap: connections.ConnectionCap
     flight: connections.InFlight
 
-    # -- one connection's state --------------------------------------------------------
-    held = b""  # read and not yet parsed: the rest of a read while requests wait
-    held_counted = 0  # ... as counted in flight
-    counted = 0  # this connection's bytes in flight: ``held``, heads and the body arriving
-    chunk = 0  # the bytes being parsed
-    gated = False  # reading paused by payemu (through uvicorn's flow control)
-    ended = False  # the client half-closed (EOF) with requests still to answer
-    refusal: bytes | None = None  # a refusal waiting for the answers before it
-    before: tuple[Any, ...] = ()  # ... those answers' request cycles
-    in_head = in_body = False  # the request arriving: its head, its body
-    head_fed = body_bytes = 0
-    head_weight = 0  # the head arriving, as counted in flight
-    waiting_weight = 0  # the heads of ``answering``, as counted in flight
-    declared: int | None = None  # its Content-Length (0: none), once looked up
-    head_due: float | None = None  # the deadlines now running (event-loop times)
-    request_due: float | None = None
-    write_due: float | None = None
-    watch: asyncio.TimerHandle | None = None  # the one timer: fires at or before the earliest
-    watch_at = 0.0
-    waiting_from = 0  # cap.waiting_order as the connection last began waiting
+    # -- one connection's state (set in __init__: on Python 3.11 an attribute the class
+    # also holds is never stored by the specialized path, and these change on every request)
+    held: bytes  # read and not yet parsed: the rest of a read while requests wait
+    held_counted: int  # ... as counted in flight
+    counted: int  # this connection's bytes in flight: ``held``, heads and the body arriving
+    chunk: int  # the bytes being parsed
+    gated: bool  # reading paused by payemu (through uvicorn's flow control)
+    ended: bool  # the client half-closed (EOF) with requests still to answer
+    refusal: bytes | None  # a refusal waiting for the answers before it
+    before: tuple[Any, ...]  # ... those answers' request cycles
+    in_head: bool  # the request arriving: its head ...
+    in_body: bool  # ... its body
+    head_fed: int  # the bytes parsed since its head began
+    body_bytes: int  # its body's bytes so far
+    head_weight: int  # the head arriving, as counted in flight
+    waiting_weight: int  # the heads of ``answering``, as counted in flight
+    declared: int | None  # its Content-Length (0: none), once looked up
+    head_due: float | None  # the deadlines now running (event-loop times)
+    request_due: float | None
+    write_due: float | None
+    watch: asyncio.TimerHandle | None  # the one timer: fires at or before the earliest
+    watch_at: float
+    waiting_from: int  # cap.waiting_order as the connection last began waiting
     answering: deque[tuple[Any, int]]  # (request cycle, its head's weight) whose answers are not all out
+    batch: corked_writes.Batch  # the corked writes of the connection's event loop
+    forwarded_app: Any  # uvicorn's app, behind its X-Forwarded-* middleware (emulator.edge.forwarded)
+    direct_app: Any  # ... the app that middleware wraps, for a request without those headers
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.__dict__.update(self.limits)
+        self.held = b""
+        self.held_counted = self.counted = self.chunk = 0
+        self.gated = self.ended = False
+        self.refusal = None
+        self.before = ()
+        self.in_head = self.in_body = False
+        self.head_fed = self.body_bytes = self.head_weight = self.waiting_weight = 0
+        self.declared = None
+        self.head_due = self.request_due = self.write_due = None
+        self.watch = None
+        self.watch_at = 0.0
+        self.waiting_from = 0
+        self.forwarded_app = self.app
+        self.direct_app = forwarded.unwrapped(self.app)
 
     # -- what one guard asks of another ------------------------------------------------
     def refuse(self, status: int, field: str, message: str) -> None:

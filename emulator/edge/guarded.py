@@ -32,7 +32,9 @@ class GuardedProtocol(Refusals, Deadlines, HeadLimits, Reading):
     ``super()``, which walks the guards' classes on every call."""
 
     def connection_made(self, transport: Any) -> None:
-        HttpToolsProtocol.connection_made(self, cast(asyncio.Transport, Corked(transport, self.loop, self.may_resume)))
+        corked = Corked(transport, self.loop, self.may_resume)
+        self.batch = corked.batch
+        HttpToolsProtocol.connection_made(self, cast(asyncio.Transport, corked))
         transport.set_write_buffer_limits(high=connections.WRITE_HIGH_WATER, low=connections.WRITE_LOW_WATER)
         self.answering = deque()
         self.extensions = {ABORT: self.transport.abort}  # each request's scope["extensions"]

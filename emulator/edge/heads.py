@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from emulator.edge.forwarded import forwarding
 from emulator.edge.guard_base import HEADER_OBJECT_BYTES, GuardBase, Refused
 from emulator.edge.refusals import crowded
 
@@ -46,6 +47,7 @@ class HeadLimits(GuardBase):
         self.in_body = True
         self.head_due = None
         self.head_weight = 0
+        self.app = self.forwarded_app if forwarding(headers) else self.direct_app  # the app uvicorn runs it in
         HttpToolsProtocol.on_headers_complete(self)
         self.settle()
         self.answering.append((self.cycle, weight))

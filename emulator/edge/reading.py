@@ -26,6 +26,7 @@ class Reading(GuardBase):
         HttpToolsProtocol.data_received(self, b"")  # uvicorn's own of a read (its keep-alive timer); parsed below
         self.held = self.held + data if self.held else data
         self.feed()
+        self.batch.read()  # the answers to what it started go out once those requests ran
 
     def on_body(self, body: bytes) -> None:
         HttpToolsProtocol.on_body(self, body)

@@ -1,6 +1,7 @@
-"""Answers written at the end of the event loop's turn (emulator.edge.corked_writes): together, in
-each connection's order, never more than a bound per connection, and never lost to a
-close; through the real server, pipelined requests still get their answers in order."""
+"""Answers written together (emulator.edge.corked_writes): a turn's writes at the start of the
+next, the answers to a turn's reads once all their requests ran; in each connection's order,
+never more than a bound per connection, and never lost to a close; through the real
+server, pipelined requests still get their answers in order."""
 
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ def test_a_closed_connection_is_skipped_and_a_failed_write_stops_no_other(
         _turn(loop)
     assert log == [("fine", b"answer")]
     assert "could not write an answer" in caplog.text
-    assert cork._batches[loop] == []  # nothing is kept once the batch went out
+    assert cork._batches[loop].waiting == []  # nothing is kept once the batch went out
     assert (gone.parts, broken.parts, fine.parts) == ([], [], [])
 
 
@@ -129,26 +130,31 @@ def test_the_answers_of_a_turn_go_out_once_every_request_of_it_ran() -> None:
     config.load()
     request = b"GET /Utils/apiKey HTTP/1.1\r\nHost: payemu\r\nX-Api-Key: sandbox-api-key\r\n\r\n"
 
-    async def run() -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+    async def run() -> tuple[list[tuple[str, bytes]], list[list[bool]]]:
         log: list[tuple[str, bytes]] = []
-        connections = []
+        connections: list[Any] = []
+        seen: list[list[bool]] = []  # at each write to a socket, which requests were answered
+
+        class Watched(FakeTransport):
+            def write(self, data: bytes) -> None:
+                seen.append([c.cycle.response_complete for c in connections])
+                super().write(data)
+
         for name in ("one", "two"):
             connection = config.http_protocol_class(config=config, server_state=ServerState(), app_state={})
-            connection.connection_made(FakeTransport(name, log))
+            connection.connection_made(Watched(name, log))
             connections.append(connection)
         for connection in connections:  # both requests read in one turn, as a ready batch is
             connection.data_received(request)
-        while not all(c.cycle.response_complete for c in connections):
-            await asyncio.sleep(0)
-        answered = list(log)  # both answered: nothing written yet
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # the loop's next turn: both requests run, then their answers go out
+        answered = list(log)
         for connection in connections:
             connection.connection_lost(None)
-        return answered, log
+        return answered, seen
 
-    answered, log = asyncio.run(run())
-    assert answered == []
-    answers = [(name, data) for name, data in log if data != b"<close>"]
+    answered, seen = asyncio.run(run())
+    assert seen == [[True, True], [True, True]]  # no answer left before every request of the turn ran
+    answers = [(name, data) for name, data in answered if data != b"<close>"]
     assert [name for name, _ in answers] == ["one", "two"]
     for _, data in answers:
         assert data.startswith(b"HTTP/1.1 200 OK\r\n")

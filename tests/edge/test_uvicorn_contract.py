@@ -7,7 +7,10 @@ The guards use these (emulator/edge/): reading.py feeds the parser itself after 
 ``data_received(b"")``; it counts ``pipeline`` and learns of finished answers through
 ``resume_reading``; heads.py weighs ``headers`` as they grow and measures ``url``;
 refusals.py stops the parser by raising in a callback and looks for its cycle in
-``pipeline``; guarded.py sets ``scope["extensions"]`` in ``on_message_begin``.
+``pipeline``; guarded.py sets ``scope["extensions"]`` in ``on_message_begin``;
+forwarded.py hands a request without ``X-Forwarded-*`` headers to the app uvicorn's
+proxy-headers middleware wraps. The application's exception layer (emulator/app/failures.py)
+learns that an answer had begun from the cycle refusing a second ``http.response.start``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 import httptools
 import pytest
 import uvicorn
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.server import ServerState
@@ -232,5 +236,65 @@ def test_the_protocol_is_in_connections_from_connection_made_until_lost() -> Non
         assert protocol.transport is transport  # writes go to the transport it was given
         protocol.connection_lost(None)
         assert protocol not in protocol.connections
+
+    asyncio.run(run())
+
+
+def test_the_loaded_app_is_the_proxy_headers_middleware_holding_the_app_as_its_app() -> None:
+    app = answering()
+    config = uvicorn.Config(app, http="httptools", log_level="warning", lifespan="off")
+    config.load()
+    assert isinstance(config.loaded_app, ProxyHeadersMiddleware)
+    assert config.loaded_app.app is app
+
+
+@pytest.mark.parametrize("peer", ["127.0.0.1", "203.0.113.7"])
+def test_the_proxy_headers_middleware_passes_a_request_without_forwarding_headers_unchanged(peer: str) -> None:
+    scopes: list[Any] = []
+    middleware = ProxyHeadersMiddleware(answering(scopes=scopes), trusted_hosts="*")
+
+    async def send(message: Any) -> None:
+        pass
+
+    headers = [(b"host", b"x"), (b"x-forwarded-host", b"y"), (b"forwarded", b"for=198.51.100.1")]
+    scope = {"type": "http", "scheme": "http", "client": (peer, 5000), "headers": headers}
+    asyncio.run(middleware(dict(scope), None, send))  # type: ignore[arg-type]
+    assert scopes == [scope]
+
+
+def test_on_headers_complete_runs_the_request_in_the_app_the_protocol_holds_then() -> None:
+    async def run() -> None:
+        protocol, transport = connected(answering())
+        other_scopes: list[Any] = []
+        protocol.app = answering(scopes=other_scopes)
+        protocol.parser.feed_data(GET)
+        await turns()
+        assert len(other_scopes) == 1
+        assert b"".join(transport.written).startswith(b"HTTP/1.1 200 OK\r\n")
+        protocol.connection_lost(None)
+
+    asyncio.run(run())
+
+
+@pytest.mark.parametrize("complete", [False, True])
+def test_a_second_response_start_is_refused_once_the_answer_began(complete: bool) -> None:
+    refused: list[Exception] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        if complete:
+            await send({"type": "http.response.body", "body": b"ok"})
+        try:
+            await send({"type": "http.response.start", "status": 500, "headers": []})
+        except RuntimeError as exc:
+            refused.append(exc)
+
+    async def run() -> None:
+        protocol, transport = connected(app)
+        protocol.parser.feed_data(GET)
+        await turns()
+        assert len(refused) == 1
+        assert b"".join(transport.written).count(b"HTTP/1.1 ") == 1
+        protocol.connection_lost(None)
 
     asyncio.run(run())
