@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from emulator.contract.openapi import Parameter
 from emulator.domain import errors
-from emulator.domain.safeparse import TooComplex, check_json_depth, has_long_number
+from emulator.domain.safeparse import TooComplex, check_json_depth, orjson_reads
 
 JSON_MEDIA = "application/json"
 ABORT = "payemu.abort"  # scope["extensions"][ABORT](): close the connection without an answer (payemu's server)
@@ -98,12 +98,11 @@ def parse_json(raw: bytes) -> Any:
     """The JSON value of a request body, or a 400 naming what is wrong."""
     # Bodies orjson refuses, or with 19+ digit integers it would make floats, are read again
     # by the standard library for the exact value or message.
-    if not has_long_number(raw):
-        try:
-            check_json_depth(raw)
+    try:
+        if orjson_reads(raw):
             return orjson.loads(raw)
-        except (orjson.JSONDecodeError, TooComplex, RecursionError):
-            pass  # the careful reading below names the problem
+    except (orjson.JSONDecodeError, TooComplex, RecursionError):
+        pass  # the careful reading below names the problem
     try:
         # strict UTF-8 first: json.loads(bytes) would let raw surrogates (ED A0 80) through
         text = raw.decode("utf-8")

@@ -144,6 +144,7 @@ class Endpoint:
         # integer fields, where the binder refuses a fraction (see emulator.contract.dotnet_binder)
         self.integers = binder.integer_paths(body.schema, body._compiler.definitions) if body else ()
         self.integer_tree = binder.tree(self.integers)
+        self.has_fraction = binder.checker(self.integers)
 
     async def __call__(self, request: Request) -> Response:
         """The answer as a Starlette response (the routed way in)."""
@@ -253,16 +254,16 @@ class Endpoint:
             raise errors.unsupported_media_type(content_type)
         value = parse_json(raw)
         if op.body.canonical_when_valid and op.body.is_valid(value):
-            if self.integers:
+            if self.has_fraction is not None and self.has_fraction(value):
                 self._whole_numbers(value)
             return value, raw  # valid as sent: nothing to rewrite or forgive (the common case)
         value = self._forgiven(value, tenant, warnings)
-        if self.integers:
+        if self.has_fraction is not None and self.has_fraction(value):
             self._whole_numbers(value)
         return value, None
 
     def _whole_numbers(self, value: Any) -> None:
-        """A 400 for an integer field sent with a fraction, as the binder answers it."""
+        """A 400 for each integer field sent with a fraction, as the binder answers it."""
         problems = binder.fractions(value, self.integers, self.integer_tree)
         if problems:
             raise errors.invalid_many(problems)
