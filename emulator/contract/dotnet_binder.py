@@ -108,9 +108,8 @@ def _compiled(paths: Tree) -> Check:
             if type(node) is dict:
                 if inner(node):
                     return True
-            elif type(node) is list and items is not None:
-                if any(items(item) for item in node):
-                    return True
+            elif type(node) is list and items is not None and any(items(item) for item in node):
+                return True
         return False
 
     return check
