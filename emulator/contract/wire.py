@@ -20,6 +20,7 @@ from emulator.domain import errors
 from emulator.domain.safeparse import TooComplex, check_json_depth, orjson_reads
 
 JSON_MEDIA = "application/json"
+JSON_MEDIA_BYTES = JSON_MEDIA.encode("latin-1")
 ABORT = "payemu.abort"  # scope["extensions"][ABORT](): close the connection without an answer (payemu's server)
 _JSON_TYPES = ("application/json", "text/json")
 # values the standard library would refuse are refused by orjson too (then json raises)
@@ -127,10 +128,10 @@ def parse_json(raw: bytes) -> Any:
         raise errors.invalid("body", f"The request body is not valid JSON: {exc}.") from None
 
 
-async def read_body(request: Request, limit: int, declared: str | None = None) -> bytes:
+async def read_body(request: Request, limit: int, declared: str | bytes | None = None) -> bytes:
     """The request's body, read from the ASGI ``receive`` (a 413 past ``limit`` bytes,
     :class:`ClientDisconnect` when the client goes first). ``declared``: the
-    Content-Length header when the caller has it at hand."""
+    Content-Length header when the caller has it at hand (as sent or as text)."""
     if declared is None:
         declared = request.headers.get("content-length")
     if declared is not None:

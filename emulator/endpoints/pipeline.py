@@ -25,7 +25,16 @@ from emulator.contract import dotnet_binder as binder
 from emulator.contract import leniency
 from emulator.contract import shaping as projection
 from emulator.contract.openapi import ApiOperation
-from emulator.contract.wire import ABORT, JsonResponse, dumps, is_json_media, parse_json, read_body, read_parameter
+from emulator.contract.wire import (
+    ABORT,
+    JSON_MEDIA_BYTES,
+    JsonResponse,
+    dumps,
+    is_json_media,
+    parse_json,
+    read_body,
+    read_parameter,
+)
 from emulator.domain import errors
 from emulator.domain.model import DropConnection
 from emulator.stores import tenant_settings
@@ -145,6 +154,7 @@ class Endpoint:
         self.integers = binder.integer_paths(body.schema, body._compiler.definitions) if body else ()
         self.integer_tree = binder.tree(self.integers)
         self.has_fraction = binder.checker(self.integers)
+        self.interface_version = operation.api.interface_version if operation.api else None
 
     async def __call__(self, request: Request) -> Response:
         """The answer as a Starlette response (the routed way in)."""
@@ -170,20 +180,21 @@ class Endpoint:
         warnings: list[str] = list(notes) if notes else []
         headers = dict(reversed(request.scope["headers"]))  # by name; of a repeated one the first, as Headers.get
         length = headers.get(b"content-length")
+        key = headers.get(b"x-api-key")
         try:
             if op.secured:
-                tenant = self.runtime.authenticate(_text(headers.get(b"x-api-key")), headers)
+                tenant = self.runtime.authenticate(key.decode("latin-1") if key is not None else None, headers)
             elif self.tenant_of is not None:
                 tenant = self.tenant_of(request)
             else:
-                tenant = self.runtime.tenants.get(_text(headers.get(b"x-api-key")))
+                tenant = self.runtime.tenants.get(key.decode("latin-1") if key is not None else None)
             if op.parameters:
                 path_values, query_values = self._parameters(request)
             else:
                 path_values, query_values = {}, {}
             if op.raw_body or op.body is not None:
                 limit = self.runtime.settings.max_body_bytes
-                raw = await read_body(request, limit, _text(length))
+                raw = await read_body(request, limit, length)
                 body, sent = self._body(raw, headers, tenant, warnings)
             call = Call(self.runtime, tenant, op, body, path_values, query_values, request)  # type: ignore[arg-type]
             reply = await self.handler(call)
@@ -249,9 +260,9 @@ class Endpoint:
             if op.body_required:
                 raise errors.invalid("body", "A JSON request body is required.")
             return None, None
-        content_type = _text(headers.get(b"content-type")) or ""
-        if not is_json_media(content_type):
-            raise errors.unsupported_media_type(content_type)
+        content_type = headers.get(b"content-type") or b""
+        if content_type != JSON_MEDIA_BYTES and not is_json_media(content_type.decode("latin-1")):
+            raise errors.unsupported_media_type(content_type.decode("latin-1"))
         value = parse_json(raw)
         if op.body.canonical_when_valid and op.body.is_valid(value):
             if self.has_fraction is not None and self.has_fraction(value):
@@ -344,7 +355,7 @@ class Endpoint:
             op.path if path == op.path else path,  # path: the document's own string: one per operation, not per entry
             scope["query_string"].decode("latin-1") if scope["query_string"] else "",  # query
             op.operation_id,  # operation_id
-            op.api.interface_version if op.api else None,  # interface_version
+            self.interface_version,  # interface_version
             reply.status if reply else None,  # status
             (perf_counter() - started) * 1000,  # latency_ms
             body,  # request: the journal masks entries before anything reads them
@@ -354,10 +365,6 @@ class Endpoint:
             list(warnings) if warnings else None,  # warnings
         )
         tenant.journal.record(record, None if size is None else size + ENTRY_OVERHEAD * (1 + len(attempts)))
-
-
-def _text(value: bytes | None) -> str | None:
-    return value.decode("latin-1") if value is not None else None
 
 
 async def _drop(request: Request, exc: DropConnection) -> None:

@@ -45,7 +45,9 @@ class FastRouter(Router):
                     operations = route.operations
                     if scope["method"] in operations.methods:
                         scope.setdefault("router", self)
-                        scope.update(route=route, endpoint=operations, path_params={})
+                        scope["route"] = route
+                        scope["endpoint"] = operations
+                        scope["path_params"] = {}
                         await operations(scope, receive, send)
                         return
                 else:
@@ -126,15 +128,16 @@ _JSON_HEADERS = [(b"content-type", JSON_MEDIA.encode("latin-1")), (b"x-content-t
 async def send_answer(answer: Answer, method: str, send: Send) -> None:
     """``answer`` as an ASGI response (the headers a Starlette JSON response would have)."""
     payload, status = answer.payload, answer.status
-    if answer.headers:
+    if payload is not None and not answer.headers and status >= 200 and status not in (204, 304):
+        # most answers: a JSON body and no headers of their own
+        headers = [*_JSON_HEADERS, (b"content-length", b"%d" % len(payload))]
+    else:
         headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers.items()]
-        named: set[bytes] | tuple[()] = {name for name, _ in headers}
-    else:  # most answers: a JSON body and no headers of their own
-        headers, named = [], ()
-    if payload is not None and b"content-type" not in named:
-        headers += _JSON_HEADERS
-    if not (status < 200 or status in (204, 304) or b"content-length" in named):
-        headers.append((b"content-length", b"%d" % len(payload or b"")))
+        named = {name for name, _ in headers}
+        if payload is not None and b"content-type" not in named:
+            headers += _JSON_HEADERS
+        if not (status < 200 or status in (204, 304) or b"content-length" in named):
+            headers.append((b"content-length", b"%d" % len(payload or b"")))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload if payload is not None and method != "HEAD" else b""})
 
