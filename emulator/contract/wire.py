@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
+from starlette.types import Receive
 
 from emulator.contract.openapi import Parameter
 from emulator.domain import errors
@@ -134,13 +135,18 @@ async def read_body(request: Request, limit: int, declared: str | bytes | None =
     Content-Length header when the caller has it at hand (as sent or as text)."""
     if declared is None:
         declared = request.headers.get("content-length")
+    return await receive_body(request.receive, limit, declared)
+
+
+async def receive_body(receive: Receive, limit: int, declared: str | bytes | None) -> bytes:
+    """:func:`read_body` from the ASGI ``receive`` itself; ``declared``: the Content-Length
+    header (None: not sent)."""
     if declared is not None:
         try:
             if int(declared) > limit:
                 raise errors.too_large(limit)
         except ValueError:
             raise errors.invalid("Content-Length", "The Content-Length header is not a number.") from None
-    receive = request.receive
     chunks: list[bytes] = []
     size = 0
     while True:

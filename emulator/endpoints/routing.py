@@ -62,7 +62,7 @@ class FastRouter(Router):
 
 
 Responder = Callable[[Request], Awaitable[Response]]
-Chooser = Callable[[Endpoint, Request], Responder]
+Chooser = Callable[[Endpoint, Scope], "Endpoint | Responder"]
 
 
 def build_routes(
@@ -107,17 +107,16 @@ class Operations:
         self.methods = frozenset(endpoints) | ({"HEAD"} if "GET" in endpoints else set())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive, send)
         method = scope["method"]
         endpoint = self.endpoints["GET" if method == "HEAD" else method]
         if self.chooser is not None:
-            chosen = self.chooser(endpoint, request)
+            chosen = self.chooser(endpoint, scope)
             if not isinstance(chosen, Endpoint):  # a path another version lacks: a Starlette response
-                response = await chosen(request)
+                response = await chosen(Request(scope, receive, send))
                 await response(scope, receive, send)
                 return
             endpoint = chosen
-        answer = await endpoint.respond(request)
+        answer = await endpoint.respond(scope, receive)
         if answer is not None:  # (None: the connection closes without an answer)
             await send_answer(answer, method, send)
 
