@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route, Router
-from starlette.types import Lifespan, Receive, Scope, Send
+from starlette.types import Lifespan, Message, Receive, Scope, Send
 
 from emulator.contract.openapi import OpenApi
 from emulator.contract.wire import JSON_MEDIA
@@ -118,14 +118,17 @@ class Operations:
             endpoint = chosen
         answer = await endpoint.respond(scope, receive)
         if answer is not None:  # (None: the connection closes without an answer)
-            await send_answer(answer, method, send)
+            start, body = messages(answer, method)
+            await send(start)
+            await send(body)
 
 
 _JSON_HEADERS = [(b"content-type", JSON_MEDIA.encode("latin-1")), (b"x-content-type-options", b"nosniff")]
 
 
-async def send_answer(answer: Answer, method: str, send: Send) -> None:
-    """``answer`` as an ASGI response (the headers a Starlette JSON response would have)."""
+def messages(answer: Answer, method: str) -> tuple[Message, Message]:
+    """``answer`` as the two ASGI messages of a response (the headers a Starlette JSON
+    response would have)."""
     payload, status = answer.payload, answer.status
     if payload is not None and not answer.headers and status >= 200 and status not in (204, 304):
         # most answers: a JSON body and no headers of their own
@@ -137,8 +140,10 @@ async def send_answer(answer: Answer, method: str, send: Send) -> None:
             headers += _JSON_HEADERS
         if not (status < 200 or status in (204, 304) or b"content-length" in named):
             headers.append((b"content-length", b"%d" % len(payload or b"")))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": payload if payload is not None and method != "HEAD" else b""})
+    return (
+        {"type": "http.response.start", "status": status, "headers": headers},
+        {"type": "http.response.body", "body": payload if payload is not None and method != "HEAD" else b""},
+    )
 
 
 def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:
