@@ -18,14 +18,13 @@ def status_of(
     runtime: Services, tenant: Tenant | None, operation: Operation, outcome: engine.OperationOutcome
 ) -> tuple[int, dict[str, str]]:
     code = outcome.result.code
-    if outcome.lookup == engine.LOOKUP_FAILED:
-        status = 409  # status is documented with 200, 400, 401 and 409 only
-    elif outcome.lookup == engine.LOOKUP_FOUND:
+    if outcome.lookup is None:  # a payment operation
+        # the gateway refused the request itself: a gateway result, not an internal error
+        status = 409 if outcome.refused else HTTP_STATUS[code]
+    elif outcome.lookup == engine.LOOKUP_FOUND:  # a status lookup answered with the ledger's state
         status = 200 if code in SUCCESSFUL else 409
-    elif outcome.refused:
-        status = 409  # the gateway refused the request itself: a gateway result, not an internal error
-    else:
-        status = HTTP_STATUS[code]
+    else:  # a status lookup the gateway did not answer (status is documented with 200, 400, 401 and 409 only)
+        status = 409
     headers = {"Retry-After": "1"} if status == 503 else {}  # a TemporaryFailure: when to try again
     return tenant_settings.http_status(runtime, tenant, operation, status), headers
 

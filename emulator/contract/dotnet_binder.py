@@ -6,6 +6,7 @@ costs one lookup per integer field present."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from emulator.domain.errors import FieldErrors, field_path
@@ -64,26 +65,62 @@ def tree(paths: tuple[Path, ...]) -> Tree:
     return root
 
 
+Check = Callable[[Any], bool]  # whether an integer field of a value holds a float
+
+
+def checker(paths: tuple[Path, ...]) -> Check | None:
+    """The check of :func:`has_fraction` for ``paths``, made once (None: no integer fields)."""
+    if not paths:
+        return None
+    inner = _compiled(tree(paths))
+    if () in paths:  # the body itself an integer
+        return lambda value: type(value) is float or inner(value)
+    return inner
+
+
 def has_fraction(value: Any, paths: Tree) -> bool:
     """Whether an integer field of ``value`` holds a float."""
-    if type(value) is not dict:
-        return False
-    for head, below in paths.items():
-        if head is None:  # every item of an array
-            continue
-        node = value.get(head)
-        if below is _LEAF:
-            if type(node) is float:
+    return _compiled(paths)(value)
+
+
+def _is_float(value: Any) -> bool:
+    return type(value) is float
+
+
+def _compiled(paths: Tree) -> Check:
+    """A check of the objects the tree ``paths`` describes: its leaves by name, its
+    subtrees for the objects (or arrays of them) below."""
+    leaves = tuple(head for head, below in paths.items() if head is not None and below is _LEAF)
+    nested = tuple(
+        (head, _compiled(below), _items(below))
+        for head, below in paths.items()
+        if head is not None and below is not _LEAF
+    )
+
+    def check(value: Any) -> bool:
+        if type(value) is not dict:
+            return False
+        for head in leaves:
+            if type(value.get(head)) is float:
                 return True
-        elif type(node) is dict:
-            if has_fraction(node, below):
-                return True
-        elif type(node) is list and None in below:
-            items = below[None]
-            for item in node:
-                if (type(item) is float) if items is _LEAF else has_fraction(item, items):
+        for head, inner, items in nested:
+            node = value.get(head)
+            if type(node) is dict:
+                if inner(node):
                     return True
-    return False
+            elif type(node) is list and items is not None and any(items(item) for item in node):
+                return True
+        return False
+
+    return check
+
+
+def _items(below: Tree) -> Check | None:
+    """The check of each item, where ``below`` describes an array's items (None: it does not)."""
+    items = below.get(None)
+    if items is None:
+        return None
+    return _is_float if items is _LEAF else _compiled(items)
 
 
 def fractions(value: Any, paths: tuple[Path, ...], found: Tree | None = None) -> list[FieldErrors]:

@@ -60,7 +60,7 @@ class Compiled:
             self.warm()
             fast = self._fast
         try:
-            return bool(fast.is_valid(value))  # type: ignore[union-attr]
+            return fast.is_valid(value)  # type: ignore[union-attr]
         except ValueError:  # a value with no JSON form (a lone surrogate, a non-text key)
             return bool(self._strict().is_valid(value))
 

@@ -14,12 +14,14 @@ from typing import Any
 import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
+from starlette.types import Receive
 
 from emulator.contract.openapi import Parameter
 from emulator.domain import errors
-from emulator.domain.safeparse import TooComplex, check_json_depth, has_long_number
+from emulator.domain.safeparse import TooComplex, check_json_depth, orjson_reads
 
 JSON_MEDIA = "application/json"
+JSON_MEDIA_BYTES = JSON_MEDIA.encode("latin-1")
 ABORT = "payemu.abort"  # scope["extensions"][ABORT](): close the connection without an answer (payemu's server)
 _JSON_TYPES = ("application/json", "text/json")
 # values the standard library would refuse are refused by orjson too (then json raises)
@@ -98,12 +100,11 @@ def parse_json(raw: bytes) -> Any:
     """The JSON value of a request body, or a 400 naming what is wrong."""
     # Bodies orjson refuses, or with 19+ digit integers it would make floats, are read again
     # by the standard library for the exact value or message.
-    if not has_long_number(raw):
-        try:
-            check_json_depth(raw)
+    try:
+        if orjson_reads(raw):
             return orjson.loads(raw)
-        except (orjson.JSONDecodeError, TooComplex, RecursionError):
-            pass  # the careful reading below names the problem
+    except (orjson.JSONDecodeError, TooComplex, RecursionError):
+        pass  # the careful reading below names the problem
     try:
         # strict UTF-8 first: json.loads(bytes) would let raw surrogates (ED A0 80) through
         text = raw.decode("utf-8")
@@ -128,19 +129,24 @@ def parse_json(raw: bytes) -> Any:
         raise errors.invalid("body", f"The request body is not valid JSON: {exc}.") from None
 
 
-async def read_body(request: Request, limit: int, declared: str | None = None) -> bytes:
+async def read_body(request: Request, limit: int, declared: str | bytes | None = None) -> bytes:
     """The request's body, read from the ASGI ``receive`` (a 413 past ``limit`` bytes,
     :class:`ClientDisconnect` when the client goes first). ``declared``: the
-    Content-Length header when the caller has it at hand."""
+    Content-Length header when the caller has it at hand (as sent or as text)."""
     if declared is None:
         declared = request.headers.get("content-length")
+    return await receive_body(request.receive, limit, declared)
+
+
+async def receive_body(receive: Receive, limit: int, declared: str | bytes | None) -> bytes:
+    """:func:`read_body` from the ASGI ``receive`` itself; ``declared``: the Content-Length
+    header (None: not sent)."""
     if declared is not None:
         try:
             if int(declared) > limit:
                 raise errors.too_large(limit)
         except ValueError:
             raise errors.invalid("Content-Length", "The Content-Length header is not a number.") from None
-    receive = request.receive
     chunks: list[bytes] = []
     size = 0
     while True:

@@ -137,6 +137,24 @@ def has_long_number(raw: bytes) -> bool:
     return _LONG_RUN in raw.translate(_DIGITS_ONLY)
 
 
+# as _DIGITS_ONLY, and "[" and "{" to "[": one pass of the body for both checks below
+_OUTLINE = bytes.maketrans(
+    bytes(range(256)), bytes(48 if 48 <= b <= 57 else 91 if b in (91, 123) else 32 for b in range(256))
+)
+
+
+def orjson_reads(raw: bytes, max_depth: int = MAX_DEPTH) -> bool:
+    """Whether orjson reads the JSON text ``raw`` as the standard library would: False for
+    19 digits in a row (:func:`has_long_number`). Raises :class:`TooComplex` where
+    :func:`check_json_depth` does."""
+    outline = raw.translate(_OUTLINE)
+    if _LONG_RUN in outline:
+        return False
+    if outline.count(b"[") > max_depth:
+        check_json_depth(raw, max_depth)
+    return True
+
+
 def short(value: object, limit: int = QUOTE_CHARS) -> str:
     """``value`` cut to ``limit`` characters for an error message, with its full length."""
     text = value if isinstance(value, str) else repr(value)

@@ -19,13 +19,21 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response
+from starlette.types import Receive, Scope
 
 from emulator.contract import dotnet_binder as binder
 from emulator.contract import leniency
 from emulator.contract import shaping as projection
 from emulator.contract.openapi import ApiOperation
-from emulator.contract.wire import ABORT, JsonResponse, dumps, is_json_media, parse_json, read_body, read_parameter
+from emulator.contract.wire import (
+    ABORT,
+    JSON_MEDIA_BYTES,
+    dumps,
+    is_json_media,
+    parse_json,
+    read_parameter,
+    receive_body,
+)
 from emulator.domain import errors
 from emulator.domain.model import DropConnection
 from emulator.stores import tenant_settings
@@ -58,9 +66,10 @@ class Answer:
 
 
 class Call:
-    """Everything a handler may use: the tenant of the key, the validated input."""
+    """Everything a handler may use: the tenant of the key, the validated input, and the
+    request as Starlette's :class:`~starlette.requests.Request` (made when first asked for)."""
 
-    __slots__ = ("attempts", "body", "operation", "path", "query", "request", "runtime", "tenant")
+    __slots__ = ("_request", "attempts", "body", "operation", "path", "query", "runtime", "scope", "tenant")
 
     def __init__(
         self,
@@ -70,7 +79,8 @@ class Call:
         body: Any,
         path: dict[str, Any],
         query: dict[str, Any],
-        request: Request,
+        scope: Scope,
+        request: Request | Receive,
     ) -> None:
         self.runtime = runtime
         self.tenant = tenant
@@ -78,8 +88,16 @@ class Call:
         self.body = body
         self.path = path
         self.query = query
-        self.request = request
+        self.scope = scope
+        self._request = request  # the Request, or until made the ASGI receive to make it with
         self.attempts: list[Any] = []  # JSON objects, or records with to_json (journal)
+
+    @property
+    def request(self) -> Request:
+        request = self._request
+        if not isinstance(request, Request):
+            request = self._request = Request(self.scope, request)
+        return request
 
     @property
     def headers(self) -> Headers:
@@ -89,7 +107,7 @@ class Call:
     def base_url(self) -> str:
         """``http://host:port`` as the client addressed us (for Location headers, links):
         the Host header as sent when it is a plain host, else as Starlette reads it."""
-        scope = self.request.scope
+        scope = self.scope
         host = None
         for name, value in scope["headers"]:  # a loop: a generator cost more than the search
             if name == b"host":
@@ -144,17 +162,10 @@ class Endpoint:
         # integer fields, where the binder refuses a fraction (see emulator.contract.dotnet_binder)
         self.integers = binder.integer_paths(body.schema, body._compiler.definitions) if body else ()
         self.integer_tree = binder.tree(self.integers)
+        self.has_fraction = binder.checker(self.integers)
+        self.interface_version = operation.api.interface_version if operation.api else None
 
-    async def __call__(self, request: Request) -> Response:
-        """The answer as a Starlette response (the routed way in)."""
-        answer = await self.respond(request)
-        if answer is None:
-            return _NoResponse()
-        if answer.payload is None:
-            return Response(status_code=answer.status, headers=answer.headers)
-        return JsonResponse(answer.payload, status_code=answer.status, headers=answer.headers)
-
-    async def respond(self, request: Request) -> Answer | None:
+    async def respond(self, scope: Scope, receive: Receive) -> Answer | None:
         """The whole pipeline for one request; None when the connection is to close
         without an answer (a scenario's fault, or a client that left)."""
         started = perf_counter()
@@ -165,37 +176,43 @@ class Endpoint:
         sent: bytes | None = None  # the body's JSON text, when it is exactly ``body``
         # leniencies used to read the request (emulator.contract.leniency), after any note a
         # wrapper left in the scope (NOTES: the replay's "not in the recording")
-        notes = request.scope.get(NOTES)
+        notes = scope.get(NOTES)
         warnings: list[str] = list(notes) if notes else []
-        headers = dict(reversed(request.scope["headers"]))  # by name; of a repeated one the first, as Headers.get
+        headers = dict(reversed(scope["headers"]))  # by name; of a repeated one the first, as Headers.get
+        # Starlette's Request, made only for what reads the request through it
+        request: Request | Receive = receive
         length = headers.get(b"content-length")
+        key = headers.get(b"x-api-key")
         try:
             if op.secured:
-                tenant = self.runtime.authenticate(_text(headers.get(b"x-api-key")), headers)
+                tenant = self.runtime.authenticate(key.decode("latin-1") if key is not None else None, headers)
             elif self.tenant_of is not None:
+                request = Request(scope, receive)
                 tenant = self.tenant_of(request)
             else:
-                tenant = self.runtime.tenants.get(_text(headers.get(b"x-api-key")))
+                tenant = self.runtime.tenants.get(key.decode("latin-1") if key is not None else None)
             if op.parameters:
+                if not isinstance(request, Request):
+                    request = Request(scope, receive)
                 path_values, query_values = self._parameters(request)
             else:
                 path_values, query_values = {}, {}
             if op.raw_body or op.body is not None:
                 limit = self.runtime.settings.max_body_bytes
-                raw = await read_body(request, limit, _text(length))
+                raw = await receive_body(receive, limit, length)
                 body, sent = self._body(raw, headers, tenant, warnings)
-            call = Call(self.runtime, tenant, op, body, path_values, query_values, request)  # type: ignore[arg-type]
+            call = Call(self.runtime, tenant, op, body, path_values, query_values, scope, request)  # type: ignore[arg-type]
             reply = await self.handler(call)
         except errors.ApiError as exc:
             reply = Reply(exc.status, exc.body, exc.headers, error=True)
         except DropConnection as exc:
             if tenant is not None and self.journal:
-                self._journal(tenant, request, sent or body, None, call, started, dropped=exc.reason)
-            await _drop(request, exc)
+                self._journal(tenant, scope, sent or body, None, call, started, dropped=exc.reason)
+            await _drop(scope, exc)
             return None
         except ClientDisconnect:  # the client went (or was timed out) before its body ended
             if tenant is not None and self.journal:
-                self._journal(tenant, request, sent or body, None, call, started, dropped=CLIENT_GONE)
+                self._journal(tenant, scope, sent or body, None, call, started, dropped=CLIENT_GONE)
             return None
         except Exception:
             log.exception("payemu bug while answering %s %s", op.method, op.path)
@@ -206,7 +223,7 @@ class Endpoint:
         payload = dumps(reply.body) if reply.body is not None else None
         if tenant is not None and self.journal:
             size = len(payload or b"") + int(length or 0)
-            self._journal(tenant, request, sent or body, reply, call, started, warnings, size, payload)
+            self._journal(tenant, scope, sent or body, reply, call, started, warnings, size, payload)
         return Answer(reply.status, reply.headers, payload)
 
     def _parameters(self, request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -248,21 +265,21 @@ class Endpoint:
             if op.body_required:
                 raise errors.invalid("body", "A JSON request body is required.")
             return None, None
-        content_type = _text(headers.get(b"content-type")) or ""
-        if not is_json_media(content_type):
-            raise errors.unsupported_media_type(content_type)
+        content_type = headers.get(b"content-type") or b""
+        if content_type != JSON_MEDIA_BYTES and not is_json_media(content_type.decode("latin-1")):
+            raise errors.unsupported_media_type(content_type.decode("latin-1"))
         value = parse_json(raw)
         if op.body.canonical_when_valid and op.body.is_valid(value):
-            if self.integers:
+            if self.has_fraction is not None and self.has_fraction(value):
                 self._whole_numbers(value)
             return value, raw  # valid as sent: nothing to rewrite or forgive (the common case)
         value = self._forgiven(value, tenant, warnings)
-        if self.integers:
+        if self.has_fraction is not None and self.has_fraction(value):
             self._whole_numbers(value)
         return value, None
 
     def _whole_numbers(self, value: Any) -> None:
-        """A 400 for an integer field sent with a fraction, as the binder answers it."""
+        """A 400 for each integer field sent with a fraction, as the binder answers it."""
         problems = binder.fractions(value, self.integers, self.integer_tree)
         if problems:
             raise errors.invalid_many(problems)
@@ -318,7 +335,7 @@ class Endpoint:
     def _journal(
         self,
         tenant: Tenant,
-        request: Request,
+        scope: Scope,
         body: Any,
         reply: Reply | None,
         call: Call | None,
@@ -333,7 +350,6 @@ class Endpoint:
         request and the answer may be given as their JSON text (``body`` as bytes, and
         ``payload``): the journal reads them back when it is first read, so the request
         path keeps one object where the values are trees of them."""
-        scope = request.scope
         op = self.operation
         attempts = call.attempts if call else []
         path = scope["path"]
@@ -343,7 +359,7 @@ class Endpoint:
             op.path if path == op.path else path,  # path: the document's own string: one per operation, not per entry
             scope["query_string"].decode("latin-1") if scope["query_string"] else "",  # query
             op.operation_id,  # operation_id
-            op.api.interface_version if op.api else None,  # interface_version
+            self.interface_version,  # interface_version
             reply.status if reply else None,  # status
             (perf_counter() - started) * 1000,  # latency_ms
             body,  # request: the journal masks entries before anything reads them
@@ -355,21 +371,12 @@ class Endpoint:
         tenant.journal.record(record, None if size is None else size + ENTRY_OVERHEAD * (1 + len(attempts)))
 
 
-def _text(value: bytes | None) -> str | None:
-    return value.decode("latin-1") if value is not None else None
-
-
-async def _drop(request: Request, exc: DropConnection) -> None:
+async def _drop(scope: Scope, exc: DropConnection) -> None:
     """Close the client's connection without answering. Under payemu's server the
     connection is aborted (:data:`~emulator.contract.wire.ABORT`); in-process (ASGI
     transport) the exception reaches the client instead."""
-    abort = (request.scope.get("extensions") or {}).get(ABORT)
+    abort = (scope.get("extensions") or {}).get(ABORT)
     if abort is None:
         raise exc
     abort()
     await asyncio.sleep(0)
-
-
-class _NoResponse(Response):
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route, Router
-from starlette.types import Lifespan, Receive, Scope, Send
+from starlette.types import Lifespan, Message, Receive, Scope, Send
 
 from emulator.contract.openapi import OpenApi
 from emulator.contract.wire import JSON_MEDIA
@@ -45,7 +45,9 @@ class FastRouter(Router):
                     operations = route.operations
                     if scope["method"] in operations.methods:
                         scope.setdefault("router", self)
-                        scope.update(route=route, endpoint=operations, path_params={})
+                        scope["route"] = route
+                        scope["endpoint"] = operations
+                        scope["path_params"] = {}
                         await operations(scope, receive, send)
                         return
                 else:
@@ -60,7 +62,7 @@ class FastRouter(Router):
 
 
 Responder = Callable[[Request], Awaitable[Response]]
-Chooser = Callable[[Endpoint, Request], Responder]
+Chooser = Callable[[Endpoint, Scope], "Endpoint | Responder"]
 
 
 def build_routes(
@@ -105,38 +107,43 @@ class Operations:
         self.methods = frozenset(endpoints) | ({"HEAD"} if "GET" in endpoints else set())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive, send)
         method = scope["method"]
         endpoint = self.endpoints["GET" if method == "HEAD" else method]
         if self.chooser is not None:
-            chosen = self.chooser(endpoint, request)
+            chosen = self.chooser(endpoint, scope)
             if not isinstance(chosen, Endpoint):  # a path another version lacks: a Starlette response
-                response = await chosen(request)
+                response = await chosen(Request(scope, receive, send))
                 await response(scope, receive, send)
                 return
             endpoint = chosen
-        answer = await endpoint.respond(request)
+        answer = await endpoint.respond(scope, receive)
         if answer is not None:  # (None: the connection closes without an answer)
-            await send_answer(answer, method, send)
+            start, body = messages(answer, method)
+            await send(start)
+            await send(body)
 
 
 _JSON_HEADERS = [(b"content-type", JSON_MEDIA.encode("latin-1")), (b"x-content-type-options", b"nosniff")]
 
 
-async def send_answer(answer: Answer, method: str, send: Send) -> None:
-    """``answer`` as an ASGI response (the headers a Starlette JSON response would have)."""
+def messages(answer: Answer, method: str) -> tuple[Message, Message]:
+    """``answer`` as the two ASGI messages of a response (the headers a Starlette JSON
+    response would have)."""
     payload, status = answer.payload, answer.status
-    if answer.headers:
+    if payload is not None and not answer.headers and status >= 200 and status not in (204, 304):
+        # most answers: a JSON body and no headers of their own
+        headers = [*_JSON_HEADERS, (b"content-length", b"%d" % len(payload))]
+    else:
         headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers.items()]
-        named: set[bytes] | tuple[()] = {name for name, _ in headers}
-    else:  # most answers: a JSON body and no headers of their own
-        headers, named = [], ()
-    if payload is not None and b"content-type" not in named:
-        headers += _JSON_HEADERS
-    if not (status < 200 or status in (204, 304) or b"content-length" in named):
-        headers.append((b"content-length", b"%d" % len(payload or b"")))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": payload if payload is not None and method != "HEAD" else b""})
+        named = {name for name, _ in headers}
+        if payload is not None and b"content-type" not in named:
+            headers += _JSON_HEADERS
+        if not (status < 200 or status in (204, 304) or b"content-length" in named):
+            headers.append((b"content-length", b"%d" % len(payload or b"")))
+    return (
+        {"type": "http.response.start", "status": status, "headers": headers},
+        {"type": "http.response.body", "body": payload if payload is not None and method != "HEAD" else b""},
+    )
 
 
 def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Scope
 
 from emulator.contract.openapi import HTTP_METHODS, OpenApi, default_schema_path
 from emulator.contract.wire import error_response
@@ -206,17 +208,18 @@ def served_by(runtime: Runtime, tenant: Tenant | None) -> OpenApi:
     return runtime.api
 
 
-def endpoint_for(endpoint: Endpoint, request: Request) -> Responder:
-    """The endpoint for ``request``: ``endpoint`` unless the tenant is served another document."""
+def endpoint_for(endpoint: Endpoint, scope: Scope) -> Endpoint | Responder:
+    """The endpoint for the request of ``scope``: ``endpoint`` unless the tenant is served
+    another document."""
     runtime = endpoint.runtime
     if not runtime.interfaces:
         return endpoint
-    api = served_by(runtime, runtime.tenants.get(request.headers.get("x-api-key")))
+    api = served_by(runtime, runtime.tenants.get(Headers(scope=scope).get("x-api-key")))
     if api is runtime.api:
         return endpoint
     table = api.endpoints  # held by the document: they go when it goes (no table keyed by it)
     key = (endpoint.operation.method, endpoint.operation.path)
-    found: Responder | None = table.get(key)
+    found: Endpoint | Responder | None = table.get(key)
     if found is None:
         op = api.find(*key)
         found = table[key] = Endpoint(runtime, op, endpoint.handler, endpoint.journal) if op else _absent(api)
