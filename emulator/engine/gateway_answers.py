@@ -19,9 +19,21 @@ from emulator.catalog.templates import Template, compile_template
 from emulator.domain import cards
 from emulator.domain.clock import isoformat
 from emulator.domain.model import Card, Money, OperationResult
-from emulator.domain.vocabulary import CAPTURE, CHARGE, PRE_AUTH, REJECTED, STATUS, SUCCESS, Operation, ResultCode
+from emulator.domain.vocabulary import (
+    CAPTURE,
+    CHARGE,
+    PRE_AUTH,
+    REJECTED,
+    STATUS,
+    SUCCESS,
+    SUCCESSFUL,
+    TOKENIZE,
+    Operation,
+    ResultCode,
+)
 
 if TYPE_CHECKING:
+    from emulator.scenarios import RuleOutcome
     from emulator.tenants.tenants import Tenant
 
 # Operations whose successful answer carries an authorization code.
@@ -59,6 +71,11 @@ class AttemptInput:
     @property
     def card_number(self) -> str | None:
         return self.card.number if self.card else None
+
+
+def tokenizes(spec: GatewaySpec, item: AttemptInput) -> bool:
+    """Whether the gateway tokenizes; a mock gateway does under the older mock-PSP reading."""
+    return spec.tokenizes or (spec.always is not None and item.mocks_tokenize)
 
 
 def mint(tenant: Tenant, fmt: ReferenceFormat, operation: str, *, secret: bool = False) -> str:
@@ -133,6 +150,47 @@ _DESCRIBED = frozenset({*_VALUES, "gatewayResultCode"})
 _RESPONDED = _DESCRIBED | {"gatewayResultDescription"}
 
 
+def answer(
+    tenant: Tenant,
+    account: GatewayAccount,
+    item: AttemptInput,
+    code: ResultCode,
+    key: str,
+    reason: str | None,
+    text: str,
+    outcome: RuleOutcome | None,
+) -> OperationResult:
+    """The gateway's answer to an attempt it decided ``code`` for: a new reference, an
+    authorization code when it approved, a token when it tokenizes on this operation,
+    spoken as :func:`speak` does (with the code, description and fields of the scenario's
+    ``outcome``, if one decided)."""
+    spec = account.gateway
+    operation = item.operation
+    if outcome is None:
+        plan = _plan_for(spec, code, operation, reason, key, None, None)
+    else:
+        gateway_code, gateway_description = outcome.gateway_result_code, outcome.gateway_result_description
+        plan = _plan_for(spec, code, operation, reason, key, gateway_code, gateway_description)
+    draw = tenant.random_id
+    form = spec.reference
+    reference = plan.reference_prefix + draw(form.length, form.alphabet)
+    holds = tenant.ledger.holds
+    while holds(reference):  # unique within the tenant
+        reference = plan.reference_prefix + draw(form.length, form.alphabet)
+    approval = token = None
+    if code in SUCCESSFUL:
+        form = spec.authorization_code
+        approval = plan.approval_prefix + draw(form.length, form.alphabet)  # drawn while Accepted too
+        if code != SUCCESS:
+            approval = None  # nothing is authorized yet while Accepted
+        elif tokenizes(spec, item) and (
+            operation == TOKENIZE or (item.generate_token and operation in (CHARGE, PRE_AUTH))
+        ):
+            token = mint(tenant, spec.token, TOKENIZE, secret=True)
+    fields = outcome.gateway_fields if outcome is not None else ()
+    return _spoken(plan, tenant, account, item, code, reason, text, reference, approval, token, fields)
+
+
 def speak(
     tenant: Tenant,
     account: GatewayAccount,
@@ -144,20 +202,29 @@ def speak(
     *,
     reference: str,
     approval: str | None = None,
-    token: str | None = None,
-    gateway_code: str | None = None,
-    gateway_description: str | None = None,
-    gateway_fields: tuple[tuple[str, Any], ...] = (),
 ) -> OperationResult:
-    """The OperationResult of ``code`` in the gateway's vocabulary: native code and
-    description for ``key`` (a result or reject reason) unless a scenario gave its own,
-    and the rendered ``customGatewayResponse`` with the fields a scenario sets in it."""
-    spec = account.gateway
+    """The OperationResult of ``code`` in the gateway's vocabulary under ``reference``: the
+    native code and description for ``key`` (a result or reject reason) and the rendered
+    ``customGatewayResponse``."""
+    plan = _plan_for(account.gateway, code, item.operation, reason, key, None, None)
+    return _spoken(plan, tenant, account, item, code, reason, text, reference, approval, None, ())
+
+
+def _spoken(
+    plan: _WordingPlan,
+    tenant: Tenant,
+    account: GatewayAccount,
+    item: AttemptInput,
+    code: ResultCode,
+    reason: str | None,
+    text: str,
+    reference: str,
+    approval: str | None,
+    token: str | None,
+    gateway_fields: tuple[tuple[str, Any], ...],
+) -> OperationResult:
+    """The OperationResult ``plan`` words, with the fields a scenario sets in its response."""
     operation = item.operation
-    found = _PLANS.get((id(spec), code, operation, reason, key, gateway_code, gateway_description))
-    plan = found[1] if found is not None and found[0] is spec else None
-    if plan is None:
-        plan = _plan(spec, code, operation, reason, key, gateway_code, gateway_description)
     # the values at hand (_AT_HAND), then those the templates read that take some working out
     values: dict[str, Any] = {"reference": reference, "authorizationCode": approval, "token": token}
     if plan.values:
@@ -177,7 +244,7 @@ def speak(
         text,
         approval if operation in AUTHORIZING else None,
         response,
-        spec.name,
+        account.gateway.name,
         reference,
         plan.code,
         description,
@@ -205,16 +272,20 @@ def _set_fields(response: dict[str, Any], fields: tuple[tuple[str, Any], ...]) -
 class _WordingPlan:
     """How one case of a gateway is spoken (see :func:`_plan`)."""
 
-    __slots__ = ("code", "described", "description", "response", "values")
+    __slots__ = ("approval_prefix", "code", "described", "description", "reference_prefix", "response", "values")
 
     def __init__(
         self,
+        spec: GatewaySpec,
+        operation: Operation,
         code: Any,
         description: Any,
         described: Template | None,
         response: Template | None,
         values: tuple[tuple[str, Any], ...],
     ) -> None:
+        self.reference_prefix = spec.reference.prefix_for(operation)  # of the reference minted for it
+        self.approval_prefix = spec.authorization_code.prefix_for(operation)  # of its authorization code
         self.code = code  # gatewayResultCode
         self.description = description  # gatewayResultDescription, when the same in every answer
         self.described = described  # else its template
@@ -225,6 +296,22 @@ class _WordingPlan:
 # (id(spec), code, operation, reason, key, scenario's code, scenario's description) → (spec, plan)
 _PLANS: dict[tuple[Any, ...], tuple[GatewaySpec, _WordingPlan]] = {}
 _MAX_PLANS = 4096  # then the plans start over
+
+
+def _plan_for(
+    spec: GatewaySpec,
+    code: ResultCode,
+    operation: Operation,
+    reason: str | None,
+    key: str,
+    gateway_code: str | None,
+    gateway_description: str | None,
+) -> _WordingPlan:
+    """The plan of this case (see :func:`_plan`), made on its first answer."""
+    found = _PLANS.get((id(spec), code, operation, reason, key, gateway_code, gateway_description))
+    if found is not None and found[0] is spec:
+        return found[1]
+    return _plan(spec, code, operation, reason, key, gateway_code, gateway_description)
 
 
 def _plan(
@@ -258,7 +345,7 @@ def _plan(
         response = compile_template(payloads.template(spec, code, operation, reason, key), _RESPONDED, constants)
     names = (described.names if described else frozenset()) | (response.names if response else frozenset())
     values = tuple((name, _VALUES[name]) for name in sorted(names) if name in _VALUES and name not in _AT_HAND)
-    plan = _WordingPlan(result_code, description, described, response, values)
+    plan = _WordingPlan(spec, operation, result_code, description, described, response, values)
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
     _PLANS[(id(spec), code, operation, reason, key, gateway_code, gateway_description)] = (spec, plan)
