@@ -4,7 +4,8 @@ A template is any JSON value whose strings may hold ``{placeholder}``s; :func:`c
 turns it into a :class:`Template` (small functions and the placeholder names it reads), so an
 attempt computes only the values its gateway uses. A string that is exactly one placeholder
 takes the value with its type; inside text null is empty and a boolean ``true``/``false``; an
-unknown placeholder stays as written.
+unknown placeholder stays as written. Values known when the template is compiled (its
+``constants``) are put in then, so filling it reads only the rest.
 """
 
 from __future__ import annotations
@@ -32,11 +33,22 @@ class Template:
         self.names = names
 
 
-def compile_template(template: Any, known: Iterable[str]) -> Template:
-    """Compile ``template``; placeholders outside ``known`` stay as written."""
+def compile_template(template: Any, known: Iterable[str], constants: Values | None = None) -> Template:
+    """Compile ``template``; placeholders outside ``known`` stay as written, those in
+    ``constants`` (a part of ``known``) take their value now and are not among its ``names``."""
     names: set[str] = set()
-    fill = _compile(template, frozenset(known), names)
+    fill = _compile(template, _Known(known, constants or {}), names)
     return Template(fill, frozenset(names))
+
+
+class _Known:
+    """The placeholders a template may name, and those of them whose value is already known."""
+
+    __slots__ = ("constants", "names")
+
+    def __init__(self, names: Iterable[str], constants: Values) -> None:
+        self.names = frozenset(names)
+        self.constants = constants
 
 
 def _text(value: object) -> str:
@@ -47,7 +59,7 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def _part(template: Any, known: frozenset[str], names: set[str]) -> tuple[int, Any]:
+def _part(template: Any, known: _Known, names: set[str]) -> tuple[int, Any]:
     """How a value is filled: ``(0, constant)``, ``(1, name)`` (a string that is exactly
     one known placeholder) or ``(2, fill)`` (anything else, compiled)."""
     if isinstance(template, (dict, list)):
@@ -55,13 +67,17 @@ def _part(template: Any, known: frozenset[str], names: set[str]) -> tuple[int, A
     if not isinstance(template, str) or "{" not in template:
         return 0, template
     whole = PLACEHOLDER.fullmatch(template)
-    if whole and whole.group(1) in known:
-        names.add(whole.group(1))
-        return 1, whole.group(1)
-    return 2, _compile_text(template, known, names)
+    if whole and whole.group(1) in known.names:
+        name = whole.group(1)
+        if name in known.constants:
+            return 0, known.constants[name]
+        names.add(name)
+        return 1, name
+    text = _compile_text(template, known, names)
+    return (0, text) if isinstance(text, str) else (2, text)
 
 
-def _compile(template: Any, known: frozenset[str], names: set[str]) -> Fill:
+def _compile(template: Any, known: _Known, names: set[str]) -> Fill:
     if isinstance(template, dict):
         # each key's value: a constant (0), a whole placeholder (1) or a fill of its own (2):
         # a copy of the constants with every key in its place, the placeholders' values put
@@ -125,18 +141,26 @@ def render(template: Any, values: Values) -> Any:
     return compile_template(template, values.keys()).fill(values)
 
 
-def _compile_text(template: str, known: frozenset[str], names: set[str]) -> Fill:
-    """A string with placeholders among its text."""
+def _compile_text(template: str, known: _Known, names: set[str]) -> Fill | str:
+    """A string with placeholders among its text: its fill, or the text itself when every
+    placeholder in it is a constant (or none is known)."""
     pieces: list[tuple[bool, str]] = []  # (is a placeholder, text or name)
     position = 0
+    constants = known.constants
     for match in PLACEHOLDER.finditer(template):
-        if match.group(1) not in known:
+        name = match.group(1)
+        if name not in known.names:
             continue
         pieces.append((False, template[position : match.start()]))
-        pieces.append((True, match.group(1)))
-        names.add(match.group(1))
+        if name in constants:
+            pieces.append((False, _text(constants[name])))
+        else:
+            pieces.append((True, name))
+            names.add(name)
         position = match.end()
     pieces.append((False, template[position:]))
+    if not any(named for named, _ in pieces):
+        return "".join(text for _, text in pieces)
     pieces = [(named, text) for named, text in pieces if named or text]
 
     def fill(values: Values) -> str:

@@ -15,14 +15,25 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.catalog import payloads
 from emulator.catalog.catalog import GatewaySpec, ReferenceFormat
-from emulator.catalog.identity_memo import IdentityMemo
-from emulator.catalog.templates import Template, compiled
+from emulator.catalog.templates import Template, compile_template
 from emulator.domain import cards
 from emulator.domain.clock import isoformat
 from emulator.domain.model import Card, Money, OperationResult
-from emulator.domain.vocabulary import CAPTURE, CHARGE, PRE_AUTH, REJECTED, STATUS, SUCCESS, Operation, ResultCode
+from emulator.domain.vocabulary import (
+    CAPTURE,
+    CHARGE,
+    PRE_AUTH,
+    REJECTED,
+    STATUS,
+    SUCCESS,
+    SUCCESSFUL,
+    TOKENIZE,
+    Operation,
+    ResultCode,
+)
 
 if TYPE_CHECKING:
+    from emulator.scenarios import RuleOutcome
     from emulator.tenants.tenants import Tenant
 
 # Operations whose successful answer carries an authorization code.
@@ -60,6 +71,11 @@ class AttemptInput:
     @property
     def card_number(self) -> str | None:
         return self.card.number if self.card else None
+
+
+def tokenizes(spec: GatewaySpec, item: AttemptInput) -> bool:
+    """Whether the gateway tokenizes; a mock gateway does under the older mock-PSP reading."""
+    return spec.tokenizes or (spec.always is not None and item.mocks_tokenize)
 
 
 def mint(tenant: Tenant, fmt: ReferenceFormat, operation: str, *, secret: bool = False) -> str:
@@ -129,9 +145,50 @@ def _looked_up(results: dict[str, str], given: str | None) -> str | None:
     return found if found is not None else results.get("default")
 
 
-_AT_HAND = frozenset({"reference", "authorizationCode", "token", "operation"})  # speak() has them without _Facts
+_AT_HAND = frozenset({"reference", "authorizationCode", "token"})  # speak() has them without _Facts
 _DESCRIBED = frozenset({*_VALUES, "gatewayResultCode"})
 _RESPONDED = _DESCRIBED | {"gatewayResultDescription"}
+
+
+def answer(
+    tenant: Tenant,
+    account: GatewayAccount,
+    item: AttemptInput,
+    code: ResultCode,
+    key: str,
+    reason: str | None,
+    text: str,
+    outcome: RuleOutcome | None,
+) -> OperationResult:
+    """The gateway's answer to an attempt it decided ``code`` for: a new reference, an
+    authorization code when it approved, a token when it tokenizes on this operation,
+    spoken as :func:`speak` does (with the code, description and fields of the scenario's
+    ``outcome``, if one decided)."""
+    spec = account.gateway
+    operation = item.operation
+    if outcome is None:
+        plan = _plan_for(spec, code, operation, reason, key, None, None)
+    else:
+        gateway_code, gateway_description = outcome.gateway_result_code, outcome.gateway_result_description
+        plan = _plan_for(spec, code, operation, reason, key, gateway_code, gateway_description)
+    draw = tenant.random_id
+    form = spec.reference
+    reference = plan.reference_prefix + draw(form.length, form.alphabet)
+    holds = tenant.ledger.holds
+    while holds(reference):  # unique within the tenant
+        reference = plan.reference_prefix + draw(form.length, form.alphabet)
+    approval = token = None
+    if code in SUCCESSFUL:
+        form = spec.authorization_code
+        approval = plan.approval_prefix + draw(form.length, form.alphabet)  # drawn while Accepted too
+        if code != SUCCESS:
+            approval = None  # nothing is authorized yet while Accepted
+        elif tokenizes(spec, item) and (
+            operation == TOKENIZE or (item.generate_token and operation in (CHARGE, PRE_AUTH))
+        ):
+            token = mint(tenant, spec.token, TOKENIZE, secret=True)
+    fields = outcome.gateway_fields if outcome is not None else ()
+    return _spoken(plan, tenant, account, item, code, reason, text, reference, approval, token, fields)
 
 
 def speak(
@@ -145,45 +202,52 @@ def speak(
     *,
     reference: str,
     approval: str | None = None,
-    token: str | None = None,
-    gateway_code: str | None = None,
-    gateway_description: str | None = None,
-    gateway_fields: tuple[tuple[str, Any], ...] = (),
 ) -> OperationResult:
-    """The OperationResult of ``code`` in the gateway's vocabulary: native code and
-    description for ``key`` (a result or reject reason) unless a scenario gave its own,
-    and the rendered ``customGatewayResponse`` with the fields a scenario sets in it."""
-    spec = account.gateway
+    """The OperationResult of ``code`` in the gateway's vocabulary under ``reference``: the
+    native code and description for ``key`` (a result or reject reason) and the rendered
+    ``customGatewayResponse``."""
+    plan = _plan_for(account.gateway, code, item.operation, reason, key, None, None)
+    return _spoken(plan, tenant, account, item, code, reason, text, reference, approval, None, ())
+
+
+def _spoken(
+    plan: _WordingPlan,
+    tenant: Tenant,
+    account: GatewayAccount,
+    item: AttemptInput,
+    code: ResultCode,
+    reason: str | None,
+    text: str,
+    reference: str,
+    approval: str | None,
+    token: str | None,
+    gateway_fields: tuple[tuple[str, Any], ...],
+) -> OperationResult:
+    """The OperationResult ``plan`` words, with the fields a scenario sets in its response."""
     operation = item.operation
-    money = item.money
-    plan = _plan(spec, code, operation, reason, key, gateway_code, gateway_description)
     # the values at hand (_AT_HAND), then those the templates read that take some working out
-    values: dict[str, Any] = {
-        "gatewayResultCode": plan.code,
-        "reference": reference,
-        "authorizationCode": approval,
-        "token": token,
-        "operation": operation._value_,
-    }
+    values: dict[str, Any] = {"reference": reference, "authorizationCode": approval, "token": token}
     if plan.values:
         facts = _Facts(tenant, account, item, code, reference, approval, token)
         for name, value in plan.values:
             values[name] = value(facts)
-    values["gatewayResultDescription"] = plan.described.fill(values)
+    description = plan.description
+    if plan.described is not None:
+        description = values["gatewayResultDescription"] = plan.described.fill(values)
     response = plan.response.fill(values) if plan.response else None
     if gateway_fields and isinstance(response, dict):
         _set_fields(response, gateway_fields)
     return OperationResult(  # positional: in the field order
         operation,
         code,
-        money,
+        item.money,
         text,
         approval if operation in AUTHORIZING else None,
         response,
-        spec.name,
+        account.gateway.name,
         reference,
-        values["gatewayResultCode"],
-        values["gatewayResultDescription"],
+        plan.code,
+        description,
         None,  # gatewayResultSubCode
         None,  # gatewayResultSubDescription
         token,
@@ -208,18 +272,46 @@ def _set_fields(response: dict[str, Any], fields: tuple[tuple[str, Any], ...]) -
 class _WordingPlan:
     """How one case of a gateway is spoken (see :func:`_plan`)."""
 
-    __slots__ = ("code", "described", "response", "values")
+    __slots__ = ("approval_prefix", "code", "described", "description", "reference_prefix", "response", "values")
 
     def __init__(
-        self, code: Any, described: Template, response: Template | None, values: tuple[tuple[str, Any], ...]
+        self,
+        spec: GatewaySpec,
+        operation: Operation,
+        code: Any,
+        description: Any,
+        described: Template | None,
+        response: Template | None,
+        values: tuple[tuple[str, Any], ...],
     ) -> None:
+        self.reference_prefix = spec.reference.prefix_for(operation)  # of the reference minted for it
+        self.approval_prefix = spec.authorization_code.prefix_for(operation)  # of its authorization code
         self.code = code  # gatewayResultCode
-        self.described = described  # gatewayResultDescription
+        self.description = description  # gatewayResultDescription, when the same in every answer
+        self.described = described  # else its template
         self.response = response  # customGatewayResponse, when the gateway has one
         self.values = values  # (name, how to compute it) of each other value the two read
 
 
-_PLANS: IdentityMemo[_WordingPlan] = IdentityMemo()
+# (id(spec), code, operation, reason, key, scenario's code, scenario's description) → (spec, plan)
+_PLANS: dict[tuple[Any, ...], tuple[GatewaySpec, _WordingPlan]] = {}
+_MAX_PLANS = 4096  # then the plans start over
+
+
+def _plan_for(
+    spec: GatewaySpec,
+    code: ResultCode,
+    operation: Operation,
+    reason: str | None,
+    key: str,
+    gateway_code: str | None,
+    gateway_description: str | None,
+) -> _WordingPlan:
+    """The plan of this case (see :func:`_plan`), made on its first answer."""
+    found = _PLANS.get((id(spec), code, operation, reason, key, gateway_code, gateway_description))
+    if found is not None and found[0] is spec:
+        return found[1]
+    return _plan(spec, code, operation, reason, key, gateway_code, gateway_description)
 
 
 def _plan(
@@ -231,28 +323,30 @@ def _plan(
     gateway_code: str | None,
     gateway_description: str | None,
 ) -> _WordingPlan:
-    """The native code, the compiled description and answer templates, and the values
-    they read, for ``key`` of ``code`` at ``spec``: made once per gateway and case (a
-    scenario's own code or description is planned afresh)."""
-    if gateway_code is None and gateway_description is None:
-        return _PLANS.get(
-            (id(spec), code, operation, reason, key), spec, _made_plan, spec, code, operation, reason, key
-        )
-    return _made_plan(spec, code, operation, reason, key, gateway_code, gateway_description)
-
-
-def _made_plan(
-    spec: GatewaySpec,
-    code: ResultCode,
-    operation: Operation,
-    reason: str | None,
-    key: str,
-    gateway_code: str | None = None,
-    gateway_description: str | None = None,
-) -> _WordingPlan:
+    """The native code and description, the answer template with every value that is the
+    same in each answer of this case already in it, and the values left to compute, for
+    ``key`` of ``code`` at ``spec`` (or the code and description a scenario gives): made
+    once per gateway and case, and kept (by the spec's identity, with the spec)."""
     native = spec.code_for(key)
-    described = compiled(gateway_description if gateway_description is not None else native.description, _DESCRIBED)
-    response = compiled(payloads.template(spec, code, operation, reason, key), _RESPONDED) if spec.response else None
-    names = (described.names | response.names) if response else described.names
+    result_code = gateway_code if gateway_code is not None else native.code
+    constants: dict[str, Any] = {
+        "operation": operation._value_,
+        "approved": code == SUCCESS,
+        "gatewayResultCode": result_code,
+    }
+    wording = gateway_description if gateway_description is not None else native.description
+    described: Template | None = compile_template(wording, _DESCRIBED, constants)
+    description = None
+    if described is not None and not described.names:
+        description = constants["gatewayResultDescription"] = described.fill(constants)
+        described = None
+    response = None
+    if spec.response:
+        response = compile_template(payloads.template(spec, code, operation, reason, key), _RESPONDED, constants)
+    names = (described.names if described else frozenset()) | (response.names if response else frozenset())
     values = tuple((name, _VALUES[name]) for name in sorted(names) if name in _VALUES and name not in _AT_HAND)
-    return _WordingPlan(gateway_code if gateway_code is not None else native.code, described, response, values)
+    plan = _WordingPlan(spec, operation, result_code, description, described, response, values)
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    _PLANS[(id(spec), code, operation, reason, key, gateway_code, gateway_description)] = (spec, plan)
+    return plan

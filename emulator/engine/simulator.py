@@ -39,7 +39,7 @@ from emulator.domain.vocabulary import (
     ResultCode,
 )
 from emulator.engine import checks
-from emulator.engine.gateway_answers import AttemptInput, GatewayAccount, mint, new_reference, speak
+from emulator.engine.gateway_answers import AttemptInput, GatewayAccount, answer, new_reference, speak, tokenizes
 from emulator.scenarios import Attempt, RuleOutcome
 
 if TYPE_CHECKING:
@@ -165,11 +165,6 @@ def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bo
     return None
 
 
-def tokenizes(spec: GatewaySpec, item: AttemptInput) -> bool:
-    """Whether the gateway tokenizes; a mock gateway does under the older mock-PSP reading."""
-    return spec.tokenizes or (spec.always is not None and item.mocks_tokenize)
-
-
 def _tokenizes(operation: str, item: AttemptInput) -> bool:
     return operation == TOKENIZE or (item.generate_token and operation in NEEDS_ORDER_DESC)
 
@@ -289,7 +284,7 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
         await asyncio.sleep(delay_ms / 1000)
     if outcome is not None and outcome.approved_amount is not None and code == SUCCESS:
         item = partially_approved(item, outcome.approved_amount)
-    result = _render(tenant, account, item, code, key, reason, text, outcome)
+    result = answer(tenant, account, item, code, key, reason, text, outcome)
     settling = outcome if code == ACCEPTED else None
     return AttemptResult(  # positional, in the field order: a charge's hot path
         result,
@@ -358,43 +353,3 @@ def _words(name: str) -> str:
     """``InsufficientFunds`` → ``insufficient funds``."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
     return spaced[:1].upper() + spaced[1:].lower()
-
-
-def _render(
-    tenant: Tenant,
-    account: GatewayAccount,
-    item: AttemptInput,
-    code: ResultCode,
-    key: str,
-    reason: str | None,
-    text: str,
-    outcome: RuleOutcome | None,
-) -> OperationResult:
-    spec = account.gateway
-    operation = item.operation
-    approved = code in SUCCESSFUL
-    token: str | None = None
-    reference = new_reference(tenant, spec, operation)
-    approval = mint(tenant, spec.authorization_code, operation) if approved else None
-    approval = approval if code == SUCCESS else None  # nothing is authorized yet while Accepted
-    if (
-        code == SUCCESS
-        and tokenizes(spec, item)
-        and (operation == TOKENIZE or (item.generate_token and operation in (CHARGE, PRE_AUTH)))
-    ):
-        token = mint(tenant, spec.token, TOKENIZE, secret=True)
-    return speak(
-        tenant,
-        account,
-        item,
-        code,
-        key,
-        reason,
-        text,
-        reference=reference,
-        approval=approval,
-        token=token,
-        gateway_code=outcome.gateway_result_code if outcome else None,
-        gateway_description=outcome.gateway_result_description if outcome else None,
-        gateway_fields=outcome.gateway_fields if outcome else (),
-    )

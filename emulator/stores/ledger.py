@@ -18,9 +18,10 @@ from emulator.domain import budget as weights
 from emulator.domain import errors
 from emulator.domain.budget import Budget
 from emulator.domain.clock import Clock
+from emulator.domain.model import OperationResult
 from emulator.domain.vocabulary import ORIGINALS, Operation
 from emulator.stores import packing
-from emulator.stores.transaction import GatewayToken, OperationEntry, Transaction, token_weight
+from emulator.stores.transaction import GatewayToken, OperationEntry, Transaction, token_weight, weight_of_texts
 
 __all__ = ["GatewayToken", "Ledger", "OperationEntry", "Transaction"]
 
@@ -113,16 +114,11 @@ class Ledger(Mapping[str, Transaction]):
     def __contains__(self, reference: object) -> bool:  # Mapping's would raise and catch a KeyError
         return reference in self._transactions
 
-    def add(self, tx: Transaction | packing.NewTransaction) -> None:
+    def add(self, tx: Transaction) -> None:
         """Keep ``tx`` (already admitted), charging its weight to the budget. The ledger
-        packs what is finished: a :class:`~emulator.stores.packing.NewTransaction`
-        (finished as it is made) at once, from its fields; a Transaction when nothing can
-        change it any more (``tx`` is then not the ledger's own: change it through
-        :meth:`find`), else it is kept as an object among the newest."""
-        if type(tx) is packing.NewTransaction:
-            self._put(tx.reference, packing.pack_new(tx), tx.weight)
-            return
-        assert isinstance(tx, Transaction)
+        packs what is finished: ``tx`` when nothing can change it any more (``tx`` is then
+        not the ledger's own: change it through :meth:`find`), else it is kept as an object
+        among the newest."""
         if not tx.weight:
             tx.weight = tx.weight_of()
         if tx.clock is not None:
@@ -132,6 +128,18 @@ class Ledger(Mapping[str, Transaction]):
         else:
             self._put(tx.reference, tx, tx.weight)
             self._kept(tx.reference)
+
+    def add_finished(
+        self, answer: OperationResult, account: str | None, card_number: str | None, my_ref: str | None, now: datetime
+    ) -> None:
+        """Keep the transaction a gateway's ``answer`` is, finished as it is made (see
+        :func:`~emulator.stores.packing.pack_answer`): admitted, weighed and packed at once."""
+        reference = answer.gateway_reference
+        assert reference is not None
+        approval = answer.authorization_code
+        heft = weight_of_texts(reference, card_number, approval, my_ref)
+        self.admit(now, heft)  # hardening: drops journal entries, the oldest finished transactions, or a 507
+        self._put(reference, packing.pack_answer(answer, account, card_number, my_ref, now, heft), heft)
 
     def _put(self, reference: str, stored: Transaction | bytes, heft: int) -> None:
         transactions = self._transactions

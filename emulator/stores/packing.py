@@ -15,10 +15,10 @@ import struct
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any
 
 from emulator.domain.clock import Clock
-from emulator.domain.model import ZERO
+from emulator.domain.model import ZERO, OperationResult
 from emulator.domain.vocabulary import ORIGINALS, Operation, RejectReason, ResultCode
 from emulator.stores.transaction import OperationEntry, Transaction
 
@@ -132,51 +132,30 @@ def pack(tx: Transaction) -> bytes:
     return _packed(flags, tx.weight, tx.my_ref, body)
 
 
-class NewTransaction(NamedTuple):
-    """What one attempt gives a new transaction: its first fields, in :class:`Transaction`'s
-    order, and its weight. The ledger packs one finished as it is made (a charge, a
-    decline, a tokenize: not an authorization, not pending, on no earlier transaction, the
-    first attempt of its request) from these fields alone (:meth:`Ledger.add`); any other
-    becomes its :meth:`transaction`."""
-
-    reference: str
-    operation: Operation
-    gateway: str
-    account: str | None
-    amount: Decimal
-    currency: str
-    result_code: ResultCode
-    reject_reason: RejectReason | str | None
-    created_at: datetime
-    my_ref: str | None
-    card_number: str | None
-    authorization_code: str | None
-    weight: int
-
-    def transaction(self, *, parent: str | None, attempt_number: int, clock: Clock | None) -> Transaction:
-        """The :class:`Transaction` of these fields, made by attempt ``attempt_number``."""
-        return Transaction(
-            *self[:-1],
-            parent=parent,
-            attempt_number=attempt_number,
-            attempts=attempt_number,
-            clock=clock,
-            weight=self.weight,
-        )
-
-
-if NewTransaction._fields[:-1] != tuple(spec.name for spec in fields(Transaction))[: len(NewTransaction._fields) - 1]:
-    raise ImportError("packing.NewTransaction's fields are not the first fields of Transaction")
-
-
-def pack_new(new: NewTransaction) -> bytes:
-    """What :func:`pack` makes of the Transaction ``new`` stands for."""
-    reference, operation, gateway, account, amount, currency, code, reason, created, my_ref, card, approval, heft = new
+def pack_answer(
+    answer: OperationResult,
+    account: str | None,
+    card_number: str | None,
+    my_ref: str | None,
+    created_at: datetime,
+    heft: int,
+) -> bytes:
+    """What :func:`pack` makes of the transaction a gateway's ``answer`` is when nothing can
+    change it (not an authorization, not pending, on no earlier transaction, the first
+    attempt of its request): packed from the answer itself, with no Transaction made."""
+    operation, money, reason = answer.operation, answer.money, answer.reject_reason
+    # each value made in place: one marshal sees referred to elsewhere is written as a
+    # reference (and the bytes would differ from pack()'s)
     body = (
-        reference, operation._value_, gateway, account, str(amount), currency, code._value_,
-        None if reason is None else str(reason), _moment(created), card, approval, None,
+        answer.gateway_reference, operation._value_, answer.gateway_name, account, str(money.amount), money.currency,
+        answer.code._value_, None if reason is None else str(reason),
+        (created_at - _EPOCH) // _MICROSECOND if created_at.tzinfo is not None else _moment(created_at), card_number,
+        answer.authorization_code, None,
     )  # fmt: skip
-    return _packed(ORIGINAL if operation in ORIGINALS else 0, heft, my_ref, body)
+    flags = ORIGINAL if operation in ORIGINALS else 0
+    if my_ref is None:
+        return _HEAD.pack(flags, heft, _NO_MY_REF) + marshal.dumps(body)
+    return _packed(flags, heft, my_ref, body)
 
 
 def _packed(flags: int, weight: int, my_ref: str | None, body: tuple[Any, ...]) -> bytes:

@@ -3,7 +3,7 @@ transaction), and keeping the gateway tokens a gateway minted.
 
 :func:`record` is the one way in: a capture, void or refund lands in the history of the
 transaction it refers to, and changes it when it succeeded; the ledger packs what is
-finished (:meth:`Ledger.add`).
+finished (:meth:`Ledger.add`, :meth:`Ledger.add_finished`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ from emulator.domain import budget as weights
 from emulator.domain.clock import Clock
 from emulator.domain.model import OperationResult
 from emulator.domain.vocabulary import ACCEPTED, CAPTURE, PRE_AUTH, REFUND, VOID
-from emulator.stores import packing
 from emulator.stores.ledger import GatewayToken, Ledger, OperationEntry, Transaction
-from emulator.stores.transaction import weight_of_texts
 
 __all__ = ["RecordingHolder", "record", "remember_token"]
 
@@ -46,17 +44,18 @@ def record(
     """Record one attempt's OperationResult in the ledger (and, for an operation on an
     earlier transaction, apply it there when it succeeded); the time it was recorded. A
     plain attempt — the first of its request, on no earlier transaction, neither an
-    authorization nor pending: finished as it is made — goes to the ledger as its fields
-    (:class:`packing.NewTransaction`), which the ledger packs without a Transaction object."""
+    authorization nor pending: finished as it is made — goes to the ledger as the answer
+    itself, which the ledger packs without a Transaction object (:meth:`Ledger.add_finished`)."""
     now = tenant.now()
     operation, code, reference, gateway = result.operation, result.code, result.gateway_reference, result.gateway_name
     if reference is None or gateway is None:
         raise ValueError("only an attempt that reached a gateway is a transaction")
     ledger = tenant.ledger
+    if parent is None and attempt_number == 1 and code != ACCEPTED and operation != PRE_AUTH:
+        ledger.add_finished(result, account, card_number, my_ref, now)
+        return now
     money = result.money
-    approval = result.authorization_code
-    # positional, in the field order: a charge's hot path (keywords there cost it instructions)
-    new = packing.NewTransaction(
+    tx = Transaction(  # positional, in the field order
         reference,
         operation,
         gateway,
@@ -68,14 +67,13 @@ def record(
         now,  # created_at
         my_ref,
         card_number,
-        approval,  # authorization_code
-        weight_of_texts(reference, card_number, approval, my_ref),  # weight
+        result.authorization_code,
+        parent.reference if parent else None,
+        attempt_number,
+        attempt_number,  # attempts
+        clock=tenant.clock,
     )
-    if parent is None and attempt_number == 1 and code != ACCEPTED and operation != PRE_AUTH:
-        ledger.admit(now, new.weight)  # hardening: drops journal entries, the oldest finished transactions, or a 507
-        ledger.add(new)  # finished as it is made: packed from its fields
-        return now
-    tx = new.transaction(parent=parent.reference if parent else None, attempt_number=attempt_number, clock=tenant.clock)
+    tx.weight = tx.weight_of()
     if operation == PRE_AUTH:
         tx.expires_at = now + timedelta(days=authorization_days)
     if code == ACCEPTED and settles_to:

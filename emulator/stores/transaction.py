@@ -158,15 +158,20 @@ class Transaction:
         }
 
 
+_ASCII_TEXT = getsizeof("")  # what sys.getsizeof() gives an ASCII string beyond one byte a character
+
+
 def weight_of_texts(reference: str, card: str | None, approval: str | None, my_ref: str | None) -> int:
-    """The bytes of a transaction without history (``budget.text()`` of each string, spelled out)."""
-    return (
-        weights.TRANSACTION
-        + getsizeof(reference)
-        + (getsizeof(card) if card is not None else 0)
-        + (getsizeof(approval) if approval is not None else 0)
-        + (getsizeof(my_ref) if my_ref is not None else 0)
-    )
+    """The bytes of a transaction without history (``budget.text()`` of each string, spelled
+    out: for ASCII text, the figure ``sys.getsizeof`` gives, read from its length)."""
+    heft = weights.TRANSACTION + (_ASCII_TEXT + len(reference) if reference.isascii() else getsizeof(reference))
+    if card is not None:
+        heft += _ASCII_TEXT + len(card) if card.isascii() else getsizeof(card)
+    if approval is not None:
+        heft += _ASCII_TEXT + len(approval) if approval.isascii() else getsizeof(approval)
+    if my_ref is not None:
+        heft += _ASCII_TEXT + len(my_ref) if my_ref.isascii() else getsizeof(my_ref)
+    return heft
 
 
 # each field's default, as a factory (read by Transaction.__setstate__)

@@ -83,12 +83,16 @@ os.register_at_fork(after_in_child=_forget_pools)
 _UNUSED_BYTES = [bytes(range(256 - extra, 256)) for extra in range(256)]  # the top ``extra`` bytes
 
 
+_TABLES: dict[str, bytes] = {}  # alphabet → its _byte_table, once made (read first: a dict is cheaper than a cache)
+
+
 @functools.cache
 def _byte_table(alphabet: str) -> bytes | None:
     """Byte → character ``b % len(alphabet)`` for :meth:`bytes.translate`; None if not ASCII."""
     if not alphabet.isascii() or not alphabet:
         return None
-    return bytes(ord(alphabet[b % len(alphabet)]) for b in range(256))
+    table = _TABLES[alphabet] = bytes(ord(alphabet[b % len(alphabet)]) for b in range(256))
+    return table
 
 
 def shard_of(api_key: str) -> str:
@@ -155,7 +159,7 @@ class Tenant:
 
     def random_id(self, length: int, alphabet: str = ALPHANUMERIC) -> str:
         """An identifier that need not be secret, from the tenant's (seedable) random source."""
-        table = _byte_table(alphabet)
+        table = _TABLES.get(alphabet) or _byte_table(alphabet)
         if table is None:
             return "".join(self.rng.choices(alphabet, k=length))
         # what Random.randbytes does (so seeded runs are unchanged), one call less

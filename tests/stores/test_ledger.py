@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from emulator.domain import budget as weights
 from emulator.domain.model import Money, OperationResult
 from emulator.domain.vocabulary import Operation, RejectReason, ResultCode
 from emulator.stores import ledger, recording, rules
+from emulator.stores.transaction import weight_of_texts
 from emulator.tenants.tenants import Tenant
 from tests.conftest import bare_tenant
 
@@ -404,3 +406,9 @@ def test_more_busy_transactions_than_recent_ones_stay_objects_until_released() -
     assert len(_objects(who)) == ledger.RECENT
     assert held[0].reference not in _objects(who), "released: the oldest are packed first"
     assert _weights_add_up(who)
+
+
+@pytest.mark.parametrize("text", ["", "NULL-ABCDEFGHIJ", "order-7", "café", "注文", "😀 order", "\ud800"])
+def test_a_transaction_weighs_what_budget_text_says_of_each_string(text: str) -> None:
+    expected = weights.TRANSACTION + sum(weights.text(value) for value in ("ref-1", text, text, text))
+    assert weight_of_texts("ref-1", text, text, text) == expected

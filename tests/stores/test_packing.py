@@ -11,6 +11,7 @@ from decimal import Decimal
 import pytest
 
 from emulator.domain.clock import Clock
+from emulator.domain.model import Money, OperationResult
 from emulator.domain.vocabulary import Operation, RejectReason, ResultCode
 from emulator.stores import ledger, packing
 from emulator.stores.transaction import OperationEntry, Transaction
@@ -155,30 +156,24 @@ def test_a_ledger_filling_up_brings_no_young_collection_nearer() -> None:
     assert grown < 3 * ledger.RECENT, "what stays tracked: the newest transactions, kept as objects"
 
 
-def test_a_new_plain_transaction_packs_from_its_fields_as_from_the_object() -> None:
-    for operation, code, reason, my_ref in [
-        (Operation.CHARGE, ResultCode.SUCCESS, None, "order-1"),
-        (Operation.CHARGE, ResultCode.REJECTED, RejectReason.CARD_DECLINED, None),
-        (Operation.TOKENIZE, ResultCode.SUCCESS, None, "order \ud800 ✓"),
+def test_a_new_plain_transaction_packs_from_its_answer_as_from_the_object() -> None:
+    for operation, code, reason, my_ref, when in [
+        (Operation.CHARGE, ResultCode.SUCCESS, None, "order-1", WHEN),
+        (Operation.CHARGE, ResultCode.REJECTED, RejectReason.CARD_DECLINED, None, WHEN),
+        (Operation.TOKENIZE, ResultCode.SUCCESS, None, "order \ud800 ✓", WHEN.replace(tzinfo=None)),
     ]:
         tx = Transaction(
-            "ref-new", operation, "Stripe", "main", Decimal("10.5"), "USD", code, reason, WHEN, my_ref, "4111", "A1"
+            "ref-new", operation, "Stripe", "main", Decimal("10.5"), "USD", code, reason, when, my_ref, "4111", "A1"
         )
         tx.weight = tx.weight_of()
-        new = packing.NewTransaction(
-            reference=tx.reference,
-            operation=operation,
-            gateway="Stripe",
-            account="main",
-            amount=tx.amount,
-            currency="USD",
-            result_code=code,
-            reject_reason=reason,
-            created_at=WHEN,
-            my_ref=my_ref,
-            card_number="4111",
+        answer = OperationResult(
+            operation,
+            code,
+            Money(Decimal("10.5"), "USD"),
+            "said",
             authorization_code="A1",
-            weight=tx.weight,
+            gateway_name="Stripe",
+            gateway_reference="ref-new",
+            reject_reason=reason,
         )
-        assert packing.pack_new(new) == packing.pack(tx)
-        assert set(packing.NewTransaction._fields) <= {spec.name for spec in fields(Transaction)}
+        assert packing.pack_answer(answer, "main", "4111", my_ref, when, tx.weight) == packing.pack(tx)
