@@ -112,6 +112,15 @@ class Budget:
         for budget in self._line:
             budget.used += weight
 
+    def charged(self, weight: int) -> bool:
+        """Charge ``weight``; whether this budget and every one it draws on still hold (``fits(0)``)."""
+        holds = True
+        for budget in self._line:
+            budget.used += weight
+            if budget.used > budget.limit:
+                holds = False
+        return holds
+
     def release(self, weight: int) -> None:
         for budget in self._line:
             budget.used -= weight

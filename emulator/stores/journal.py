@@ -226,8 +226,7 @@ class Journal:
         while len(entries) > size or (self.bytes > max_bytes and len(entries) > 1):
             freed += self._pop_oldest()
         budget = self.budget
-        budget.charge(weight - freed)
-        if not budget.fits(0) and not budget.make_room(0):
+        if not budget.charged(weight - freed) and not budget.make_room(0):
             self.shed(budget.need(0))  # its own entries then, this one included
         return number
 
