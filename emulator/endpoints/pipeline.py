@@ -354,7 +354,7 @@ class Endpoint:
         attempts = call.attempts if call else []
         path = scope["path"]
         record = Entry(  # positional, in the field order: a charge's hot path (keywords there cost it instructions)
-            tenant.now(),  # time
+            attempts[-1].timestamp if attempts else tenant.now(),  # time: its last attempt's, if it made one
             scope["method"],  # method
             op.path if path == op.path else path,  # path: the document's own string: one per operation, not per entry
             scope["query_string"].decode("latin-1") if scope["query_string"] else "",  # query
