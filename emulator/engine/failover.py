@@ -19,7 +19,7 @@ from emulator.engine.simulator import GatewayAccount
 from emulator.stores import accounts, certificates, tenant_settings
 
 if TYPE_CHECKING:
-    from emulator.catalog.catalog import Catalog
+    from emulator.catalog.catalog import Catalog, GatewaySpec
     from emulator.scenarios.model import Rule
     from emulator.tenants.services import Services
     from emulator.tenants.tenants import Tenant
@@ -36,11 +36,25 @@ def primary_account(runtime: Services, tenant: Tenant, request: PaymentRequest) 
             raise errors.invalid(where, "The PaymentGatewayName field is required in paymentGatewayAccount.")
         spec = accounts.resolve_gateway(runtime.catalog, inline.gateway, where)
         pairs = accounts.check_credentials(spec, inline.credentials, "paymentGatewayAccount.credentials")
+        if not pairs and not certificate:
+            return _bare_account(spec)
         return GatewayAccount(spec, None, dict(pairs), certificate)
     name = request.account_name
     if not name:
         raise errors.invalid("paymentGatewayAccountName", "Give paymentGatewayAccountName or paymentGatewayAccount.")
     return stored_account(runtime, tenant, name, "paymentGatewayAccountName", certificate)
+
+
+_BARE: dict[str, GatewayAccount] = {}  # gateway name → its inline account without credentials or certificate
+
+
+def _bare_account(spec: GatewaySpec) -> GatewayAccount:
+    """The one inline account of ``spec`` without credentials or certificate, shared by the
+    requests that name it (an attempt reads its account, never changes it)."""
+    account = _BARE.get(spec.name)
+    if account is None or account.gateway is not spec:  # a reloaded catalog's spec: a new account
+        account = _BARE[spec.name] = GatewayAccount(spec, None, {})
+    return account
 
 
 def stored_account(runtime: Services, tenant: Tenant, name: str, where: str, certificate: str | None) -> GatewayAccount:
