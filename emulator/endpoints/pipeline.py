@@ -353,8 +353,11 @@ class Endpoint:
         op = self.operation
         attempts = call.attempts if call else []
         path = scope["path"]
+        # the time its last attempt was recorded, when it made one the engine recorded (the
+        # eWallet library hands its attempts on as their JSON); else the clock's
+        moment = getattr(attempts[-1], "timestamp", None) if attempts else None
         record = Entry(  # positional, in the field order: a charge's hot path (keywords there cost it instructions)
-            attempts[-1].timestamp if attempts else tenant.now(),  # time: its last attempt's, if it made one
+            moment or tenant.now(),  # time
             scope["method"],  # method
             op.path if path == op.path else path,  # path: the document's own string: one per operation, not per entry
             scope["query_string"].decode("latin-1") if scope["query_string"] else "",  # query
