@@ -12,7 +12,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ from emulator.contract.openapi import ApiOperation
 from emulator.contract.wire import ABORT, JsonResponse, dumps, is_json_media, parse_json, read_body, read_parameter
 from emulator.domain import errors
 from emulator.domain.model import DropConnection
+from emulator.domain.records import dataclass
 from emulator.stores import tenant_settings
 from emulator.stores.journal import Entry
 
