@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from emulator.catalog.schema import ALPHABETS, FACT_KEYS, GATEWAY, LEVELS, SHARED
-from emulator.domain.datafiles import ParseCache, data_path, gateway_files, load_checked
+from emulator.catalog.schema import ALPHABETS, LEVELS
+from emulator.domain.datafiles import data_path
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import ResultCode as Result
 
 CATALOG_PATH = data_path("catalog.yaml")
@@ -61,6 +62,8 @@ class ReferenceFormat:
 
 @dataclass(frozen=True)
 class GatewayResultCode:
+    """A gateway's own result code and its description."""
+
     code: str
     description: str
 
@@ -121,6 +124,8 @@ class RefundLimit:
 
 @dataclass(frozen=True)
 class GatewaySpec:
+    """One gateway, as its catalog file describes it (:func:`load_gateway`)."""
+
     name: str
     display_name: str
     url: str
@@ -282,107 +287,35 @@ class GatewaySpec:
 
 
 class Catalog:
-    """The loaded gateways, looked up by name case-insensitively."""
+    """The gateways, looked up by name case-insensitively; the gateway of each of ``files``
+    (named after it) read by ``read`` when first asked for (:func:`~emulator.catalog.loader.on_demand`)."""
 
-    def __init__(self, gateways: list[GatewaySpec]) -> None:
+    def __init__(
+        self, gateways: list[GatewaySpec], files: Sequence[Path] = (), read: Callable[[Path], GatewaySpec] | None = None
+    ) -> None:
         self._by_lower = {g.name.lower(): g for g in gateways}
-        self._ordered = list(gateways)
+        self._names = [g.name for g in gateways] + [file.stem for file in files]
+        self._files = {file.stem.lower(): file for file in files}  # the files not read yet
+        self._read = read
 
     def get(self, name: str | None) -> GatewaySpec | None:
-        return self._by_lower.get(name.lower()) if name else None
+        if not name:
+            return None
+        lower = name.lower()
+        found = self._by_lower.get(lower)
+        if found is None and self._read is not None and lower in self._files:
+            found = self._by_lower[lower] = self._read(self._files.pop(lower))
+        return found
 
     def names(self) -> list[str]:
-        return [g.name for g in self._ordered]
+        return list(self._names)
 
     def __getitem__(self, name: str) -> GatewaySpec:
+        self.get(name)
         return self._by_lower[name.lower()]
 
     def __iter__(self) -> Iterator[GatewaySpec]:
-        return iter(self._ordered)
+        return (self[name] for name in self._names)
 
     def __len__(self) -> int:
-        return len(self._ordered)
-
-
-def load_gateway(
-    path: Path, card_checks: dict[str, Any], defaults: dict[str, Any], cache: ParseCache | None = None
-) -> GatewaySpec:
-    """One gateway's file, checked: its schema, its name matching the file's, and a
-    provenance for every fact it states (``cache``: what it parsed to in an earlier run)."""
-    data = load_checked(path, GATEWAY, "gateway file", "gateway", CatalogError, cache=cache)
-    problems: list[tuple[str, str]] = []  # (the key whose line names the problem, the problem)
-    if data["name"] != path.stem:
-        problems.append(("name", f"name {data['name']!r} is not the file's name {path.stem!r}"))
-    stated = data.get("provenance", {})
-    for key in FACT_KEYS:
-        if key in data and key not in stated:
-            problems.append((key, f"{key}: no provenance (give its source URL or label it a guess)"))
-    overlap = set(data["credentialsNames"]) & set(data.get("optionalCredentials", ()))
-    if overlap:
-        problems.append(("optionalCredentials", f"{sorted(overlap)} both required and optional"))
-    if problems:
-        lines = _fact_lines(path)  # read again only to name the lines
-        raise CatalogError("\n".join(f"{path}:{lines.get(key, 1)}: {problem}" for key, problem in problems))
-    spec = GatewaySpec.from_data(data, card_checks, defaults)
-    return replace(spec, file=str(path))
-
-
-def _fact_lines(path: Path) -> dict[str, int]:
-    """The line of each top-level key of a gateway file (for its problems)."""
-    lines: dict[str, int] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        key = line.split(":", 1)[0]
-        if key and not line[0].isspace() and key not in lines and key.isidentifier():
-            lines[key] = number
-    return lines
-
-
-_LOADED: dict[tuple[tuple[str, int, int], ...], Catalog] = {}  # by the files' signature (a few kept)
-
-
-def load_catalog(path: str | Path | None = None, folder: str | Path | None = None) -> Catalog:
-    """The shared file ``path`` and every gateway file of ``folder`` (default: the
-    ``gateways`` folder beside ``path``), in the order of their names. Files unchanged
-    since an earlier load give the same (immutable) catalog without reading them again."""
-    path = Path(path) if path else CATALOG_PATH
-    files = gateway_files(Path(folder) if folder else path.parent / "gateways")
-    key = _signature([path, *files])
-    found = _LOADED.get(key) if key else None
-    if found is None:
-        found = _load(path, files)
-        if key:
-            if len(_LOADED) >= 8:
-                _LOADED.clear()
-            _LOADED[key] = found
-    return found
-
-
-def _signature(files: list[Path]) -> tuple[tuple[str, int, int], ...]:
-    try:
-        return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
-    except OSError:
-        return ()  # read (and report) it below
-
-
-def _load(path: Path, files: list[Path]) -> Catalog:
-    shared = load_checked(path, SHARED, "gateway catalog", "catalog", CatalogError)
-    problems: list[str] = []
-    gateways: list[GatewaySpec] = []
-    seen: dict[str, Path] = {}
-    cache = ParseCache("gateways")
-    for file in files:
-        try:
-            gateway = load_gateway(file, shared["cardChecks"], shared["defaults"], cache)
-        except CatalogError as exc:
-            problems.append(str(exc))
-            continue
-        if gateway.name.lower() in seen:
-            problems.append(f"{file}:1: gateway {gateway.name} is also defined in {seen[gateway.name.lower()]}")
-        seen[gateway.name.lower()] = file
-        gateways.append(gateway)
-    if not files:
-        problems.append(f"{path}: no gateway files in {path.parent / 'gateways'}")
-    if problems:
-        raise CatalogError("\n".join(problems))
-    cache.save()
-    return Catalog(gateways)
+        return len(self._names)

@@ -10,7 +10,8 @@ import re
 import sys
 from pathlib import Path
 
-from emulator.catalog.catalog import LEVEL_NOTES, Catalog, GatewaySpec, load_catalog
+from emulator.catalog.catalog import LEVEL_NOTES, Catalog, GatewaySpec
+from emulator.catalog.loader import load_catalog
 from emulator.catalog.schema import LEVELS
 from emulator.domain.datafiles import REPOSITORY
 from emulator.domain.vocabulary import OPERATIONS

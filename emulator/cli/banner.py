@@ -3,7 +3,6 @@ listens, the keys, the files it read, the limits, the pages — as plain text.""
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import TYPE_CHECKING
 
 from emulator.domain.config import DEFAULT_KEYS, Settings, describe_limits
@@ -45,7 +44,7 @@ def banner(settings: Settings, runtime: Runtime, card_form: str | None = None) -
         *_dropped_keys(settings),
         f"  schema         {runtime.api.source} (version {runtime.api.version})",
     ]
-    counts = Counter(rule.source for rule in runtime.scenarios.file_rules)
+    counts = runtime.scenarios.counts()  # the gateways' own triggers are not listed (nor read)
     for index, path in enumerate(runtime.scenarios.files()):
         label = "scenarios" if index == 0 else ""
         count = counts.get(str(path), 0)

@@ -7,7 +7,6 @@ import gc
 import logging
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from emulator.cli import environment
 from emulator.cli.banner import banner
@@ -16,9 +15,6 @@ from emulator.domain.config import ConfigError, Settings, load_config_file, pars
 from emulator.domain.didyoumean import Parser, parse, subparser
 from emulator.domain.release import INTERFACE_VERSION, __version__
 from emulator.scenarios import ScenarioError
-
-if TYPE_CHECKING:
-    pass
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -44,7 +40,8 @@ try it:
   curl -H 'X-Api-Key: sandbox-api-key' http://127.0.0.1:8080/Utils/apiKey"""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(serving: bool = False) -> argparse.ArgumentParser:
+    """The command line; with ``serving`` (``payemu serve``), its other commands left out."""
     parser = Parser(
         prog="payemu",
         description=f"Local emulator of the payment orchestration service (interface {INTERFACE_VERSION}).",
@@ -191,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     proxying.add_replay_options(serve)
     environment.name_variables(serve)  # PAYEMU_PORT, PAYEMU_HOST, ... (emulator.cli.environment)
+    if serving:
+        return parser
     proxying.add_parsers(commands)
     # --
 
@@ -373,8 +372,9 @@ def scenarios_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parse(parser, argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(serving=given[:1] == ["serve"])
+    args = parse(parser, given)
     try:
         if args.command == "serve":
             from emulator.proxy.commands import replay_wrapper  # --replay (emulator.proxy)

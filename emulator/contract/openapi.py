@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from emulator.contract.validation import Compiled, SchemaCompiler
 from emulator.domain.datafiles import data_path
+from emulator.domain.records import dataclass
 from emulator.domain.safeparse import check_yaml
 
 DEFAULT_SCHEMA = data_path("openapi.json")
@@ -36,7 +35,12 @@ def load_document(path: str | Path) -> dict[str, Any]:
     text = Path(path).read_text(encoding="utf-8")
     if not str(path).endswith(".json"):
         check_yaml(text, max_depth=OPENAPI_MAX_DEPTH)  # raises a ValueError naming the line
-    document = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    if str(path).endswith(".json"):
+        document = json.loads(text)
+    else:
+        import yaml  # PyYAML: when a YAML document is first read
+
+        document = yaml.safe_load(text)
     if not isinstance(document, dict) or "paths" not in document:
         raise ValueError(f"{path}: not an OpenAPI document (no 'paths')")
     if not str(document.get("openapi", "")).startswith("3.0"):
@@ -95,6 +99,8 @@ def _nullable_reference(node: Any) -> Any:
 
 @dataclass
 class Parameter:
+    """One parameter of an operation: where it goes, whether it is required, its schema compiled."""
+
     name: str
     location: str  # path | query | header
     required: bool
@@ -104,6 +110,8 @@ class Parameter:
 
 @dataclass
 class ApiOperation:
+    """One operation of a loaded document, its request and response schemas compiled."""
+
     operation_id: str
     method: str
     path: str

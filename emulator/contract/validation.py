@@ -30,6 +30,7 @@ _TYPE_WORDS = {
     "null": "null",
 }
 _ENUM_LIST_LIMIT = 25
+_KEY = json.JSONEncoder(sort_keys=True)  # json.dumps(schema, sort_keys=True), the encoder made once
 
 
 def _identity(value: Any) -> Any:
@@ -37,6 +38,11 @@ def _identity(value: Any) -> Any:
 
 
 class Compiled:
+    # a valid value is canonical already (no case to fix) when every object is closed
+    # and no enum shares a field with free text: then normalizing can wait for a failure
+    normalize: Normalizer
+    canonical_when_valid: bool
+
     def __init__(self, compiler: SchemaCompiler, schema: Any) -> None:
         self._compiler = compiler
         self.schema = schema
@@ -44,10 +50,6 @@ class Compiled:
         self._document = document
         self._fast: jsonschema_rs.Draft7Validator | None = None
         self._slow: Draft7Validator | None = None
-        self.normalize: Normalizer = compiler.normalizer(schema) or _identity
-        # a valid value is canonical already (no case to fix) when every object is closed
-        # and no enum shares a field with free text: then normalizing can wait for a failure
-        self.canonical_when_valid = _closed(schema, compiler.definitions, set())
 
     def warm(self) -> None:
         """Build the fast validator now rather than on first use."""
@@ -79,6 +81,21 @@ class Compiled:
         if not found and not self.is_valid(value):
             found.append((root, ["The value does not match the schema."]))
         return found
+
+
+class _Unprepared(Compiled):
+    """A :class:`Compiled` whose ``normalize`` and ``canonical_when_valid`` are made when
+    either is first read (a document's schemas are compiled when it is loaded, most of them
+    never used); then it is a plain :class:`Compiled` (whose attributes are read as fast as
+    any, with no ``__getattr__`` in the way)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("normalize", "canonical_when_valid"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self.normalize = self._compiler.normalizer(self.schema) or _identity
+        self.canonical_when_valid = _closed(self.schema, self._compiler.definitions, set())
+        self.__class__ = Compiled  # type: ignore[assignment]  # the same object, prepared
+        return getattr(self, name)
 
 
 def _closed(schema: Any, definitions: dict[str, Any], seen: set[str]) -> bool:
@@ -170,10 +187,10 @@ class SchemaCompiler:
         return total
 
     def compile(self, schema: Any) -> Compiled:
-        key = json.dumps(schema, sort_keys=True)
+        key = _KEY.encode(schema)
         compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self._cache[key] = Compiled(self, schema)
+            compiled = self._cache[key] = _Unprepared(self, schema)
         return compiled
 
     # -- case-insensitive reading -------------------------------------------------

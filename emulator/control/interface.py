@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from emulator.contract.wire import parse_json
 from emulator.control.scenarios import ACCEPTED_MEDIA
 from emulator.domain import budget as weights
 from emulator.domain import errors
-from emulator.domain.datafiles import SafeLoader
+from emulator.domain.datafiles import safe_loader
 from emulator.domain.safeparse import check_yaml
 from emulator.endpoints import versions
 from emulator.endpoints.pipeline import Call, Handler, Reply
@@ -33,9 +31,11 @@ def _document(call: Call) -> Any:
         raise errors.invalid("body", "A body is required: an OpenAPI 3.0 document as JSON or YAML.")
     if "json" in media:
         return parse_json(text.encode())
+    import yaml  # PyYAML: when a YAML document is first read
+
     try:
         _afford(call, weights.YAML_VALUE * check_yaml(text), "This YAML document, while it is read,")
-        return yaml.load(text, Loader=SafeLoader)
+        return yaml.load(text, Loader=safe_loader())
     except (yaml.YAMLError, ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise errors.invalid("body", f"The body is not JSON or YAML: {first}") from None

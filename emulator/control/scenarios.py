@@ -10,8 +10,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-import yaml
-
 from emulator.domain import errors
 from emulator.domain.datafiles import parse_yaml
 from emulator.domain.safeparse import check_yaml
@@ -58,6 +56,8 @@ def problem_entries(details: Iterable[Problem], text: str) -> list[errors.FieldE
 
 
 def _rule_names(text: str) -> list[Any]:
+    import yaml  # PyYAML: when a YAML document is first read
+
     try:
         check_yaml(text, max_values=MAX_YAML_VALUES)  # as the rules were: never built past it
         document = parse_yaml(text)

@@ -5,12 +5,12 @@ matching prefix."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from emulator.domain.datafiles import data_path, load_checked
+from emulator.domain.records import dataclass
 
 BINS_PATH = data_path("bins.yaml")
 MAX_BIN = 11
@@ -71,6 +71,8 @@ class CardTableError(ValueError): ...
 
 @dataclass(frozen=True)
 class Brand:
+    """A card brand: its name, logo, the lengths of its numbers and its country."""
+
     name: str  # as the Payments.CardTypes enum spells it
     logo_url: str
     lengths: tuple[int, ...]
@@ -80,6 +82,8 @@ class Brand:
 
 @dataclass(frozen=True)
 class BinRow:
+    """One row of the BIN table: a card prefix, its brand, country, type, category and issuer."""
+
     bin: str
     brand: str | None
     country: str
@@ -118,6 +122,8 @@ class IinInfo:
 
 @dataclass(frozen=True)
 class _Span:
+    """The card prefixes from ``low`` to ``high`` (``digits`` long) of one brand."""
+
     digits: int
     low: int
     high: int

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 from emulator.domain.datafiles import load_checked
+from emulator.domain.records import dataclass
 
 
 @dataclass(frozen=True)
 class KeySpec:
+    """One API key: its tenant's user name, account id, mode and client certificates."""
+
     key: str
     user_name: str
     account_id: int
@@ -122,6 +125,8 @@ def clock_start_of(value: Any, where: str) -> datetime:
 
 @dataclass
 class Settings:
+    """What ``payemu serve`` runs with: the command line over the config file over these defaults."""
+
     host: str = "127.0.0.1"
     port: int = 8080
     keys: tuple[KeySpec, ...] = DEFAULT_KEYS

@@ -5,7 +5,6 @@ commands, control API query parameters and filter values, scenario and config ke
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 from collections.abc import Sequence
 from typing import NoReturn
@@ -18,6 +17,8 @@ def options_of(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def closest(word: str, candidates: Sequence[str]) -> str | None:
+    import difflib  # only when a name is mistyped
+
     found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
     return found[0] if found else None
 
@@ -42,6 +43,8 @@ def unknown(kind: str, word: str, candidates: Sequence[str], fold: bool = False)
     """``unknown KIND 'word'; did you mean 'X'? (allowed: ...)``: what a user named that does
     not exist, the closest real name and every allowed one (of a long list, the nearest few)."""
     if len(candidates) > MOST_LISTED:
+        import difflib
+
         by_fold = {candidate.casefold(): candidate for candidate in candidates}
         near = difflib.get_close_matches(word.casefold(), list(by_fold), n=5, cutoff=0.0)
         allowed = f"one of {len(candidates)}; the nearest: {', '.join(by_fold[name] for name in near)}"

@@ -7,12 +7,13 @@ rounding rule (:data:`ROUNDING`) applies wherever an amount must fit its currenc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Any, TypeAlias
 
 from emulator.domain.clock import isoformat
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import Operation, RejectReason, ResultCode
 
 # JSON as the edge writes it.
@@ -74,6 +75,8 @@ def decimal_of(value: float | int | str | Decimal) -> Decimal:
 
 @dataclass(slots=True, unsafe_hash=True, order=True)
 class Money:
+    """An amount in a currency."""
+
     amount: Decimal
     currency: str
 
@@ -149,12 +152,16 @@ class Card:
 
 @dataclass(slots=True, unsafe_hash=True)
 class AccountRef:
+    """A stored gateway account a request names (and the client certificate it names)."""
+
     name: str
     certificate: str | None = None
 
 
 @dataclass(slots=True, unsafe_hash=True)
 class InlineAccount:
+    """A gateway account a request gives whole: the gateway and its credentials."""
+
     gateway: str | None
     credentials: tuple[Mapping[str, Any], ...]
 
@@ -217,6 +224,8 @@ class PaymentRequest:
 
 @dataclass(slots=True, unsafe_hash=True)
 class OperationResult:
+    """What a payment operation answers: its result and what the gateway said."""
+
     operation: Operation
     code: ResultCode
     money: Money

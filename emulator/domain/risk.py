@@ -4,12 +4,12 @@ address and the billing country compared, as the service documents each level.""
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from emulator.domain.datafiles import data_path, load_checked
+from emulator.domain.records import dataclass
 
 IP_RANGES_PATH = data_path("ip-ranges.yaml")
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -41,12 +41,16 @@ class IpTableError(ValueError): ...
 
 @dataclass(frozen=True)
 class IpFacts:
+    """What payemu knows of an IP address: its country, and whether it is an anonymous proxy."""
+
     country: str | None
     anonymous_proxy: bool
 
 
 @dataclass(frozen=True)
 class Assessment:
+    """A risk level and its description."""
+
     level: str | None
     description: str
 

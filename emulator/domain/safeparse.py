@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 MAX_DEPTH = 64  # nested collections in any YAML or JSON document payemu reads
 MAX_TEXT_CHARS = 8 * 1024 * 1024  # a YAML file or body, in characters
 MAX_VALUES = 1_000_000  # scalars and collections once every alias is expanded
 QUOTE_CHARS = 40  # characters of an offending value quoted in an error message
 
-_EventParser: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_OPEN = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
-_CLOSE = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 # possessive (``++``, ``*+``): a string is one token, never a backtracking point per
 # character (the plain ``(?:[^"\\]|\\.)*`` kept about 120 bytes per character of a
 # string: 115 MiB for one 0.95 MB string, held while the body was checked)
@@ -45,23 +43,27 @@ def check_yaml(
     else the number of values (scalars and collections, aliases expanded) it holds."""
     if len(text) > max_chars:
         raise TooComplex(f"the document is longer than {max_chars} characters")
+    import yaml  # PyYAML: when a YAML text is first read
+
+    opens = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    closes = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
     depth = 0
     total = 0
     anchored: dict[str, int] = {}  # anchor → expanded size of what it names
     opened: list[tuple[str | None, int]] = []  # (anchor, total at start) per open collection
-    parser = _EventParser(text)
+    parser = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
         while True:
             event = parser.get_event()
             if event is None or isinstance(event, yaml.StreamEndEvent):
                 break
-            if isinstance(event, _OPEN):
+            if isinstance(event, opens):
                 depth += 1
                 if depth > max_depth:
                     raise TooComplex(f"the YAML is nested more than {max_depth} levels deep", _line(event))
                 opened.append((event.anchor, total))
                 total += 1
-            elif isinstance(event, _CLOSE):
+            elif isinstance(event, closes):
                 depth -= 1
                 anchor, start = opened.pop()
                 if anchor is not None:
@@ -90,6 +92,8 @@ def check_yaml(
 def bounded_int(loader: Any, node: yaml.ScalarNode) -> Any:
     """YAML's integer constructor, refusing an integer Python will not convert (over 4,300
     digits) with the line it is on, where PyYAML lets a bare ``ValueError`` escape."""
+    import yaml
+
     digits = sum(char.isdigit() for char in str(node.value))
     limit = sys.get_int_max_str_digits()
     if limit and digits > limit:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from emulator.domain.safeparse import bound_ints
+if TYPE_CHECKING:
+    import yaml
 
 # -- YAML with line numbers -------------------------------------------------------------
 
@@ -26,13 +26,32 @@ class LineSeq(list[Any]):
     lines: list[int]
 
 
-class LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.duplicates: list[tuple[Any, int]] = []
+@cache
+def line_loader() -> Any:
+    """The loader building :class:`LineMap` and :class:`LineSeq` (libyaml's safe loader), made
+    when a file is first read: PyYAML is imported then (a start that reads no YAML skips it)."""
+    import yaml
+
+    from emulator.domain.safeparse import bound_ints
+
+    class LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.duplicates: list[tuple[Any, int]] = []
+
+    LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+    LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+    bound_ints(LineLoader)
+    return LineLoader
 
 
-def _construct_map(loader: LineLoader, node: yaml.MappingNode) -> Iterator[LineMap]:
+def __getattr__(name: str) -> Any:
+    if name == "LineLoader":  # the class itself, as ``from emulator.domain.yamllines import LineLoader``
+        return line_loader()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _construct_map(loader: Any, node: yaml.MappingNode) -> Iterator[LineMap]:
     data = LineMap()
     data.line = node.start_mark.line + 1
     data.lines = {}
@@ -50,7 +69,7 @@ def _construct_map(loader: LineLoader, node: yaml.MappingNode) -> Iterator[LineM
         data.lines[key] = key_node.start_mark.line + 1
 
 
-def _construct_seq(loader: LineLoader, node: yaml.SequenceNode) -> Iterator[LineSeq]:
+def _construct_seq(loader: Any, node: yaml.SequenceNode) -> Iterator[LineSeq]:
     data = LineSeq()
     data.line = node.start_mark.line + 1
     data.lines = [item.start_mark.line + 1 for item in node.value]
@@ -58,13 +77,10 @@ def _construct_seq(loader: LineLoader, node: yaml.SequenceNode) -> Iterator[Line
     data.extend(loader.construct_object(item, deep=True) for item in node.value)
 
 
-LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
-bound_ints(LineLoader)
-
-
 def expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
     """How many values ``node`` holds once every alias is expanded, each node counted once."""
+    import yaml
+
     known = sizes.get(id(node))
     if known is not None:
         return known
@@ -80,6 +96,8 @@ def expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
 
 def expanded_chars(node: yaml.Node, sizes: dict[int, int]) -> int:
     """How many characters ``node``'s scalars hold once aliases expand, each node weighed once."""
+    import yaml
+
     known = sizes.get(id(node))
     if known is not None:
         return known

@@ -8,10 +8,12 @@ Allowed: loopback hosts and the configured origins, over http(s), without creden
 from __future__ import annotations
 
 from functools import lru_cache
-
-import ada_url
+from typing import TYPE_CHECKING
 
 from emulator.domain.config import is_loopback
+
+if TYPE_CHECKING:
+    import ada_url
 
 SCHEMES = ("http:", "https:")
 NOT_ALLOWED = (
@@ -22,6 +24,8 @@ NOT_ALLOWED = (
 
 def parse(raw: str) -> ada_url.URL | None:
     """``raw`` as an absolute http(s) URL with a host and no credentials, else None."""
+    import ada_url  # when a payment page first asks (not at start-up)
+
     try:
         url = ada_url.URL(raw)
     except ValueError:

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,7 @@ from emulator.contract.wire import (
 )
 from emulator.domain import errors
 from emulator.domain.model import DropConnection
+from emulator.domain.records import dataclass
 from emulator.stores import tenant_settings
 from emulator.stores.journal import Entry
 

@@ -13,7 +13,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
@@ -131,6 +130,8 @@ def load_checked(path: str | Path) -> OpenApi:
         raise DocumentError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise DocumentError(f"{path}: cannot be read (not UTF-8 text)") from None
+    import yaml  # PyYAML: when a document is first read
+
     try:
         if path.suffix.lower() == ".json":
             check_json_depth(text.encode("utf-8"))

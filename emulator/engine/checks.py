@@ -10,15 +10,13 @@ reaches it through the same engine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from emulator.catalog.catalog import GatewaySpec
 from emulator.domain.cards import brand_of, luhn_valid
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import Operation, RejectReason
 from emulator.engine.gateway_answers import AttemptInput
 
@@ -170,12 +168,4 @@ def rule_wins(book: ScenarioBook, tenant: Tenant, outcome: RuleOutcome | None) -
     and the gateways' own) do not: a test card with an expired date is declined as expired."""
     if outcome is None or outcome.source == CATALOG_SOURCE:
         return False  # no rule, or the gateway's own documented answer (simulator.documented)
-    for rule in book.rules(tenant):
-        if rule.name == outcome.rule:
-            return _resolved(rule.source) not in book.builtin_paths
-    return True
-
-
-@lru_cache(maxsize=1024)
-def _resolved(source: str) -> Path:
-    return Path(source).resolve()
+    return book.users_rule(tenant, outcome.rule)  # without reading every gateway's triggers

@@ -7,13 +7,14 @@ every attempt in the ledger and in ``call_attempts``. The HTTP status is the edg
 from __future__ import annotations
 
 from collections.abc import Coroutine, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from emulator.catalog import payloads
 from emulator.domain import errors
 from emulator.domain.model import AttemptRecord, Card, DropConnection, Money, OperationResult, PaymentRequest
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import (
     FOLLOW_UPS,
     LOST_RESPONSE,

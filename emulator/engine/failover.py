@@ -7,13 +7,13 @@ table, printed in docs/payments.md by :func:`classes_table`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from emulator.domain import errors
 from emulator.domain.datafiles import data_path, load_checked
 from emulator.domain.model import OperationResult, PaymentRequest
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import SUCCESSFUL, ResultCode
 from emulator.engine.simulator import GatewayAccount
 from emulator.stores import accounts, certificates, tenant_settings

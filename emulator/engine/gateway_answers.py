@@ -10,7 +10,6 @@ computed only when a template names them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emulator.catalog import payloads
@@ -19,6 +18,7 @@ from emulator.catalog.templates import Template, compile_template
 from emulator.domain import cards
 from emulator.domain.clock import isoformat
 from emulator.domain.model import Card, Money, OperationResult
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import (
     CAPTURE,
     CHARGE,

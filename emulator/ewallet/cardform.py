@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emulator.domain import errors
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import AUTHENTICATION_OPTIONS
 from emulator.stores.ewallet_sessions import ENGINE_OPERATION, Session
 
@@ -31,12 +31,16 @@ MAX_ENTRIES = 10_000  # card references (and challenges) kept per tenant; the ol
 
 @dataclass
 class CardFormEntry:
+    """What a customer entered in the card form of an eWallet session."""
+
     session_token: str
     choice: dict[str, Any]  # as the hosted page's POST: {"card": {...}} or {"storedCard": i, "cvv": ...}
 
 
 @dataclass
 class Challenge:
+    """A card-form entry waiting for the customer's authentication code."""
+
     session_token: str
     entry: CardFormEntry
     status: str = PENDING

@@ -6,7 +6,6 @@ exactly as it does on ``/PaymentGateway/charge``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +13,7 @@ from emulator.domain import budget as weights
 from emulator.domain import errors
 from emulator.domain.cards import brand_of
 from emulator.domain.model import AccountRef, AttemptRecord, Card, DropConnection, PaymentRequest, decimal_of
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import SUCCESSFUL, Operation
 from emulator.engine import engine
 from emulator.ewallet import results

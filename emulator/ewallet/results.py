@@ -7,13 +7,13 @@ answers it only to the tenant that owns the session."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from emulator.domain import errors
 from emulator.domain.clock import isoformat
 from emulator.domain.masking import mask_pan
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import SUCCESSFUL
 from emulator.stores.ewallet_sessions import TOKENIZING, Session
 
@@ -81,6 +81,8 @@ def client_view(data: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class CardView:
+    """A card as a payment page shows it (the full number only to mask it)."""
+
     number: str | None  # the full number, only to mask it here
     brand: str
     holder: str | None

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
@@ -24,6 +23,7 @@ from emulator.contract.wire import JSON_MEDIA, dumps, read_body, read_parameter
 from emulator.domain import errors
 from emulator.domain.config import ConfigError
 from emulator.domain.masking import mask_text
+from emulator.domain.records import dataclass
 from emulator.proxy import har
 from emulator.stores.journal import Entry
 

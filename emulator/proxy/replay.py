@@ -11,7 +11,7 @@ import base64
 import json
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
@@ -22,6 +22,7 @@ from starlette.types import Message, Receive, Scope, Send
 from emulator.contract.wire import JSON_MEDIA, dumps, read_body
 from emulator.domain import errors
 from emulator.domain.masking import mask_query, mask_text
+from emulator.domain.records import dataclass
 from emulator.endpoints.pipeline import NOTES
 from emulator.proxy import har
 from emulator.proxy.forward import LOCAL_PREFIXES, NOT_RETURNED, Matcher, send_answer

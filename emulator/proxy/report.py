@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from emulator.contract.openapi import OpenApi
+from emulator.domain.records import dataclass
 
 REPORT_FORMAT = "payemu-verify"
 REPORT_VERSION = 1

@@ -12,7 +12,7 @@ import json
 import secrets
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -20,6 +20,7 @@ from typing import Any, TextIO
 import httpx
 
 from emulator.domain.datafiles import data_path, parse_yaml
+from emulator.domain.records import dataclass
 from emulator.domain.release import INTERFACE_VERSION, __version__
 from emulator.proxy import report
 from emulator.proxy.forward import check_url, fetch

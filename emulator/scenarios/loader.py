@@ -11,19 +11,16 @@ vocabulary (the schema's); else the rule is refused with the closest name.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from emulator.domain.budget import RULE
-from emulator.domain.datafiles import ParseCache
 from emulator.domain.errors import field_path
+from emulator.domain.records import dataclass
 from emulator.domain.safeparse import TooComplex, check_yaml
 from emulator.domain.vocabulary import OPERATIONS, RESULT_CODES, Operation, ResultCode
-from emulator.domain.yamllines import LineLoader, LineMap, LineSeq, expanded_chars, expanded_size, line_of
+from emulator.domain.yamllines import LineMap, LineSeq, expanded_chars, expanded_size, line_loader, line_of
 from emulator.scenarios import schema
 from emulator.scenarios.build import build_rule
 from emulator.scenarios.model import Rule, canonical
@@ -38,6 +35,8 @@ NO_ACCEPTED = (Operation.TOKENIZE.value, Operation.STATUS.value)
 
 @dataclass(frozen=True)
 class Problem:
+    """One problem of a scenario file: where (``source:line``) and why."""
+
     source: str
     line: int | None
     reason: str
@@ -76,13 +75,13 @@ def _parse(
     problems: list[Problem],
     gateway: str | None = None,
     known: Names | None = None,
-    kept: list[Any] | None = None,
 ) -> list[Rule]:
     """The rules of a scenario file, or with ``gateway`` the ``triggers`` of that gateway's file,
-    naming only ``known``; ``kept`` receives what a problem-free file parsed to (for
-    :class:`ParseCache`)."""
+    naming only ``known``."""
     if gateway is not None and "triggers" not in text:
         return []  # a gateway without test inputs of its own (most of the catalog): nothing to parse
+    import yaml  # PyYAML: when a scenario file is first read
+
     try:
         # before the C loader, which would overflow the stack on deep nesting, and before the
         # line-keeping loader builds its nodes (about 350 bytes a value: a 1 MB flow list of
@@ -94,7 +93,7 @@ def _parse(
     except yaml.YAMLError:
         pass  # a syntax error before any excess: the loader below stops at it and reports it
     try:
-        loader = LineLoader(text)
+        loader = line_loader()(text)
     except yaml.YAMLError as exc:  # the reader refuses control characters before parsing
         problems.append(Problem(source, None, f"YAML syntax error: {exc}"))
         return []
@@ -132,8 +131,6 @@ def _parse(
     pairs = [(item, line) for item, line in items]
     rules = _rules_of(pairs, values, chars, source, found, gateway, known)
     problems += sorted(found, key=lambda p: p.line or 0)
-    if kept is not None and not found:
-        kept.append({"items": [[item, line] for item, line in pairs], "values": values, "chars": chars})
     return rules
 
 
@@ -328,9 +325,6 @@ def expand_paths(paths: Iterable[str | Path], problems: list[Problem]) -> list[P
 _CACHE: dict[tuple[str, int, int, Names | None], list[Rule]] = {}
 
 
-_TRIGGERS = ParseCache("triggers")  # each gateway file's triggers as parsed in an earlier run
-
-
 def load_file(
     path: Path, problems: list[Problem], gateway: str | None = None, names: Names | None = None
 ) -> list[Rule]:
@@ -346,17 +340,7 @@ def load_file(
         problems.append(Problem(str(path), None, f"cannot read: {exc}"))
         return []
     found: list[Problem] = []
-    stamp = (stat.st_mtime_ns, stat.st_size)
-    parsed = _TRIGGERS.get(path, stamp) if gateway is not None else None
-    if isinstance(parsed, dict) and isinstance(parsed.get("items"), list):
-        pairs = [(item, line) for item, line in parsed["items"]]
-        values, chars = int(parsed.get("values", 0)), int(parsed.get("chars", 0))
-        rules = _rules_of(pairs, values, chars, str(path), found, gateway, names)
-    else:
-        kept: list[Any] = []
-        rules = _parse(text, str(path), found, gateway, names, kept)
-        if gateway is not None and kept:
-            _TRIGGERS.put(path, stamp, kept[0])
+    rules = _parse(text, str(path), found, gateway, names)
     problems += found
     if not found:
         _CACHE[key] = rules
@@ -370,17 +354,46 @@ def load_files(files: Sequence[Path], builtin: Path | None = None, gateways: Seq
     user's files; a user's rule named as a built-in one takes its place (a copy of the
     built-in file replaces it, rule by rule). A gateway a rule names is one of the
     catalog's or of ``gateways``."""
+    mine, triggers, generic = load_groups(files, builtin, gateways)
+    return [*mine, *(rule for rules in triggers.values() for rule in rules), *generic]
+
+
+def load_groups(
+    files: Sequence[Path], builtin: Path | None = None, gateways: Sequence[Path] = ()
+) -> tuple[list[Rule], dict[str, list[Rule]], list[Rule]]:
+    """:func:`load_files` in its three parts: the rules of ``files``, each gateway's
+    triggers (by its name casefolded, in the order of ``gateways``) and payemu's
+    conventions, the last two without the rules the user's files name again."""
     problems: list[Problem] = []
-    known = catalog_names()
-    names = Names(tuple(dict.fromkeys([*(known.gateways or ()), *(path.stem for path in gateways)])))
-    defaults = [
-        *(rule for path in gateways for rule in load_file(path, problems, path.stem)),
-        *(load_file(builtin, problems, names=names) if builtin is not None else ()),
-    ]
-    _TRIGGERS.save()
+    names = rule_names(gateways)
+    triggers: dict[str, list[Rule]] = {}
+    for path in gateways:
+        triggers.setdefault(path.stem.casefold(), []).extend(load_file(path, problems, path.stem))
+    generic = load_file(builtin, problems, names=names) if builtin is not None else []
     groups = [load_file(path, problems, names=names) for path in files]
     problems += _clashes(groups)
     if problems:
         raise ScenarioError(problems)
-    mine = {rule.name for rules in groups for rule in rules}
-    return [rule for rules in groups for rule in rules] + [rule for rule in defaults if rule.name not in mine]
+    mine = [rule for rules in groups for rule in rules]
+    taken = {rule.name for rule in mine}
+    if taken:
+        triggers = {key: [rule for rule in rules if rule.name not in taken] for key, rules in triggers.items()}
+        generic = [rule for rule in generic if rule.name not in taken]
+    return mine, triggers, generic
+
+
+def rule_names(gateways: Sequence[Path] = ()) -> Names:
+    """The gateways a rule of a scenario file may name: the catalog's and those of ``gateways``."""
+    known = catalog_names()
+    return Names(tuple(dict.fromkeys([*(known.gateways or ()), *(path.stem for path in gateways)])))
+
+
+def load_own(path: Path, taken: Collection[str] = (), gateway: str | None = None) -> list[Rule]:
+    """The rules of one of payemu's own files, its conventions or (``gateway``) that gateway's
+    triggers, but those named as one of ``taken`` (the user's); :class:`ScenarioError`
+    naming every problem."""
+    problems: list[Problem] = []
+    rules = load_file(path, problems, gateway, None if gateway else rule_names())
+    if problems:
+        raise ScenarioError(problems)
+    return [rule for rule in rules if rule.name not in taken]

@@ -7,11 +7,12 @@ data, so matching never has to cope with a malformed rule.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import Fault
 
 AMOUNT_TOLERANCE = 1e-9

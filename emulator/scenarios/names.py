@@ -4,11 +4,11 @@ control API), its accounts. A name that is not one of them refuses the rule with
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from emulator.domain.datafiles import gateway_files
 from emulator.domain.didyoumean import unknown
+from emulator.domain.records import dataclass
 
 
 @dataclass(frozen=True)

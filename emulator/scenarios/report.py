@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from emulator.catalog.catalog import load_catalog
+from emulator.catalog.loader import load_catalog
 from emulator.domain.datafiles import REPOSITORY, gateway_files
 from emulator.scenarios import triggers
 from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files

@@ -6,12 +6,14 @@ first tier with an answer wins, and within a tier the first matching rule.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from emulator.domain.datafiles import data_path, gateway_files
-from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_files
+from emulator.scenarios.loader import Problem, ScenarioError, expand_paths, load_groups, load_own
 from emulator.scenarios.model import RUNTIME_SOURCE, Attempt, Rule, RuleOutcome
 from emulator.scenarios.ruleindex import RuleIndex
 
@@ -54,7 +56,13 @@ MAX_GATEWAYS_KEPT = 256  # gateways whose rule lists are kept (the catalog's, in
 
 class ScenarioBook:
     """File rules shared by every tenant; per-tenant state (runtime rules, sequence
-    counters) lives on the tenant, so :meth:`reload` never loses it."""
+    counters) lives on the tenant, so :meth:`reload` never loses it.
+
+    The file rules are, in order: the user's files, each gateway's own triggers (its
+    catalog file) and payemu's conventions (:data:`BUILTIN`). With the catalog's own
+    gateway files (``gateways`` not given), a gateway's triggers are read when an attempt
+    at that gateway first needs them (the test suite reads and checks them all); gateway
+    files given are read, and refused on a problem, at once."""
 
     def __init__(
         self, paths: Sequence[str | Path] = (), builtin: Path | None = BUILTIN, gateways: Sequence[Path] | None = None
@@ -62,18 +70,28 @@ class ScenarioBook:
         self.paths = [Path(p) for p in paths]
         self.builtin = builtin
         # the catalog's gateway files, whose own triggers come after payemu's conventions
-        self.gateways = list(gateway_files() if gateways is None and builtin is not None else gateways or ())
-        # payemu's own files (its conventions, the gateways' triggers), resolved
-        self.builtin_paths = frozenset(p.resolve() for p in [*self.gateways, *([builtin] if builtin else [])])
-        self._rules: tuple[Rule, ...] = ()
-        self._mock_rules: tuple[Rule, ...] = ()
+        self.on_demand = gateways is None and builtin is not None
+        self.gateways = list(gateway_files() if self.on_demand else gateways or ())
+        self._mine: tuple[Rule, ...] = ()  # the user's file rules
+        # payemu's conventions the user's rules do not replace; with on_demand, read when first needed
+        self._generic: tuple[Rule, ...] | None = ()
+        # each gateway's triggers by its name casefolded; with on_demand, read when first needed
+        self._triggers: dict[str, tuple[Rule, ...]] = {}
+        self._unread: dict[str, list[Path]] = {}  # on_demand: the gateway files not read yet
+        self._rules: tuple[Rule, ...] | None = None  # every file rule, in order (made when asked for)
         # the file rules that can match an attempt at one gateway, by (gateway, mock): a
         # rule naming another gateway never can (the built-in triggers name theirs);
         # indexed by card number and amount
         self._by_gateway: dict[tuple[str | None, bool], RuleIndex] = {}
         self._test_cards: dict[str, frozenset[str]] = {}
+        self._builtin_sources: dict[str, bool] = {}  # a rule's source → whether it is the built-in file
         self._signature: Signature = ()
-        self.reload()
+        self._load()
+
+    @cached_property
+    def builtin_paths(self) -> frozenset[Path]:
+        """payemu's own files (its conventions, the gateways' triggers), resolved."""
+        return frozenset(p.resolve() for p in [*self.gateways, *([self.builtin] if self.builtin else [])])
 
     @classmethod
     def load(cls, settings: Settings) -> ScenarioBook:
@@ -83,7 +101,23 @@ class ScenarioBook:
 
     @property
     def file_rules(self) -> tuple[Rule, ...]:
+        """Every file rule, in order (every gateway's triggers read)."""
+        if self._rules is None:
+            for key in list(self._unread):
+                self._read_triggers(key)
+            triggers = (rule for rules in self._triggers.values() for rule in rules)
+            self._rules = (*self._mine, *triggers, *self._generic_rules())
         return self._rules
+
+    def counts(self) -> Counter[str]:
+        """How many file rules each file of :meth:`files` holds (by its path as text); payemu's
+        conventions file, not read yet and replaced in no rule, counted by its items."""
+        counts = Counter(rule.source for rule in self._mine)
+        if self._generic is None and not self._mine and self.builtin is not None:
+            counts[str(self.builtin)] = builtin_count(self.builtin)
+        else:
+            counts.update(rule.source for rule in self._generic_rules())
+        return counts
 
     def files(self) -> list[Path]:
         """Every file read, in rule order (the built-in file last)."""
@@ -94,26 +128,73 @@ class ScenarioBook:
     def reload(self) -> int:
         """Re-read every file. On a problem raise :class:`ScenarioError` and keep the
         rules already loaded. Returns the number of file rules."""
+        self._load()
+        return len(self.file_rules)
+
+    def _load(self) -> None:
+        """:meth:`reload` (the gateways' triggers of ``on_demand`` read when needed)."""
         problems: list[Problem] = []
         files = expand_paths(self.paths, problems)
+        builtin = self._builtin_for(files)
         try:
-            rules = load_files(files, self._builtin_for(files), self.gateways)
+            if self.on_demand:  # payemu's own files (the triggers, the conventions): read when needed
+                mine, triggers, generic = load_groups(files)
+            else:
+                mine, triggers, generic = load_groups(files, builtin, self.gateways)
         except ScenarioError as exc:
             raise ScenarioError(problems + exc.details) from None
         if problems:
             raise ScenarioError(problems)
-        self._rules = tuple(rules)
-        # on a mock gateway: the user's rules, and the built-in ones naming it (or an account)
-        self._mock_rules = tuple(r for r in rules if r.match.names_gateway_or_account or not self.is_builtin(r))
+        self._mine = tuple(mine)
+        self._generic = None if self.on_demand and builtin is not None else tuple(generic)
+        self._triggers = {key: tuple(rules) for key, rules in triggers.items()}
+        self._unread = {}
+        if self.on_demand:
+            for path in self.gateways:
+                self._unread.setdefault(path.stem.casefold(), []).append(path)
+        self._rules = None
         self._by_gateway = {}
         self._test_cards = {}
         self._signature = _signature(self.files())
-        return len(rules)
+
+    def _read_triggers(self, key: str) -> tuple[Rule, ...]:
+        """The triggers of the gateway ``key`` (casefolded), read now if not yet."""
+        found = self._triggers.get(key)
+        if found is None:
+            paths = self._unread.pop(key, None)
+            if paths is None:
+                return ()
+            taken = {rule.name for rule in self._mine}
+            found = tuple(rule for path in paths for rule in load_own(path, taken, path.stem))
+            self._triggers[key] = found
+        return found
+
+    def _generic_rules(self) -> tuple[Rule, ...]:
+        """payemu's conventions (the built-in file) the user's rules do not replace, read now if not yet."""
+        found = self._generic
+        if found is None:
+            builtin = self.builtin
+            taken = {rule.name for rule in self._mine}
+            found = self._generic = tuple(load_own(builtin, taken)) if builtin is not None else ()
+        return found
+
+    def _gateway_rules(self, key: str) -> tuple[Rule, ...]:
+        """The file rules that can match an attempt at the gateway ``key`` (casefolded), in order."""
+        return tuple(
+            rule
+            for rule in (*self._mine, *self._read_triggers(key), *self._generic_rules())
+            if rule.match.gateway in (None, key)
+        )
 
     def is_builtin(self, rule: Rule) -> bool:
         """Whether ``rule`` is one of payemu's built-in test cards and amounts (not the user's)."""
         builtin = self.builtin
-        return builtin is not None and rule.source != RUNTIME_SOURCE and _same(Path(rule.source), builtin)
+        if builtin is None or rule.source == RUNTIME_SOURCE:
+            return False
+        found = self._builtin_sources.get(rule.source)
+        if found is None:
+            found = self._builtin_sources[rule.source] = _same(Path(rule.source), builtin)
+        return found
 
     def test_cards(self, gateway: str) -> frozenset[str]:
         """The card numbers the built-in rules name for ``gateway``: its own test cards and
@@ -126,8 +207,8 @@ class ScenarioBook:
                 builtin.add(str(self.builtin))
             found = frozenset(
                 number
-                for rule in self._rules
-                if rule.match.card_numbers and rule.match.gateway in (None, key) and str(rule.source) in builtin
+                for rule in self._gateway_rules(key)
+                if rule.match.card_numbers and str(rule.source) in builtin
                 for number in rule.match.card_numbers
             )
             self._test_cards[key] = found
@@ -141,7 +222,7 @@ class ScenarioBook:
             named = gateway.casefold()
             found = frozenset(
                 number
-                for rule in self._rules
+                for rule in self._gateway_rules(named)
                 if rule.match.card_numbers
                 and rule.match.gateway == named
                 and not self.is_builtin(rule)
@@ -152,6 +233,16 @@ class ScenarioBook:
             self._test_cards[key] = found
         return found
 
+    def users_rule(self, tenant: RuleHolder, name: str) -> bool:
+        """Whether the first of :meth:`rules` named ``name`` is the user's (added at run time
+        or in a file of theirs), not one of payemu's own files; True when none is."""
+        for rule in (*tenant.rules, *self._mine):
+            if rule.name == name:
+                return _resolved(rule.source) not in self.builtin_paths
+        if any(rule.name == name for rules in (*self._triggers.values(), self._generic or ()) for rule in rules):
+            return False  # a gateway's trigger or payemu's convention, wherever it stands in the order
+        return not any(rule.name == name for rule in self.file_rules)
+
     def changed(self) -> bool:
         """Whether a file was changed, added to a directory or removed since the last load."""
         return _signature(self.files()) != self._signature
@@ -160,12 +251,12 @@ class ScenarioBook:
         """Reload when :meth:`changed`; True when it did (raises like :meth:`reload`)."""
         if not self.changed():
             return False
-        self.reload()
+        self._load()
         return True
 
     def rules(self, tenant: RuleHolder) -> list[Rule]:
         """Every rule that applies to ``tenant``, in matching order."""
-        return [*tenant.rules, *self._rules]
+        return [*tenant.rules, *self.file_rules]
 
     def _file_rules(self, gateway: str | None, mock: bool) -> RuleIndex:
         """The file rules that may match an attempt at ``gateway`` (None: at any), in
@@ -176,8 +267,9 @@ class ScenarioBook:
         if found is None:
             if len(self._by_gateway) >= MAX_GATEWAYS_KEPT:
                 self._by_gateway.clear()
-            rules = self._mock_rules if mock else self._rules
-            mine = rules if gateway is None else tuple(r for r in rules if r.match.gateway in (None, key[0]))
+            mine = self.file_rules if key[0] is None else self._gateway_rules(key[0])
+            if mock:  # on a mock gateway: the user's rules, and the built-in ones naming it (or an account)
+                mine = tuple(r for r in mine if r.match.names_gateway_or_account or not self.is_builtin(r))
             found = self._by_gateway[key] = RuleIndex(mine, self._generic_start(mine))
         return found
 
@@ -237,6 +329,22 @@ def _same(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
     except OSError:
         return False
+
+
+def builtin_count(path: Path) -> int:
+    """How many rules payemu's conventions file holds, counted by the items of its
+    ``scenarios`` list (each a line starting ``  - ``) without parsing it: what the banner
+    says before the rules are first needed (a test checks the count against the rules)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 0
+    return sum(1 for line in text.splitlines() if line.startswith("  - "))
+
+
+@lru_cache(maxsize=1024)
+def _resolved(source: str) -> Path:
+    return Path(source).resolve()
 
 
 def _signature(files: list[Path]) -> Signature:

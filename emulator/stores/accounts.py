@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
@@ -17,6 +16,7 @@ from emulator.domain import budget as weights
 from emulator.domain import errors
 from emulator.domain.budget import Budget
 from emulator.domain.didyoumean import closest
+from emulator.domain.records import dataclass
 
 log = logging.getLogger("payemu")
 

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
 
 from emulator.domain import budget as weights
 from emulator.domain import errors
 from emulator.domain.budget import Budget
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import Operation
 from emulator.stores.certificates import Certificates
 

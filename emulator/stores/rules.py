@@ -4,12 +4,12 @@ requests on one transaction from both succeeding."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
 from emulator.domain.clock import isoformat
 from emulator.domain.model import ZERO, text
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import Operation, RejectReason, ResultCode
 from emulator.stores.ledger import _ORIGINALS, Transaction
 

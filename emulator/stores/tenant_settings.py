@@ -4,10 +4,11 @@ strict without touching others."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 from emulator.domain.config import FAILOVER_MODES, MOCK_TOKENIZATION, SUCCESS_STATUSES
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import Operation
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ tokens) and what each weighs."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, field, fields
 from datetime import datetime
 from decimal import Decimal
 from sys import getsizeof
@@ -14,6 +14,7 @@ from emulator.domain import budget as weights
 from emulator.domain.clock import Clock, isoformat
 from emulator.domain.masking import mask_pan
 from emulator.domain.model import ZERO, JsonObject, Money
+from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import Operation, RejectReason, ResultCode
 
 _FAILED_STATE = {ResultCode.REJECTED: "Declined", ResultCode.ACCEPTED: "Pending"}

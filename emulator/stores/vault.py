@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -14,6 +14,7 @@ from emulator.domain import budget as weights
 from emulator.domain import errors
 from emulator.domain.budget import Budget
 from emulator.domain.model import Card
+from emulator.domain.records import dataclass
 
 TOKEN_LENGTH = 32
 MAX_PAYLOAD = 16384

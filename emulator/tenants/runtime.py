@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from emulator.catalog.catalog import Catalog, load_catalog
+from emulator.catalog import loader as catalog_files
+from emulator.catalog.catalog import Catalog
 from emulator.contract.openapi import OpenApi
 from emulator.domain import errors
 from emulator.domain.config import Settings
@@ -29,7 +30,7 @@ class Runtime:
         self.settings = settings
         self.api = api
         self.tenants = TenantRegistry(settings)
-        self.catalog: Catalog = load_catalog()
+        self.catalog: Catalog = catalog_files.on_demand()  # each gateway's file read when first asked for
         self.scenarios: ScenarioBook = ScenarioBook.load(settings)
         self.violations: list[str] = []
         self.session_index: SessionIndex[Tenant] = SessionIndex()  # payment pages find their tenant in O(1) (hardening)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 from urllib.parse import urlencode
+
+from emulator.domain.records import dataclass
 
 T = TypeVar("T")
 U = TypeVar("U")

@@ -8,12 +8,13 @@ read is read here: ledger transactions and masked journal entries."""
 from __future__ import annotations
 
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from emulator.domain.clock import isoformat
 from emulator.domain.masking import mask_pan
+from emulator.domain.records import dataclass
 from emulator.ui import format as pagefmt
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
-from emulator.catalog.catalog import CATALOG_PATH, CatalogError, GatewaySpec, load_catalog
+from emulator.catalog.catalog import CATALOG_PATH, CatalogError, GatewaySpec
+from emulator.catalog.loader import load_catalog
 from emulator.domain.datafiles import gateway_files
 from emulator.scenarios import ScenarioBook, ScenarioError
 from emulator.stores import accounts as accounts_module

@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator.app.build import create_app
-from emulator.catalog.catalog import load_catalog
+from emulator.catalog.loader import load_catalog
 from emulator.contract.openapi import OpenApi
 from emulator.domain.config import DEFAULT_KEYS, KeySpec, Settings
 from emulator.scenarios.rulebook import ScenarioBook

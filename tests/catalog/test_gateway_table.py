@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from emulator.catalog import docs_table as table
-from emulator.catalog.catalog import load_catalog
+from emulator.catalog.loader import load_catalog
 
 
 def test_docs_table_matches_the_catalog() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import signal
 import subprocess
 import sys
@@ -160,22 +162,44 @@ def test_clock_start_flag() -> None:
         settings_from(build_parser().parse_args(["serve", "--clock-start", "soon"]))
 
 
+# what ``payemu serve`` leaves for later: the HTTP client (httpx, whose command line pulls in
+# rich), SQLite (--state), a WebSocket library (a fifth of the start-up once), PyYAML (no YAML
+# file is read before the first answer: not the gateways' files, not the built-in test cards),
+# the URL parser of the payment pages, Faker and Jinja (the dashboard), jsonschema (the
+# wording of a validation error), difflib (a mistyped name) and the proxy
+NOT_AT_START = (
+    "httpx",
+    "sqlite3",
+    "websockets",
+    "rich",
+    "yaml",
+    "ada_url",
+    "faker",
+    "jinja2",
+    "jsonschema",
+    "difflib",
+    "emulator.proxy.forward",
+    "emulator.ui.dashboard",
+)
+
+
 def test_serving_loads_no_module_it_does_not_use() -> None:
-    """What ``payemu serve`` imports without --state, --replay or a proxy: not the HTTP
-    client (httpx, whose command line pulls in rich and click), not SQLite, not a
-    WebSocket library (a fifth of the start-up once)."""
+    """What ``payemu serve`` imports and builds without --state, --replay or a proxy, its
+    banner printed: none of :data:`NOT_AT_START`."""
     code = (
         "import sys\n"
         "from emulator.cli import main as cli\nfrom emulator.edge import server\n"
+        "from emulator.cli.banner import banner\n"
         "from emulator.domain.config import Settings\n"
         "from emulator.app.build import create_app\n"
         "from emulator.proxy.commands import replay_note, wrap_replay\n"
         "cli.build_parser()\n"
         "settings = Settings()\n"
         "app = create_app(settings)\n"
+        "banner(settings, app.state.runtime)\n"
         "replay_note(wrap_replay(app, None, False))\n"
         "server.config_for(app, settings).load()\n"
-        "print(sorted(name for name in ('httpx', 'sqlite3', 'websockets', 'rich') if name in sys.modules))\n"
+        f"print(sorted(name for name in {NOT_AT_START!r} if name in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -193,3 +217,21 @@ def test_payemu_does_not_ask_for_a_file_watcher_or_a_websocket_library() -> None
     assert wanted["uvicorn"].extras == set()
     assert {"httptools", "uvloop"} <= wanted.keys()
     assert not {"watchfiles", "websockets", "python-dotenv"} & wanted.keys()
+
+
+def test_serve_reads_its_command_line_as_the_whole_parser_does() -> None:
+    """``payemu serve`` makes only its own command's parser: the same options, defaults,
+    help and errors as with every command's."""
+    from emulator.domain.didyoumean import parse, subparser
+
+    whole, serving = build_parser(), build_parser(serving=True)
+    args = ["serve", "--port", "0", "--seed", "3", "--scenarios", "a.yaml", "b.yaml", "--no-card-form"]
+    assert vars(serving.parse_args(args)) == vars(whole.parse_args(args))
+    helps = [subparser(parser, parser.parse_args(["serve"])).format_help() for parser in (whole, serving)]
+    assert helps[0] == helps[1]
+    errors = []
+    for parser in (whole, serving):
+        with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()) as err:
+            parse(parser, ["serve", "--prot", "1"])
+        errors.append(err.getvalue())
+    assert errors[0] == errors[1] != ""

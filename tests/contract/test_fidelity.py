@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from emulator.catalog.catalog import load_catalog
+from emulator.catalog.loader import load_catalog
 from emulator.contract import fidelity
 from emulator.domain.vocabulary import RejectReason
 from tests.support.paths import REPO_ROOT

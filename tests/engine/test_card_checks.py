@@ -13,7 +13,7 @@ import yaml
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from emulator.catalog.catalog import load_catalog
+from emulator.catalog.loader import load_catalog
 from emulator.contract.openapi import OpenApi
 from emulator.domain.cards import luhn_valid
 from tests.conftest import SANDBOX

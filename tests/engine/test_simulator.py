@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from emulator.catalog.catalog import ALPHABETS, load_catalog
+from emulator.catalog.catalog import ALPHABETS
+from emulator.catalog.loader import load_catalog
 from emulator.catalog.templates import render
 from emulator.domain.datafiles import gateway_files
 from emulator.domain.model import Card, Money, OperationResult

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.catalog.catalog import load_catalog
+from emulator.catalog.loader import load_catalog
 from emulator.cli import main as cli
 from emulator.domain.config import Settings
 from emulator.scenarios import builtin_table, describe, markdown_table, parse_rules

@@ -8,7 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from emulator.api import accounts as api_accounts
-from emulator.catalog.catalog import load_catalog
+from emulator.catalog.loader import load_catalog
 from emulator.domain.errors import ApiError
 from emulator.stores import accounts
 from tests.conftest import LIVE, SANDBOX, bare_tenant
