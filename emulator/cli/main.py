@@ -290,7 +290,7 @@ def _origin(text: str) -> str:
 
 def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False), ready_file: str | None = None) -> int:
     # no collections while start-up builds what the server keeps (a twentieth of it went on
-    # collecting): serve_forever() collects once, freezes the result and turns the collector on
+    # collecting): serve_forever() freezes the result and turns the collector on
     gc.disable()
     from emulator.app.build import create_app
     from emulator.edge.protocol import require_parser
@@ -375,6 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(serving=given[:1] == ["serve"])
     args = parse(parser, given)
+    if args.command != "serve":
+        gc.enable()  # (off while payemu's modules were imported: emulator.__main__)
     try:
         if args.command == "serve":
             from emulator.proxy.commands import replay_wrapper  # --replay (emulator.proxy)

@@ -235,3 +235,23 @@ def test_serve_reads_its_command_line_as_the_whole_parser_does() -> None:
             parse(parser, ["serve", "--prot", "1"])
         errors.append(err.getvalue())
     assert errors[0] == errors[1] != ""
+
+
+def test_the_collector_is_off_while_the_command_loads_and_on_for_any_command_but_serve() -> None:
+    code = (
+        "import gc, sys\n"
+        "import emulator.cli\n"
+        "seen = []\n"
+        "class Probe:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'emulator.cli.main': seen.append(gc.isenabled())\n"
+        "sys.meta_path.insert(0, Probe())\n"
+        "sys.argv = ['payemu', 'scenarios', 'list']\n"
+        "import contextlib, io\n"
+        "from emulator.__main__ import run\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    status = run()\n"
+        "print(status, seen, gc.isenabled())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split("\n")[-2] == "0 [False] True", done.stderr
