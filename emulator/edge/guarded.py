@@ -54,9 +54,9 @@ class GuardedProtocol(Refusals, Deadlines, HeadLimits, Reading):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.stop_deadlines()
+        self.count(-(self.held_counted + self.head_weight + self.waiting_weight + self.body_bytes))
         self.held = b""
-        self.held_counted = self.head_weight = self.waiting_weight = 0
-        self.count(-self.counted)
+        self.held_counted = self.head_weight = self.waiting_weight = self.body_bytes = 0
         uvicorn_connection_lost(self, exc)
         self.cap.released(len(self.connections))
 

@@ -39,12 +39,10 @@ class HeadLimits(GuardBase):
         if weight > self.max_head_weight:
             self.refuse(431, "headers", too_heavy(self.max_head_weight))
             raise Refused
-        added = weight - self.head_weight
-        self.counted += added
         flight = self.flight
-        flight.used += added
-        self.head_weight = weight
+        flight.used += weight - self.head_weight
         if flight.used > flight.limit:
+            self.head_weight = weight
             self.refuse(503, "request", crowded())
             raise Refused
         self.in_head = False

@@ -38,7 +38,6 @@ class Reading(GuardBase):
         uvicorn_on_body(self, body)
         size = len(body)
         self.body_bytes += size
-        self.counted += size
         flight = self.flight
         flight.used += size
         if self.body_bytes > self.max_body:
@@ -52,7 +51,6 @@ class Reading(GuardBase):
         self.request_due = None
         size = self.body_bytes
         if size:
-            self.counted -= size
             self.flight.used -= size
             self.body_bytes = 0
 
