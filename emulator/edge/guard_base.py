@@ -7,11 +7,6 @@ mixins of :mod:`emulator.edge.deadlines`, :mod:`emulator.edge.refusals`,
 :mod:`emulator.edge.heads` and :mod:`emulator.edge.reading`, composed by
 :class:`emulator.edge.guarded.GuardedProtocol`. Each overrides only asyncio protocol methods
 and parser callbacks, calls uvicorn's own, and reads only public attributes.
-
-A guard calls uvicorn's method through a module-level name read off uvicorn's class once
-(``uvicorn_on_body = HttpToolsProtocol.on_body``, then ``uvicorn_on_body(self, body)``):
-on Python 3.11 reading an attribute of a class is not specialized, and on every call
-cost a charge about 700 instructions more than reading the module's name.
 """
 
 from __future__ import annotations
@@ -36,7 +31,12 @@ class GuardBase(HttpToolsProtocol):
     """uvicorn's protocol with the guards' shared state (see the module doc). The
     server's limits are ``limits`` of the per-server subclass that
     :func:`emulator.edge.protocol.http_protocol` makes, copied onto each connection (an
-    instance attribute is read faster than a class attribute on the charge path)."""
+    instance attribute is read faster than a class attribute on the charge path).
+
+    A guard calls uvicorn's method through a module-level name read off uvicorn's class
+    once (``uvicorn_on_body = HttpToolsProtocol.on_body``, then ``uvicorn_on_body(self,
+    body)``): on Python 3.11 reading an attribute of a class is not specialized, and on
+    every call cost a charge about 700 instructions more than reading the module's name."""
 
     limits: ClassVar[dict[str, Any]] = {}
 

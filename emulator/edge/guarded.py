@@ -33,8 +33,9 @@ uvicorn_on_message_begin = HttpToolsProtocol.on_message_begin
 class GuardedProtocol(Refusals, Deadlines, HeadLimits, Reading):
     """uvicorn's protocol with payemu's guards (see the module doc). Each method of
     uvicorn's is overridden by one guard at most, which calls uvicorn's own read off its
-    class (``uvicorn_on_body(self, body)``, :mod:`emulator.edge.guard_base`): on the charge
-    path that is cheaper than ``super()``, which walks the guards' classes on every call."""
+    class (``uvicorn_on_body(self, body)``, see
+    :class:`~emulator.edge.guard_base.GuardBase`): on the charge path that is cheaper than
+    ``super()``, which walks the guards' classes on every call."""
 
     def connection_made(self, transport: Any) -> None:
         corked = Corked(transport, self.loop, self.may_resume)
