@@ -73,7 +73,7 @@ class Corked:
     def __init__(
         self, transport: Any, loop: asyncio.AbstractEventLoop, may_resume: Callable[[], bool] = lambda: True
     ) -> None:
-        self.transport = transport
+        self.transport: asyncio.Transport = transport
         self.may_resume = may_resume
         self.is_closing: Callable[[], bool] = transport.is_closing  # asked on every answer: no call in between
         self.batch = batch_of(loop)  # its loop's, shared by the loop's connections
@@ -128,5 +128,37 @@ class Corked:
         if self.may_resume():
             self.transport.resume_reading()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.transport, name)
+    # The rest of asyncio's transport interface, passed on as it is. No ``__getattr__``: on
+    # Python 3.11 a class with one has none of its attributes read by the specialized path.
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self.transport.get_extra_info(name, default)
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self.transport.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self.transport.get_protocol()
+
+    def is_reading(self) -> bool:
+        return self.transport.is_reading()
+
+    def pause_reading(self) -> None:
+        self.transport.pause_reading()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self.transport.set_write_buffer_limits(high, low)
+
+    def get_write_buffer_size(self) -> int:
+        return self.transport.get_write_buffer_size()
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return self.transport.get_write_buffer_limits()
+
+    def writelines(self, list_of_data: Any) -> None:
+        self.transport.writelines(list_of_data)
+
+    def write_eof(self) -> None:
+        self.transport.write_eof()
+
+    def can_write_eof(self) -> bool:
+        return self.transport.can_write_eof()

@@ -13,18 +13,22 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from emulator.edge.guard_base import GuardBase
 
+# uvicorn's own methods this guard calls, read off its class once (see GuardBase)
+uvicorn_pause_writing = HttpToolsProtocol.pause_writing
+uvicorn_resume_writing = HttpToolsProtocol.resume_writing
+
 
 class Deadlines(GuardBase):
     """The deadline guard (see the module doc): uvicorn's write flow control, timed."""
 
     def pause_writing(self) -> None:
-        HttpToolsProtocol.pause_writing(self)
+        uvicorn_pause_writing(self)
         self.write_due = self.loop.time() + self.write_timeout
         self.watch_for(self.write_due)
 
     def resume_writing(self) -> None:
         self.write_due = None
-        HttpToolsProtocol.resume_writing(self)
+        uvicorn_resume_writing(self)
 
     def watch_for(self, due: float) -> None:
         """Make sure the timer fires no later than ``due``; once it fires it looks at

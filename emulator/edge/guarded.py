@@ -24,17 +24,23 @@ from emulator.edge.heads import HeadLimits
 from emulator.edge.reading import Reading
 from emulator.edge.refusals import Refusals
 
+# uvicorn's own methods this guard calls, read off its class once (see GuardBase)
+uvicorn_connection_made = HttpToolsProtocol.connection_made
+uvicorn_connection_lost = HttpToolsProtocol.connection_lost
+uvicorn_on_message_begin = HttpToolsProtocol.on_message_begin
+
 
 class GuardedProtocol(Refusals, Deadlines, HeadLimits, Reading):
     """uvicorn's protocol with payemu's guards (see the module doc). Each method of
-    uvicorn's is overridden by one guard at most, which calls uvicorn's own by its class
-    (``HttpToolsProtocol.on_body(self, body)``): on the charge path that is cheaper than
+    uvicorn's is overridden by one guard at most, which calls uvicorn's own read off its
+    class (``uvicorn_on_body(self, body)``, see
+    :class:`~emulator.edge.guard_base.GuardBase`): on the charge path that is cheaper than
     ``super()``, which walks the guards' classes on every call."""
 
     def connection_made(self, transport: Any) -> None:
         corked = Corked(transport, self.loop, self.may_resume)
         self.batch = corked.batch
-        HttpToolsProtocol.connection_made(self, cast(asyncio.Transport, corked))
+        uvicorn_connection_made(self, cast(asyncio.Transport, corked))
         transport.set_write_buffer_limits(high=connections.WRITE_HIGH_WATER, low=connections.WRITE_LOW_WATER)
         self.answering = deque()
         self.extensions = {ABORT: self.transport.abort}  # each request's scope["extensions"]
@@ -49,14 +55,14 @@ class GuardedProtocol(Refusals, Deadlines, HeadLimits, Reading):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.stop_deadlines()
+        self.count(-(self.held_counted + self.head_weight + self.waiting_weight + self.body_bytes))
         self.held = b""
-        self.held_counted = self.head_weight = self.waiting_weight = 0
-        self.count(-self.counted)
-        HttpToolsProtocol.connection_lost(self, exc)
+        self.held_counted = self.head_weight = self.waiting_weight = self.body_bytes = 0
+        uvicorn_connection_lost(self, exc)
         self.cap.released(len(self.connections))
 
     def on_message_begin(self) -> None:
-        HttpToolsProtocol.on_message_begin(self)
+        uvicorn_on_message_begin(self)
         self.scope["extensions"] = self.extensions  # type: ignore[typeddict-item]  # (payemu's own extension)
         self.in_head = True
         self.head_fed = self.chunk

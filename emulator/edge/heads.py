@@ -16,12 +16,16 @@ from emulator.edge.forwarded import forwarding
 from emulator.edge.guard_base import HEADER_OBJECT_BYTES, GuardBase, Refused
 from emulator.edge.refusals import crowded
 
+# uvicorn's own methods this guard calls, read off its class once (see GuardBase)
+uvicorn_on_url = HttpToolsProtocol.on_url
+uvicorn_on_headers_complete = HttpToolsProtocol.on_headers_complete
+
 
 class HeadLimits(GuardBase):
     """The head guard (see the module doc)."""
 
     def on_url(self, url: bytes) -> None:
-        HttpToolsProtocol.on_url(self, url)
+        uvicorn_on_url(self, url)
         if len(self.url) > self.max_url:
             self.refuse(414, "url", f"The request URL is longer than {self.max_url} bytes.")
             raise Refused
@@ -35,12 +39,10 @@ class HeadLimits(GuardBase):
         if weight > self.max_head_weight:
             self.refuse(431, "headers", too_heavy(self.max_head_weight))
             raise Refused
-        added = weight - self.head_weight
-        self.counted += added
         flight = self.flight
-        flight.used += added
-        self.head_weight = weight
+        flight.used += weight - self.head_weight
         if flight.used > flight.limit:
+            self.head_weight = weight
             self.refuse(503, "request", crowded())
             raise Refused
         self.in_head = False
@@ -48,7 +50,7 @@ class HeadLimits(GuardBase):
         self.head_due = None
         self.head_weight = 0
         self.app = self.forwarded_app if forwarding(headers) else self.direct_app  # the app uvicorn runs it in
-        HttpToolsProtocol.on_headers_complete(self)
+        uvicorn_on_headers_complete(self)
         self.settle()
         self.answering.append((self.cycle, weight))
         self.waiting_weight += weight

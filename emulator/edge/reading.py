@@ -16,6 +16,12 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from emulator.edge.guard_base import MOST_QUEUED, SLICE, GuardBase
 from emulator.edge.refusals import crowded, malformed
 
+# uvicorn's own methods this guard calls, read off its class once (see GuardBase)
+uvicorn_data_received = HttpToolsProtocol.data_received
+uvicorn_on_body = HttpToolsProtocol.on_body
+uvicorn_on_message_complete = HttpToolsProtocol.on_message_complete
+uvicorn_eof_received = HttpToolsProtocol.eof_received
+
 
 class Reading(GuardBase):
     """The reading guard (see the module doc)."""
@@ -23,16 +29,15 @@ class Reading(GuardBase):
     def data_received(self, data: bytes) -> None:
         if self.refusal is not None or self.transport.is_closing():
             return
-        HttpToolsProtocol.data_received(self, b"")  # uvicorn's own of a read (its keep-alive timer); parsed below
+        uvicorn_data_received(self, b"")  # uvicorn's own of a read (its keep-alive timer); parsed below
         self.held = self.held + data if self.held else data
         self.feed()
         self.batch.read()  # the answers to what it started go out once those requests ran
 
     def on_body(self, body: bytes) -> None:
-        HttpToolsProtocol.on_body(self, body)
+        uvicorn_on_body(self, body)
         size = len(body)
         self.body_bytes += size
-        self.counted += size
         flight = self.flight
         flight.used += size
         if self.body_bytes > self.max_body:
@@ -41,12 +46,11 @@ class Reading(GuardBase):
             self.refuse(503, "request", crowded())
 
     def on_message_complete(self) -> None:
-        HttpToolsProtocol.on_message_complete(self)
+        uvicorn_on_message_complete(self)
         self.in_body = False
         self.request_due = None
         size = self.body_bytes
         if size:
-            self.counted -= size
             self.flight.used -= size
             self.body_bytes = 0
 
@@ -110,7 +114,7 @@ class Reading(GuardBase):
         uvicorn does."""
         self.settle()
         if self.in_body or not (self.held or self.answering or self.refusal is not None):
-            HttpToolsProtocol.eof_received(self)
+            uvicorn_eof_received(self)
             self.transport.close()  # through the corked transport: answers written this turn go first
             return None
         self.ended = True
