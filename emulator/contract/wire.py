@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.types import Receive
+from starlette.types import Message, Receive
 
 from emulator.contract.openapi import Parameter
 from emulator.domain import errors
@@ -42,6 +42,26 @@ def dumps(body: Any) -> bytes:
 
 NOSNIFF = "X-Content-Type-Options"
 _NOSNIFF_RAW = (b"x-content-type-options", b"nosniff")
+_JSON_HEADERS = [(b"content-type", JSON_MEDIA_BYTES), _NOSNIFF_RAW]
+
+
+def messages(status: int, headers: dict[str, str], payload: bytes | None, method: str) -> tuple[Message, Message]:
+    """An answer (its JSON bytes, None: no body) as the two ASGI messages of a response (the
+    headers a Starlette JSON response would have)."""
+    if payload is not None and not headers and status >= 200 and status not in (204, 304):
+        # most answers: a JSON body and no headers of their own
+        raw = [*_JSON_HEADERS, (b"content-length", b"%d" % len(payload))]
+    else:
+        raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+        named = {name for name, _ in raw}
+        if payload is not None and b"content-type" not in named:
+            raw += _JSON_HEADERS
+        if not (status < 200 or status in (204, 304) or b"content-length" in named):
+            raw.append((b"content-length", b"%d" % len(payload or b"")))
+    return (
+        {"type": "http.response.start", "status": status, "headers": raw},
+        {"type": "http.response.body", "body": payload if payload is not None and method != "HEAD" else b""},
+    )
 
 
 class JsonResponse(Response):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, Request
-from starlette.types import Receive, Scope
+from starlette.types import Receive, Scope, Send
 
 from emulator.contract import dotnet_binder as binder
 from emulator.contract import leniency
@@ -30,6 +30,7 @@ from emulator.contract.wire import (
     JSON_MEDIA_BYTES,
     dumps,
     is_json_media,
+    messages,
     parse_json,
     read_parameter,
     receive_body,
@@ -55,15 +56,6 @@ class Reply:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     error: bool = False  # built by emulator.domain.errors (an ApiError)
-
-
-@dataclass(slots=True)
-class Answer:
-    """What goes on the wire: status, headers and the JSON bytes (None: no body)."""
-
-    status: int
-    headers: dict[str, str]
-    payload: bytes | None
 
 
 class Call:
@@ -166,9 +158,10 @@ class Endpoint:
         self.has_fraction = binder.checker(self.integers)
         self.interface_version = operation.api.interface_version if operation.api else None
 
-    async def respond(self, scope: Scope, receive: Receive) -> Answer | None:
-        """The whole pipeline for one request; None when the connection is to close
-        without an answer (a scenario's fault, or a client that left)."""
+    async def respond(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The whole pipeline for one request, its answer sent as two ASGI messages; none
+        when the connection is to close without an answer (a scenario's fault, or a client
+        that left)."""
         started = perf_counter()
         op = self.operation
         tenant: Tenant | None = None
@@ -210,11 +203,11 @@ class Endpoint:
             if tenant is not None and self.journal:
                 self._journal(tenant, scope, sent or body, None, call, started, dropped=exc.reason)
             await _drop(scope, exc)
-            return None
+            return
         except ClientDisconnect:  # the client went (or was timed out) before its body ended
             if tenant is not None and self.journal:
                 self._journal(tenant, scope, sent or body, None, call, started, dropped=CLIENT_GONE)
-            return None
+            return
         except Exception:
             log.exception("payemu bug while answering %s %s", op.method, op.path)
             reply = Reply(500, errors.internal("payemu hit an internal error; see its log.").body, error=True)
@@ -225,7 +218,9 @@ class Endpoint:
         if tenant is not None and self.journal:
             size = len(payload or b"") + int(length or 0)
             self._journal(tenant, scope, sent or body, reply, call, started, warnings, size, payload)
-        return Answer(reply.status, reply.headers, payload)
+        start, body_message = messages(reply.status, reply.headers, payload, scope["method"])
+        await send(start)
+        await send(body_message)
 
     def _parameters(self, request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
         path_values: dict[str, Any] = {}

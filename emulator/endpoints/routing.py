@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route, Router
-from starlette.types import Lifespan, Message, Receive, Scope, Send
+from starlette.types import Lifespan, Receive, Scope, Send
 
 from emulator.contract.openapi import OpenApi
-from emulator.contract.wire import JSON_MEDIA
-from emulator.endpoints.pipeline import Answer, Endpoint, Handler, TenantOf
+from emulator.endpoints.pipeline import Endpoint, Handler, TenantOf
 
 if TYPE_CHECKING:
     from emulator.tenants.runtime import Runtime
@@ -98,8 +97,7 @@ class OperationRoute(Route):
 
 
 class Operations:
-    """The ASGI app of one documented path: the endpoint of the request's method answers,
-    its :class:`~emulator.endpoints.pipeline.Answer` sent as two ASGI messages."""
+    """The ASGI app of one documented path: the endpoint of the request's method answers."""
 
     def __init__(self, endpoints: dict[str, Endpoint], chooser: Chooser | None) -> None:
         self.endpoints = endpoints
@@ -116,34 +114,7 @@ class Operations:
                 await response(scope, receive, send)
                 return
             endpoint = chosen
-        answer = await endpoint.respond(scope, receive)
-        if answer is not None:  # (None: the connection closes without an answer)
-            start, body = messages(answer, method)
-            await send(start)
-            await send(body)
-
-
-_JSON_HEADERS = [(b"content-type", JSON_MEDIA.encode("latin-1")), (b"x-content-type-options", b"nosniff")]
-
-
-def messages(answer: Answer, method: str) -> tuple[Message, Message]:
-    """``answer`` as the two ASGI messages of a response (the headers a Starlette JSON
-    response would have)."""
-    payload, status = answer.payload, answer.status
-    if payload is not None and not answer.headers and status >= 200 and status not in (204, 304):
-        # most answers: a JSON body and no headers of their own
-        headers = [*_JSON_HEADERS, (b"content-length", b"%d" % len(payload))]
-    else:
-        headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers.items()]
-        named = {name for name, _ in headers}
-        if payload is not None and b"content-type" not in named:
-            headers += _JSON_HEADERS
-        if not (status < 200 or status in (204, 304) or b"content-length" in named):
-            headers.append((b"content-length", b"%d" % len(payload or b"")))
-    return (
-        {"type": "http.response.start", "status": status, "headers": headers},
-        {"type": "http.response.body", "body": payload if payload is not None and method != "HEAD" else b""},
-    )
+        await endpoint.respond(scope, receive, send)
 
 
 def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:

@@ -16,8 +16,10 @@ from emulator.domain import errors
 from emulator.domain.model import AttemptRecord, Card, DropConnection, Money, OperationResult, PaymentRequest
 from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import (
+    ACCEPTED,
     FOLLOW_UPS,
     LOST_RESPONSE,
+    NO_FAULT,
     PAYMENTS,
     REJECTED,
     RESET,
@@ -29,7 +31,7 @@ from emulator.domain.vocabulary import (
 )
 from emulator.engine import simulator
 from emulator.engine.failover import fallback_accounts, falls_over, primary_account
-from emulator.engine.simulator import AttemptInput, AttemptResult, GatewayAccount
+from emulator.engine.simulator import AttemptInput, GatewayAccount
 from emulator.stores import ledger, recording, rules, tenant_settings, vault
 
 if TYPE_CHECKING:
@@ -161,7 +163,6 @@ async def _pay(
     money = Money.none() if operation == TOKENIZE else money_of(runtime, request)
     card = resolved_card(tenant, request)
     attempts: list[AttemptRecord] = []
-    last: AttemptResult | None = None
     user_token = request.user_token
     token_number = problem = None
     # the setting is read only where it can matter: the mock gateways tokenize under it
@@ -187,19 +188,12 @@ async def _pay(
             request.post_code,
             mocks_tokenize,
         )
-        last = await _attempt(runtime, tenant, account, item, attempt_number=number)
-        token = last.result.gateway_token
-        if token:
-            recording.remember_token(tenant, token, account.gateway.name, account.name, paying.number)
-        entry = attempt_record(tenant, account, number, last.result, last.at, last.decided)
+        entry, refused_itself = await _attempt(runtime, tenant, account, item, call_attempts)
         attempts.append(entry)
-        call_attempts.append(entry)
-        if last.fault == LOST_RESPONSE:
-            raise DropConnection(LOST_RESPONSE)
-        if last.result.code in SUCCESSFUL or not falls_over(runtime, tenant, last.result):
+        result = entry.result
+        if result.code in SUCCESSFUL or not falls_over(runtime, tenant, result):
             break
-    assert last is not None
-    return OperationOutcome(last.result, attempts, None, last.refused)
+    return OperationOutcome(result, attempts, None, refused_itself)
 
 
 async def _attempt(
@@ -207,27 +201,37 @@ async def _attempt(
     tenant: Tenant,
     account: GatewayAccount,
     item: AttemptInput,
-    *,
-    attempt_number: int = 1,
+    call_attempts: list[AttemptRecord],
     parent: ledger.Transaction | None = None,
-) -> AttemptResult:
-    """One gateway attempt, recorded in the ledger unless the scenario resets the connection first."""
-    result = await simulator.attempt(runtime.scenarios, tenant, account, item)
-    if result.fault == RESET:
+) -> tuple[AttemptRecord, bool]:
+    """One gateway attempt, recorded in the ledger (unless the scenario resets the connection
+    first) and in ``call_attempts``: its record, and whether the gateway refused the request
+    itself. A token the gateway minted is kept; a lost response closes the connection."""
+    result, decided, refused_itself = await simulator.attempt(runtime.scenarios, tenant, account, item)
+    fault = decided.fault if decided is not None else NO_FAULT
+    if fault == RESET:
         raise DropConnection(RESET)
-    result.at = recording.record(  # positional, in the parameter order: a charge's hot path
+    settling = decided if decided is not None and result.code == ACCEPTED else None
+    at = recording.record(  # positional, in the parameter order: a charge's hot path
         tenant,
-        result.result,
+        result,
         account.name,  # account
         item.card_number,  # card_number
         item.my_ref,  # my_ref
         account.gateway.authorization_days,  # authorization_days
         parent,
-        attempt_number,
-        result.settles_to,  # settles_to
-        result.settle_after_seconds,  # settle_after_seconds
+        item.number,  # attempt_number
+        settling.settles_to if settling else None,  # settles_to
+        settling.settle_after_seconds if settling else None,  # settle_after_seconds
     )
-    return result
+    token = result.gateway_token
+    if token:
+        recording.remember_token(tenant, token, account.gateway.name, account.name, item.card_number)
+    entry = attempt_record(tenant, account, item.number, result, at, decided)
+    call_attempts.append(entry)
+    if fault == LOST_RESPONSE:
+        raise DropConnection(LOST_RESPONSE)
+    return entry, refused_itself
 
 
 # -- capture, void, refund ------------------------------------------------------------------
@@ -262,14 +266,10 @@ async def _follow_up(
         return refused(tenant, account, item, refusal)
     rules.reserve(tx, operation)  # no await since check(): concurrent requests see it
     try:
-        result = await _attempt(runtime, tenant, account, item, parent=tx)
+        entry, refused_itself = await _attempt(runtime, tenant, account, item, call_attempts, tx)
     finally:
         rules.release(tx)
-    entry = attempt_record(tenant, account, 1, result.result, result.at, result.decided)
-    call_attempts.append(entry)
-    if result.fault == LOST_RESPONSE:
-        raise DropConnection(LOST_RESPONSE)
-    return answer(result.result, [entry], refused=result.refused)
+    return answer(entry.result, [entry], refused=refused_itself)
 
 
 async def _unlinked(
@@ -279,12 +279,8 @@ async def _unlinked(
     it (a reference it never issued, an operation the transaction's state forbids): the
     mock-PSP page says it approves whatever the transaction details. It is recorded on
     its own, so the earlier transaction, if any, keeps its state."""
-    result = await _attempt(runtime, tenant, account, item)
-    entry = attempt_record(tenant, account, 1, result.result, result.at, result.decided)
-    call_attempts.append(entry)
-    if result.fault == LOST_RESPONSE:
-        raise DropConnection(LOST_RESPONSE)
-    return answer(result.result, [entry], refused=result.refused)
+    entry, refused_itself = await _attempt(runtime, tenant, account, item, call_attempts)
+    return answer(entry.result, [entry], refused=refused_itself)
 
 
 def _not_found(reference: str) -> rules.Refusal:

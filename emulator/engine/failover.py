@@ -31,13 +31,10 @@ def primary_account(runtime: Services, tenant: Tenant, request: PaymentRequest) 
         certificates.require_certificate(tenant, certificate, "certificateName")
     inline = request.inline_account
     if inline is not None:
-        where = "paymentGatewayAccount.paymentGatewayName"
-        if not inline.gateway:
-            raise errors.invalid(where, "The PaymentGatewayName field is required in paymentGatewayAccount.")
-        spec = accounts.resolve_gateway(runtime.catalog, inline.gateway, where)
+        if not inline.credentials and not certificate:
+            return _bare_account(runtime.catalog, inline.gateway)
+        spec = _inline_gateway(runtime.catalog, inline.gateway)
         pairs = accounts.check_credentials(spec, inline.credentials, "paymentGatewayAccount.credentials")
-        if not pairs and not certificate:
-            return _bare_account(spec)
         return GatewayAccount(spec, None, dict(pairs), certificate)
     name = request.account_name
     if not name:
@@ -45,15 +42,31 @@ def primary_account(runtime: Services, tenant: Tenant, request: PaymentRequest) 
     return stored_account(runtime, tenant, name, "paymentGatewayAccountName", certificate)
 
 
-_BARE: dict[str, GatewayAccount] = {}  # gateway name → its inline account without credentials or certificate
+def _inline_gateway(catalog: Catalog, name: str | None) -> GatewaySpec:
+    where = "paymentGatewayAccount.paymentGatewayName"
+    if not name:
+        raise errors.invalid(where, "The PaymentGatewayName field is required in paymentGatewayAccount.")
+    return accounts.resolve_gateway(catalog, name, where)
 
 
-def _bare_account(spec: GatewaySpec) -> GatewayAccount:
-    """The one inline account of ``spec`` without credentials or certificate, shared by the
-    requests that name it (an attempt reads its account, never changes it)."""
-    account = _BARE.get(spec.name)
-    if account is None or account.gateway is not spec:  # a reloaded catalog's spec: a new account
-        account = _BARE[spec.name] = GatewayAccount(spec, None, {})
+# the gateway's name as a request spells it → the catalog and its inline account without
+# credentials or certificate
+_BARE: dict[str | None, tuple[Catalog, GatewayAccount]] = {}
+_MAX_BARE = 1024  # spellings kept; then the accounts are made anew
+
+
+def _bare_account(catalog: Catalog, name: str | None) -> GatewayAccount:
+    """The one inline account of the gateway ``name`` without credentials or certificate,
+    shared by the requests that name it (an attempt reads its account, never changes it)."""
+    found = _BARE.get(name)
+    if found is not None and found[0] is catalog:
+        return found[1]
+    spec = _inline_gateway(catalog, name)
+    accounts.note_listed(spec)
+    account = GatewayAccount(spec, None, {})
+    if len(_BARE) >= _MAX_BARE:
+        _BARE.clear()
+    _BARE[name] = (catalog, account)
     return account
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from emulator.catalog.catalog import GatewayResultCode, GatewaySpec
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [  # GatewayAccount, AttemptInput and speak live in emulator.engine.gateway_answers
     "AttemptInput",
-    "AttemptResult",
+    "Attempted",
     "GatewayAccount",
     "attempt",
     "card_mode",
@@ -76,33 +75,9 @@ _SUCCESS_TEXT = {
 }
 Refused = tuple[ResultCode, str, str]  # (result code, catalog code key, description) of a refusal
 Decided = RuleOutcome | None  # the outcome of the rule that decided an attempt (None: the gateway's default)
-
-
-@dataclass(slots=True, unsafe_hash=True)
-class AttemptResult:
-    """The OperationResult of one attempt plus what the ledger and the engine need."""
-
-    result: OperationResult
-    fault: str = NO_FAULT
-    delay_ms: int = 0
-    settles_to: str | None = None
-    settle_after_seconds: float | None = None
-    decided: Decided = None
-    at: datetime | None = None  # when the ledger recorded it
-    refused: bool = False  # the gateway refused the request itself (requirement_failure)
-
-    @property
-    def code(self) -> ResultCode:
-        return self.result.code
-
-    @property
-    def rule(self) -> str | None:
-        """The name of the rule that decided the attempt (None: the gateway's default)."""
-        return self.decided.rule if self.decided else None
-
-    @property
-    def reference(self) -> str | None:
-        return self.result.gateway_reference
+# one attempt's answer, the outcome of the rule that decided it, and whether the gateway
+# refused the request itself (requirement_failure)
+Attempted = tuple[OperationResult, Decided, bool]
 
 
 def requirement_failure(account: GatewayAccount, item: AttemptInput, sandbox: bool = True) -> Refused | None:
@@ -246,9 +221,10 @@ def decide(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: At
     return book.decide(tenant, attempt, mock=mock, documented=known, mode=mode)
 
 
-async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> AttemptResult:
-    """Run one attempt. The scenario's latency is awaited here; its fault is returned for
-    the caller, who records (or not) before dropping the connection."""
+async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, item: AttemptInput) -> Attempted:
+    """Run one attempt (see :data:`Attempted`). The scenario's latency is awaited here; its
+    fault, settlement and rule are the decided outcome's, for the caller, who records (or
+    not) before dropping the connection."""
     spec = account.gateway
     refused = requirement_failure(account, item, tenant.is_sandbox)
     outcome: RuleOutcome | None = None
@@ -284,18 +260,7 @@ async def attempt(book: ScenarioBook, tenant: Tenant, account: GatewayAccount, i
         await asyncio.sleep(delay_ms / 1000)
     if outcome is not None and outcome.approved_amount is not None and code == SUCCESS:
         item = partially_approved(item, outcome.approved_amount)
-    result = answer(tenant, account, item, code, key, reason, text, outcome)
-    settling = outcome if code == ACCEPTED else None
-    return AttemptResult(  # positional, in the field order: a charge's hot path
-        result,
-        outcome.fault if outcome else NO_FAULT,  # fault
-        delay_ms,  # delay_ms
-        settling.settles_to if settling else None,  # settles_to
-        settling.settle_after_seconds if settling else None,  # settle_after_seconds
-        outcome,  # decided
-        None,  # at
-        refused is not None,  # refused
-    )
+    return answer(tenant, account, item, code, key, reason, text, outcome), outcome, refused is not None
 
 
 def partially_approved(item: AttemptInput, approved: float) -> AttemptInput:
