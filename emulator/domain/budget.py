@@ -112,6 +112,16 @@ class Budget:
         for budget in self._line:
             budget.used += weight
 
+    def took(self, weight: int) -> bool:
+        """Charge ``weight`` if it fits (``fits(weight)``, then ``charge(weight)``); whether it did."""
+        line = self._line
+        for budget in line:
+            if budget.used + weight > budget.limit:
+                return False
+        for budget in line:
+            budget.used += weight
+        return True
+
     def charged(self, weight: int) -> bool:
         """Charge ``weight``; whether this budget and every one it draws on still hold (``fits(0)``)."""
         holds = True

@@ -136,10 +136,19 @@ class Ledger(Mapping[str, Transaction]):
         :func:`~emulator.stores.packing.pack_answer`): admitted, weighed and packed at once."""
         reference = answer.gateway_reference
         assert reference is not None
-        approval = answer.authorization_code
-        heft = weight_of_texts(reference, card_number, approval, my_ref)
-        self.admit(now, heft)  # hardening: drops journal entries, the oldest finished transactions, or a 507
-        self._put(reference, packing.pack_answer(answer, account, card_number, my_ref, now, heft), heft)
+        heft = weight_of_texts(reference, card_number, answer.authorization_code, my_ref)
+        transactions = self._transactions
+        # admitted and charged in one step while there is room (as admit() then _put())
+        if len(transactions) >= self.limit or not self.budget.took(heft):
+            self.admit(now, heft)  # hardening: drops journal entries, the oldest finished transactions, or a 507
+            self.budget.charge(heft)
+        replaced = transactions.get(reference)
+        transactions[reference] = packing.pack_answer(answer, account, card_number, my_ref, now, heft)
+        self.bytes += heft
+        if replaced is not None:
+            self._charge(-_weight(replaced))
+        if self.changed is not None:
+            self.changed[reference] = None
 
     def _put(self, reference: str, stored: Transaction | bytes, heft: int) -> None:
         transactions = self._transactions

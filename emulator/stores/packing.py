@@ -15,7 +15,7 @@ import struct
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from emulator.domain.clock import Clock
 from emulator.domain.model import ZERO, OperationResult
@@ -62,18 +62,29 @@ def my_ref_key(my_ref: str) -> bytes:
 MY_REF_AT = 1 + 8  # where my_ref_key() starts in a packed transaction
 
 
-def _moment(value: datetime | None) -> int | tuple[int] | None:
-    """A time as microseconds since 1970 (an instant, read back in UTC; a naive time in a tuple)."""
+def _moment(value: datetime | None) -> bytes | int | tuple[int] | None:
+    """A time as plain values: a UTC time as its fields, the 10 bytes its pickle holds (no
+    arithmetic); another instant as microseconds since 1970 (read back in UTC); a naive time
+    as those in a tuple."""
     if value is None:
         return None
+    if value.tzinfo is UTC:
+        return _fields(value)
     if value.tzinfo is None:
         return ((value - _NAIVE_EPOCH) // _MICROSECOND,)
     return (value - _EPOCH) // _MICROSECOND
 
 
-def _datetime(value: int | tuple[int] | None) -> datetime | None:
+def _fields(value: datetime) -> bytes:
+    """A datetime's fields, year to microsecond, as its pickle keeps them (``datetime(them, tzinfo)`` reads them)."""
+    return cast(bytes, value.__reduce__()[1][0])
+
+
+def _datetime(value: bytes | int | tuple[int] | None) -> datetime | None:
     if value is None:
         return None
+    if isinstance(value, bytes):
+        return datetime(value, UTC)  # type: ignore[arg-type,call-arg]
     if isinstance(value, tuple):
         return _NAIVE_EPOCH + timedelta(microseconds=value[0])
     return _EPOCH + timedelta(microseconds=value)
@@ -149,7 +160,7 @@ def pack_answer(
     body = (
         answer.gateway_reference, operation._value_, answer.gateway_name, account, str(money.amount), money.currency,
         answer.code._value_, None if reason is None else str(reason),
-        (created_at - _EPOCH) // _MICROSECOND if created_at.tzinfo is not None else _moment(created_at), card_number,
+        created_at.__reduce__()[1][0] if created_at.tzinfo is UTC else _moment(created_at), card_number,  # _fields()
         answer.authorization_code, None,
     )  # fmt: skip
     flags = ORIGINAL if operation in ORIGINALS else 0

@@ -46,7 +46,7 @@ def record(
     plain attempt — the first of its request, on no earlier transaction, neither an
     authorization nor pending: finished as it is made — goes to the ledger as the answer
     itself, which the ledger packs without a Transaction object (:meth:`Ledger.add_finished`)."""
-    now = tenant.now()
+    now = tenant.clock.now()  # what tenant.now() gives, with one call less
     operation, code, reference, gateway = result.operation, result.code, result.gateway_reference, result.gateway_name
     if reference is None or gateway is None:
         raise ValueError("only an attempt that reached a gateway is a transaction")

@@ -85,7 +85,9 @@ def http_status(runtime: ServerDefaults, tenant: SettingsOwner | None, operation
     """The HTTP status of a payment answer under the success-status switch."""
     if status not in (200, 202) or operation not in SWITCHED:
         return status
-    mode = value(runtime, tenant, "successStatus")
+    # value(runtime, tenant, "successStatus") read directly: every payment answer asks
+    own = tenant.overrides.success_status if tenant is not None else None
+    mode = own if own is not None else runtime.settings.success_status
     if mode == "always-200":
         return 200
     if mode == "always-202":
