@@ -289,9 +289,7 @@ def _origin(text: str) -> str:
 
 
 def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False), ready_file: str | None = None) -> int:
-    # no collections while start-up builds what the server keeps (a twentieth of it went on
-    # collecting): serve_forever() freezes the result and turns the collector on
-    gc.disable()
+    gc.disable()  # while start-up builds what the server keeps; serve_forever() freezes it and turns it on
     from emulator.app.build import create_app
     from emulator.edge.protocol import require_parser
     from emulator.edge.server import bind_socket, serve_forever
