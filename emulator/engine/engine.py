@@ -101,7 +101,14 @@ def money_of(runtime: Services, request: PaymentRequest) -> Money:
 
 
 def resolved_card(tenant: Tenant, request: PaymentRequest) -> Card | None:
-    return vault.resolve_card(tenant, request.card) if request.card else None
+    """The request's card, its ``@token`` references resolved (the vault is asked only for one)."""
+    card = request.card
+    if card is None:
+        return None
+    number, cvv = card.number, card.cvv
+    if (number.__class__ is str and number[:1] == "@") or (cvv.__class__ is str and cvv[:1] == "@"):
+        return vault.resolve_card(tenant, card)
+    return card
 
 
 def token_for(tenant: Tenant, user_token: str | None, gateway: str) -> tuple[str | None, str | None]:
