@@ -95,9 +95,11 @@ def currency_of(runtime: Services, value: str) -> str:
 
 
 def money_of(runtime: Services, request: PaymentRequest) -> Money:
-    if request.amount is None or request.currency is None:
+    amount, currency = request.amount, request.currency
+    if amount is None or currency is None:
         raise errors.invalid("amount", "The Amount and Currency fields are required.")
-    return Money(request.amount, currency_of(runtime, request.currency))
+    found = runtime.currencies.get(currency)  # the code as the schema spells it: currency_of's first look
+    return Money(amount, found if found is not None else currency_of(runtime, currency))
 
 
 def resolved_card(tenant: Tenant, request: PaymentRequest) -> Card | None:
@@ -234,7 +236,11 @@ async def _attempt(
     token = result.gateway_token
     if token:
         recording.remember_token(tenant, token, account.gateway.name, account.name, item.card_number)
-    entry = attempt_record(tenant, account, item.number, result, at, decided)
+    rule = source = None
+    if decided is not None:
+        rule, source = decided.rule or None, decided.source or None
+    # attempt_record's record, made here: positional, in the field order
+    entry = AttemptRecord(item.number, account.name, account.gateway.name, at, result, rule, source)
     call_attempts.append(entry)
     if fault == LOST_RESPONSE:
         raise DropConnection(LOST_RESPONSE)

@@ -166,11 +166,15 @@ def answer(
     ``outcome``, if one decided)."""
     spec = account.gateway
     operation = item.operation
-    if outcome is None:
-        plan = _plan_for(spec, code, operation, reason, key, None, None)
-    else:
+    gateway_code = gateway_description = None
+    if outcome is not None:
         gateway_code, gateway_description = outcome.gateway_result_code, outcome.gateway_result_description
-        plan = _plan_for(spec, code, operation, reason, key, gateway_code, gateway_description)
+    # _plan_for's look in the kept plans, made here
+    found = _PLANS.get((id(spec), code, operation, reason, key, gateway_code, gateway_description))
+    if found is not None and found[0] is spec:
+        plan = found[1]
+    else:
+        plan = _plan(spec, code, operation, reason, key, gateway_code, gateway_description)
     draw = tenant.random_id
     form = spec.reference
     reference = plan.reference_prefix + draw(form.length, form.alphabet)
