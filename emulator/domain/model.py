@@ -56,6 +56,7 @@ ZERO = Decimal(0)
 
 _FLOATS: dict[float, Decimal] = {}  # amounts repeat: each float's Decimal is made once
 MAX_FLOATS = 4096
+_AS_FLOATS: dict[Decimal, float] = {}  # and each amount's float, as JSON writes it, once (as many kept)
 
 
 def decimal_of(value: float | int | str | Decimal) -> Decimal:
@@ -101,7 +102,14 @@ class Money:
         return int(self.amount.scaleb(self.exponent, context=_WIDE).to_integral_value(context=_WIDE))
 
     def to_json(self) -> float:
-        return float(self.amount)
+        amount = self.amount
+        found = _AS_FLOATS.get(amount)
+        if found is None:
+            found = float(amount)
+            # 0 and -0 are one key but two floats: neither is kept
+            if amount and len(_AS_FLOATS) < MAX_FLOATS:
+                _AS_FLOATS[amount] = found
+        return found
 
     def __add__(self, other: Money) -> Money:
         return Money(self.amount + other.amount, self.currency)
