@@ -218,7 +218,17 @@ class PaymentRequest:
             else (),
             decimal_of(amount) if amount is not None else None,
             get("currency"),
-            Card.from_json(card) if card else None,
+            Card(  # Card.from_json, one call less: positional, in the field order
+                card.get("cardNumber"),
+                card.get("cardHolderName"),
+                card.get("expirationMonth"),
+                card.get("expirationYear"),
+                card.get("cvv"),
+                card.get("cardType"),
+                card.get("ownerID"),
+            )
+            if card
+            else None,
             get("userToken"),
             get("myRef"),
             get("orderDesc"),
