@@ -76,7 +76,8 @@ def build_routes(
     """One Starlette route per path, dispatching on the method, so a wrong method gets
     a 405 listing exactly the methods of that path. ``journal=False``: requests are not
     recorded in the tenant's journal (the control API). ``chooser`` may answer a request
-    with another endpoint (a tenant served another version: emulator.endpoints.versions)."""
+    with another endpoint (a tenant served another version: emulator.endpoints.versions);
+    it is asked only while ``runtime.interfaces`` holds a tenant."""
     by_path: dict[str, dict[str, Endpoint]] = {}
     for op in api.operations.values():
         handler = handlers.get(op.operation_id, fallback)
@@ -107,7 +108,8 @@ class Operations:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
         endpoint = self.endpoints["GET" if method == "HEAD" else method]
-        if self.chooser is not None:
+        # the chooser is asked only while some tenant is served another document
+        if self.chooser is not None and endpoint.runtime.interfaces:
             chosen = self.chooser(endpoint, scope)
             if not isinstance(chosen, Endpoint):  # a path another version lacks: a Starlette response
                 response = await chosen(Request(scope, receive, send))
