@@ -105,18 +105,22 @@ class Operations:
         self.chooser = chooser
         self.methods = frozenset(endpoints) | ({"HEAD"} if "GET" in endpoints else set())
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """The answer's coroutine: the endpoint's own, with none of this app's around it."""
         method = scope["method"]
         endpoint = self.endpoints["GET" if method == "HEAD" else method]
         # the chooser is asked only while some tenant is served another document
         if self.chooser is not None and endpoint.runtime.interfaces:
-            chosen = self.chooser(endpoint, scope)
-            if not isinstance(chosen, Endpoint):  # a path another version lacks: a Starlette response
-                response = await chosen(Request(scope, receive, send))
-                await response(scope, receive, send)
-                return
-            endpoint = chosen
-        await endpoint.respond(scope, receive, send)
+            return self._chosen(self.chooser, endpoint, scope, receive, send)
+        return endpoint.respond(scope, receive, send)
+
+    async def _chosen(self, chooser: Chooser, endpoint: Endpoint, scope: Scope, receive: Receive, send: Send) -> None:
+        chosen = chooser(endpoint, scope)
+        if not isinstance(chosen, Endpoint):  # a path another version lacks: a Starlette response
+            response = await chosen(Request(scope, receive, send))
+            await response(scope, receive, send)
+            return
+        await chosen.respond(scope, receive, send)
 
 
 def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:
