@@ -10,7 +10,7 @@ through partial matches, slash redirects) goes to Starlette's own scan.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -35,7 +35,8 @@ class FastRouter(Router):
             if isinstance(route, Route) and "{" not in route.path:
                 self._static.setdefault(route.path, route)
 
-    async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def app(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
+        """The coroutine that answers: the found route's, else Starlette's scan (none of its own)."""
         if scope["type"] == "http":
             route = self._static.get(scope["path"])
             if route is not None:
@@ -47,17 +48,15 @@ class FastRouter(Router):
                         scope["route"] = route
                         scope["endpoint"] = operations
                         scope["path_params"] = {}
-                        await operations(scope, receive, send)
-                        return
+                        return operations(scope, receive, send)
                 else:
                     match, child_scope = route.matches(scope)
                     if match is Match.FULL:
                         scope.setdefault("router", self)
                         scope["route"] = route
                         scope.update(child_scope)
-                        await route.handle(scope, receive, send)
-                        return
-        await super().app(scope, receive, send)
+                        return route.handle(scope, receive, send)
+        return super().app(scope, receive, send)
 
 
 Responder = Callable[[Request], Awaitable[Response]]
@@ -105,7 +104,7 @@ class Operations:
         self.chooser = chooser
         self.methods = frozenset(endpoints) | ({"HEAD"} if "GET" in endpoints else set())
 
-    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
         """The answer's coroutine: the endpoint's own, with none of this app's around it."""
         method = scope["method"]
         endpoint = self.endpoints["GET" if method == "HEAD" else method]
