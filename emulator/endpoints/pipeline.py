@@ -129,6 +129,7 @@ TenantOf = Callable[[Request], "Tenant | None"]
 
 ENTRY_OVERHEAD = 512  # bytes an entry (and each of its attempts) holds beyond the bodies
 CLIENT_GONE = "client-disconnected"  # the journal's fault for a client that left mid-request
+_tuple_new = tuple.__new__  # a named tuple made from all its values, without its own __new__
 NOTES = "payemu.notes"  # scope key: notes a wrapper (emulator.proxy.replay) adds to the journal's warnings
 
 
@@ -352,20 +353,24 @@ class Endpoint:
         # the time its last attempt was recorded, when it made one the engine recorded (the
         # eWallet library hands its attempts on as their JSON); else the clock's
         moment = getattr(attempts[-1], "timestamp", None) if attempts else None
-        record = Entry(  # positional, in the field order: a charge's hot path (keywords there cost it instructions)
-            moment or tenant.now(),  # time
-            scope["method"],  # method
-            op.path if path == op.path else path,  # path: the document's own string: one per operation, not per entry
-            scope["query_string"].decode("latin-1") if scope["query_string"] else "",  # query
-            op.operation_id,  # operation_id
-            self.interface_version,  # interface_version
-            reply.status if reply else None,  # status
-            (perf_counter() - started) * 1000,  # latency_ms
-            body,  # request: the journal masks entries before anything reads them
-            payload if payload is not None else (reply.body if reply else None),  # response
-            attempts,  # attempts
-            dropped or None,  # fault
-            list(warnings) if warnings else None,  # warnings
+        # every field of Entry, in their order (its generated __new__ is a Python call a charge would pay)
+        record = _tuple_new(
+            Entry,
+            (
+                moment or tenant.now(),  # time
+                scope["method"],  # method
+                op.path if path == op.path else path,  # path: the document's string (one per operation)
+                scope["query_string"].decode("latin-1") if scope["query_string"] else "",  # query
+                op.operation_id,  # operation_id
+                self.interface_version,  # interface_version
+                reply.status if reply else None,  # status
+                (perf_counter() - started) * 1000,  # latency_ms
+                body,  # request: the journal masks entries before anything reads them
+                payload if payload is not None else (reply.body if reply else None),  # response
+                attempts,  # attempts
+                dropped or None,  # fault
+                list(warnings) if warnings else None,  # warnings
+            ),
         )
         tenant.journal.record(record, None if size is None else size + ENTRY_OVERHEAD * (1 + len(attempts)))
 

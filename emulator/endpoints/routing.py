@@ -10,7 +10,7 @@ through partial matches, slash redirects) goes to Starlette's own scan.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -35,7 +35,8 @@ class FastRouter(Router):
             if isinstance(route, Route) and "{" not in route.path:
                 self._static.setdefault(route.path, route)
 
-    async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def app(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
+        """The coroutine that answers: the found route's, else Starlette's scan (none of its own)."""
         if scope["type"] == "http":
             route = self._static.get(scope["path"])
             if route is not None:
@@ -47,17 +48,15 @@ class FastRouter(Router):
                         scope["route"] = route
                         scope["endpoint"] = operations
                         scope["path_params"] = {}
-                        await operations(scope, receive, send)
-                        return
+                        return operations(scope, receive, send)
                 else:
                     match, child_scope = route.matches(scope)
                     if match is Match.FULL:
                         scope.setdefault("router", self)
                         scope["route"] = route
                         scope.update(child_scope)
-                        await route.handle(scope, receive, send)
-                        return
-        await super().app(scope, receive, send)
+                        return route.handle(scope, receive, send)
+        return super().app(scope, receive, send)
 
 
 Responder = Callable[[Request], Awaitable[Response]]
@@ -76,7 +75,8 @@ def build_routes(
     """One Starlette route per path, dispatching on the method, so a wrong method gets
     a 405 listing exactly the methods of that path. ``journal=False``: requests are not
     recorded in the tenant's journal (the control API). ``chooser`` may answer a request
-    with another endpoint (a tenant served another version: emulator.endpoints.versions)."""
+    with another endpoint (a tenant served another version: emulator.endpoints.versions);
+    it is asked only while ``runtime.interfaces`` holds a tenant."""
     by_path: dict[str, dict[str, Endpoint]] = {}
     for op in api.operations.values():
         handler = handlers.get(op.operation_id, fallback)
@@ -104,17 +104,22 @@ class Operations:
         self.chooser = chooser
         self.methods = frozenset(endpoints) | ({"HEAD"} if "GET" in endpoints else set())
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
+        """The answer's coroutine: the endpoint's own, with none of this app's around it."""
         method = scope["method"]
         endpoint = self.endpoints["GET" if method == "HEAD" else method]
-        if self.chooser is not None:
-            chosen = self.chooser(endpoint, scope)
-            if not isinstance(chosen, Endpoint):  # a path another version lacks: a Starlette response
-                response = await chosen(Request(scope, receive, send))
-                await response(scope, receive, send)
-                return
-            endpoint = chosen
-        await endpoint.respond(scope, receive, send)
+        # the chooser is asked only while some tenant is served another document
+        if self.chooser is not None and endpoint.runtime.interfaces:
+            return self._chosen(self.chooser, endpoint, scope, receive, send)
+        return endpoint.respond(scope, receive, send)
+
+    async def _chosen(self, chooser: Chooser, endpoint: Endpoint, scope: Scope, receive: Receive, send: Send) -> None:
+        chosen = chooser(endpoint, scope)
+        if not isinstance(chosen, Endpoint):  # a path another version lacks: a Starlette response
+            response = await chosen(Request(scope, receive, send))
+            await response(scope, receive, send)
+            return
+        await chosen.respond(scope, receive, send)
 
 
 def _route(path: str, endpoints: dict[str, Endpoint], chooser: Chooser | None = None) -> Route:
