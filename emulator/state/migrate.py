@@ -15,6 +15,7 @@ import dataclasses
 import io
 import os
 import pickle
+import pickletools
 import sqlite3
 from collections import OrderedDict, deque
 from datetime import date, datetime, timedelta, timezone
@@ -129,10 +130,23 @@ def unpickle(blob: bytes) -> dict[str, Any]:
     references still shared: :func:`expanded_weight` weighs them before they are written)."""
     if len(blob) > MAX_BLOB:
         raise pickle.UnpicklingError(f"a blob of {len(blob)} bytes")
+    _check_lengths(blob)
     stores = OldStateUnpickler(io.BytesIO(blob)).load()
     if not isinstance(stores, dict):
         raise pickle.UnpicklingError("the stores are not a mapping")
     return stores
+
+
+def _check_lengths(blob: bytes) -> None:
+    """Every opcode of ``blob`` known and every length it declares present, read by
+    :func:`pickletools.genops` (which allocates nothing past the blob): a length no blob
+    holds is refused before the unpickler allocates for it. CPython's unpickler, reading a
+    bytearray that runs past the end, also prints a SystemError of its own to stderr."""
+    try:
+        for _ in pickletools.genops(blob):
+            pass
+    except ValueError as exc:
+        raise pickle.UnpicklingError(str(exc).splitlines()[0][:200] if str(exc) else "a malformed pickle") from None
 
 
 _LEAVES = (str, bytes, bytearray)
