@@ -12,23 +12,25 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator import api, control
+from emulator import api
 from emulator.app.application import App
 from emulator.contract.openapi import OpenApi
 from emulator.contract.wire import json_response
 from emulator.domain import errors
 from emulator.domain.config import Settings
 from emulator.endpoints import versions
+from emulator.endpoints.deferred import Deferred
 from emulator.endpoints.pipeline import Call, Reply
 from emulator.endpoints.routing import FastRouter, build_routes
 from emulator.scenarios import watcher
 from emulator.state import Persistence, open_state
 from emulator.tenants.runtime import Runtime
 from emulator.ui import apidocs, home
-from emulator.ui import routes as ewallet_pages
 
 log = logging.getLogger("payemu")
 SWAGGER_PATH = "/swagger/1.0/swagger.json"
+# where payemu's own routes are (emulator.control, emulator.ui): built on their first request
+OWN_PREFIXES = ("/_emulator", "/favicon.ico")
 
 
 async def not_built(call: Call) -> Reply:
@@ -70,8 +72,7 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
     routes: list[BaseRoute] = [Route(SWAGGER_PATH, _swagger(runtime), methods=["GET"])]
     table = versions.handlers_for(openapi, handlers)
     routes += build_routes(runtime, openapi, table, not_built, chooser=versions.endpoint_for)
-    routes += control.routes(runtime)
-    routes += ewallet_pages.routes(runtime)
+    routes.append(Deferred(OWN_PREFIXES, lambda: _own_routes(runtime)))
     routes += home.routes(runtime) + apidocs.routes(runtime)  # first contact: GET / and /docs
     app = App(
         routes=routes,
@@ -85,6 +86,15 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
     app.state.runtime = runtime
     app.state.persistence = persistence
     return app
+
+
+def _own_routes(runtime: Runtime) -> list[BaseRoute]:
+    """The control API, the hosted page, the dashboard and the eWallet library's endpoints
+    (built on the first request under :data:`OWN_PREFIXES`)."""
+    from emulator import control
+    from emulator.ui import routes as pages
+
+    return [*control.routes(runtime), *pages.routes(runtime)]
 
 
 def _swagger(runtime: Runtime) -> Any:

@@ -8,7 +8,6 @@ filter would otherwise answer as if it were not there."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,7 +63,6 @@ async def _unhandled(call: Call) -> Reply:
 def routes(runtime: Runtime) -> list[BaseRoute]:
     api = OpenApi.load(control_schema_path())
     api.own = True
-    runtime.started = time.monotonic()
     runtime.control_api = api
 
     async def document(request: Request) -> Response:

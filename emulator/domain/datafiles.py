@@ -3,6 +3,7 @@ the field of every problem."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -27,9 +28,10 @@ GATEWAYS_DIR = DATA_DIR / "gateways"  # one file per simulated gateway
 def gateway_files(folder: Path = GATEWAYS_DIR) -> list[Path]:
     """The gateway files of ``folder`` (``<Name>.yaml``), by name regardless of case."""
     try:
-        return sorted(folder.glob("*.yaml"), key=lambda p: p.name.casefold())
+        names = [name for name in os.listdir(folder) if name.endswith(".yaml")]
     except OSError:
         return []
+    return [folder / name for name in sorted(names, key=str.casefold)]
 
 
 # PyYAML is imported when a YAML file is first read (a start with no config file and no

@@ -152,12 +152,21 @@ class Endpoint:
         # how an operation without an API key finds its tenant (default: an X-Api-Key sent
         # anyway); the payment page finds it by the session token in its URL
         self.tenant_of = tenant_of
-        body = operation.body
-        # integer fields, where the binder refuses a fraction (see emulator.contract.dotnet_binder)
-        self.integers = binder.integer_paths(body.schema, body._compiler.definitions) if body else ()
+        self.interface_version = operation.api.interface_version if operation.api else None
+        # integer fields, where the binder refuses a fraction (see emulator.contract.dotnet_binder):
+        # found by the first check of a body (a run calls few of its operations)
+        self.integers: tuple[binder.Path, ...] = ()
+        self.integer_tree: binder.Tree = {}
+        self.has_fraction: binder.Check | None = self._first_fraction_check if operation.body else None
+
+    def _first_fraction_check(self, value: Any) -> bool:
+        """``has_fraction`` until the first body: finds the integer fields, then checks."""
+        body = self.operation.body
+        assert body is not None
+        self.integers = binder.integer_paths(body.schema, body._compiler.definitions)
         self.integer_tree = binder.tree(self.integers)
         self.has_fraction = binder.checker(self.integers)
-        self.interface_version = operation.api.interface_version if operation.api else None
+        return self.has_fraction is not None and self.has_fraction(value)
 
     async def respond(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The whole pipeline for one request, its answer sent as two ASGI messages; none

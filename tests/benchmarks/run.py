@@ -5,7 +5,8 @@ load, --rounds times per path, and the medians are printed, so the machine's dri
 on both. payemu's charge runs everything (validation both ways, the NULLSuccess gateway,
 the ledger, the journal); its token limits and byte budgets are raised for the load.
 Start-up is the median of five launches after an untimed one, with the bytecode cache on
-as in an installed payemu (--startup measures only that and idle RSS, and needs no wrk).
+as in an installed payemu (--startup measures only that, in turns with the bare app's, and
+idle RSS, and needs no wrk).
 Then idle RSS and, with --transactions N, bytes per stored transaction. --forwarded-for
 adds an X-Forwarded-For header to every request, as the shipped HAProxy does. --against
 CHECKOUT serves another checkout of payemu ("before") in the same turns, so a change is
@@ -78,6 +79,21 @@ def pinned(core: int, argv: list[str]) -> list[str]:
 # environment turns it off (PYTHONDONTWRITEBYTECODE): without it every start compiles
 # payemu's modules afresh, a fifth of the start-up.
 SERVER_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+# the yardstick: a bare Starlette app on uvicorn with payemu's loop and parser
+BARE = [
+    sys.executable,
+    "-m",
+    "uvicorn",
+    "tests.benchmarks.bare_app:app",
+    "--loop",
+    "uvloop",
+    "--http",
+    "httptools",
+    "--no-access-log",
+    "--log-level",
+    "warning",
+]
 
 
 def answers_200(base: str, path: str) -> bool:
@@ -216,11 +232,19 @@ def measure(
             stop(proc)
 
 
-def startup_and_idle(runs: int = 5) -> tuple[float, float]:
+def startup_and_idle(runs: int = 5, bare: list[str] | None = None) -> tuple[float, float, float | None]:
     """Median seconds from launch to the first 200, and the median idle RSS, of ``runs``
-    starts after one untimed start (which fills the bytecode cache)."""
-    times, rss = [], []
+    starts after one untimed start (which fills the bytecode cache); with ``bare`` (the
+    yardstick's command, less its port), that server starts in turns with payemu and the
+    third value is its median start-up."""
+    times, rss, yardstick = [], [], []
     for run in range(runs + 1):
+        if bare is not None:
+            port = free_port()
+            proc, seconds = start([*bare, "--port", str(port)], f"http://127.0.0.1:{port}", "/Utils/apiKey")
+            stop(proc)
+            if run:
+                yardstick.append(seconds)
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         argv = [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--log-level", "warning"]
@@ -229,7 +253,11 @@ def startup_and_idle(runs: int = 5) -> tuple[float, float]:
             times.append(seconds)
             rss.append(rss_mb(proc.pid))
         stop(proc)
-    return sorted(times)[len(times) // 2], sorted(rss)[len(rss) // 2]
+    return _median(times), _median(rss), _median(yardstick) if yardstick else None
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
 
 
 def per_transaction(count: int) -> tuple[float, float]:
@@ -262,8 +290,13 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.startup:
-        seconds, idle = startup_and_idle()
-        print(f"start-up to first 200: {seconds * 1000:.0f} ms (median of 5); load average {os.getloadavg()[0]:.2f}")
+        seconds, idle, floor = startup_and_idle(bare=BARE)
+        assert floor is not None
+        print(
+            f"start-up to first 200: {seconds * 1000:.0f} ms; bare Starlette on uvicorn {floor * 1000:.0f} ms "
+            f"(medians of 5, taking turns; payemu's own part {(seconds - floor) * 1000:.0f} ms); "
+            f"load average {os.getloadavg()[0]:.2f}"
+        )
         print(f"RSS idle: {idle:.1f} MB")
         return 0
     global FORWARDED_FOR
@@ -271,19 +304,7 @@ def main() -> int:
     if not shutil.which("wrk"):
         print("wrk is missing: apt-get install wrk", file=sys.stderr)
         return 2
-    uvicorn = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "tests.benchmarks.bare_app:app",
-        "--loop",
-        "uvloop",
-        "--http",
-        "httptools",
-        "--no-access-log",
-        "--log-level",
-        "warning",
-    ]
+    uvicorn = BARE
     # a load test stores far more string tokens than a tenant may keep by default (a 507
     # past the limit): the benchmark's payemu raises that limit, and nothing else
     config = Path(tempfile.mkdtemp()) / "bench.yaml"
@@ -312,7 +333,7 @@ def main() -> int:
             if label != "bare":
                 ratio = found[label][name].rps / bare[name].rps
                 print(f"{name:<14}{'ratio' if label == 'payemu' else label + ' ratio':<12}{ratio:>10.2f}")
-    seconds, idle = startup_and_idle()
+    seconds, idle, _ = startup_and_idle()
     print(f"start-up to first 200: {seconds * 1000:.0f} ms (median of 5)")
     print(f"RSS idle: {idle:.1f} MB")
     if args.transactions:

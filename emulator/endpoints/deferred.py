@@ -1,0 +1,69 @@
+"""``Deferred``: a group of routes built on the first request for one of its paths.
+
+The control API, the hosted page, the dashboard and the eWallet library's endpoints are
+under one prefix, and most runs never call them; building them (three documents, a few
+dozen routes, their modules) was a tenth of ``payemu serve``'s start-up. A Deferred route
+stands in their place in the route list: a request whose path starts with one of its
+prefixes builds them, and Starlette's scan then sees them as if they had been there all
+along (the same 404, 405 and slash redirects, the same ``scope["route"]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from starlette.datastructures import URLPath
+from starlette.routing import BaseRoute, Match, NoMatchFound
+from starlette.types import Receive, Scope, Send
+
+
+class Deferred(BaseRoute):
+    """Routes made by ``build`` on the first request whose path (less its root path)
+    starts with one of ``prefixes``; until then they match nothing else."""
+
+    def __init__(self, prefixes: Sequence[str], build: Callable[[], list[BaseRoute]]) -> None:
+        self.prefixes = tuple(prefixes)
+        self._build: Callable[[], list[BaseRoute]] | None = build
+        self._routes: list[BaseRoute] = []
+
+    @property
+    def routes(self) -> list[BaseRoute]:
+        """The group's routes, built now if they were not yet."""
+        if self._build is not None:
+            build, self._build = self._build, None
+            self._routes = build()
+        return self._routes
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        """The first full match among the group's routes, else the first partial; the
+        matched route goes in the child scope's ``route``, where Starlette's router puts
+        it after this one."""
+        if scope["type"] not in ("http", "websocket") or not self._ours(scope):
+            return Match.NONE, {}
+        partial: tuple[Match, Scope] | None = None
+        for route in self.routes:
+            match, child_scope = route.matches(scope)
+            if match is Match.FULL:
+                return match, {**child_scope, "route": route}
+            if match is Match.PARTIAL and partial is None:
+                partial = match, {**child_scope, "route": route}
+        return partial or (Match.NONE, {})
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await scope["route"].handle(scope, receive, send)
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        for route in self.routes:
+            try:
+                return route.url_path_for(name, **path_params)
+            except NoMatchFound:
+                pass
+        raise NoMatchFound(name, path_params)
+
+    def _ours(self, scope: Scope) -> bool:
+        path: str = scope.get("path", "")
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        return path.startswith(self.prefixes)
