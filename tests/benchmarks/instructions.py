@@ -14,7 +14,8 @@ side by side (one process each), with the bytecode compiled first and one hash s
 that a count of the same code comes out the same.
 
 ``--startup`` counts instead what ``payemu serve`` executes from its launch to its first
-answer (``GET /Utils/apiKey``) and its stop on SIGTERM, after one start without valgrind.
+answer (``GET /Utils/apiKey``) and its stop on SIGTERM, after one start without valgrind,
+and then the same for the bare Starlette app the timed benchmark compares with.
 
 Needs valgrind (apt-get install valgrind); not part of the test suite.
 """
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.benchmarks.run import KEY, PATHS, SERVER_ENV, free_port, start, stop
+from tests.benchmarks.run import BARE, KEY, PATHS, SERVER_ENV, free_port, start, stop
 
 _TOTAL = re.compile(r"I\s+refs:\s+([\d,]+)")
 CACHEGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
@@ -90,10 +91,10 @@ def per_request(path: str, through: str, requests: int, base: int, cwd: Path) ->
     return (totals[1] - totals[0]) // requests
 
 
-def startup(cwd: Path, timeout: float = 600.0) -> int:
-    """Instructions ``payemu serve`` executes from its launch to its first answer and its
-    stop (see the module doc)."""
-    argv = [sys.executable, "-m", "emulator", "serve", "--log-level", "warning", "--port"]
+def startup(cwd: Path, timeout: float = 600.0, argv: list[str] | None = None) -> int:
+    """Instructions ``payemu serve`` (or ``argv``, less its port) executes from its launch
+    to its first answer and its stop (see the module doc)."""
+    argv = [*(argv or [sys.executable, "-m", "emulator", "serve", "--log-level", "warning"]), "--port"]
     port = free_port()
     compile_first(cwd)
     stop(start([*argv, str(port)], f"http://127.0.0.1:{port}", "/Utils/apiKey", cwd)[0])  # and the OS's file cache
@@ -132,6 +133,7 @@ def main() -> int:
     root = Path(__file__).resolve().parents[2]
     if args.startup:
         print(f"payemu serve: {startup(root):,} instructions from launch to its first answer and its stop")
+        print(f"bare Starlette on uvicorn: {startup(root, argv=BARE):,} (the yardstick of tests.benchmarks.run)")
         return 0
     for path in args.paths:
         count = per_request(path, args.through, args.requests, args.base, root)
