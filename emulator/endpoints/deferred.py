@@ -31,8 +31,8 @@ class Deferred(BaseRoute):
     def routes(self) -> list[BaseRoute]:
         """The group's routes, built now if they were not yet."""
         if self._build is not None:
-            build, self._build = self._build, None
-            self._routes = build()
+            self._routes = self._build()  # a build that fails is tried again by the next request
+            self._build = None
         return self._routes
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:

@@ -136,6 +136,9 @@ class ScenarioBook:
         problems: list[Problem] = []
         files = expand_paths(self.paths, problems)
         builtin = self._builtin_for(files)
+        # the files' stamps before they are read: a file written while it is read then
+        # shows as changed at the next check (stamped after, that write was never seen)
+        signature = _signature(files + ([builtin] if builtin else []))
         try:
             if self.on_demand:  # payemu's own files (the triggers, the conventions): read when needed
                 mine, triggers, generic = load_groups(files)
@@ -155,7 +158,7 @@ class ScenarioBook:
         self._rules = None
         self._by_gateway = {}
         self._test_cards = {}
-        self._signature = _signature(self.files())
+        self._signature = signature
 
     def _read_triggers(self, key: str) -> tuple[Rule, ...]:
         """The triggers of the gateway ``key`` (casefolded), read now if not yet."""

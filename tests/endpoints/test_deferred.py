@@ -80,6 +80,23 @@ def test_a_path_outside_the_prefixes_builds_nothing() -> None:
     assert built == [1]
 
 
+def test_a_build_that_fails_is_tried_again() -> None:
+    attempts: list[int] = []
+
+    def build() -> list[Route]:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise RuntimeError("first build fails")
+        return [Route("/_own/page", PlainTextResponse("ok"), methods=["GET"])]
+
+    group = Deferred(["/_own"], build)
+    scope = {"type": "http", "path": "/_own/page", "root_path": "", "method": "GET"}
+    with pytest.raises(RuntimeError):
+        group.matches(scope)
+    assert group.matches(scope)[0] is Match.FULL
+    assert len(attempts) == 2
+
+
 def test_names_resolve_through_the_group() -> None:
     group = Deferred(["/_own"], lambda: [Mount("/_own/static", app=PlainTextResponse("x"), name="own-static")])
     assert group.url_path_for("own-static", path="a.css") == "/_own/static/a.css"

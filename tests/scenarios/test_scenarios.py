@@ -19,6 +19,7 @@ from emulator.scenarios import (
     ScenarioBook,
     ScenarioError,
     parse_rules,
+    rulebook,
 )
 from emulator.scenarios.build import build_rule
 from emulator.tenants.tenants import Tenant, TenantRegistry
@@ -329,6 +330,30 @@ def test_reload_keeps_state_and_picks_up_changes(tmp_path: Path, tenant: Tenant)
     assert result(book, tenant, amount=31.0) == "added"
     assert result(book, tenant, amount=99.0) == "rt"
     assert book.reload() == 2
+
+
+def test_a_file_written_while_it_is_read_is_read_again(
+    tmp_path: Path, tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher's race: the file changes after its rules were read but before the load
+    ends. The next check must see it (stamps taken after the read had matched the new file)."""
+    book = book_of(tmp_path, SEQUENCE)
+    path = tmp_path / "rules.yaml"
+    read = rulebook.load_groups
+
+    def read_then_written(*args, **kwargs):  # type: ignore[no-untyped-def]
+        found = read(*args, **kwargs)
+        path.write_text("- {name: later, when: {amount: 1}, then: {operationResultCode: Rejected}}\n")
+        os.utime(path, ns=(2, 2))
+        return found
+
+    monkeypatch.setattr(rulebook, "load_groups", read_then_written)
+    os.utime(path, ns=(1, 1))
+    assert book.reload_if_changed() is True  # reads SEQUENCE; the file is rewritten meanwhile
+    monkeypatch.setattr(rulebook, "load_groups", read)
+    assert book.changed()
+    assert book.reload_if_changed() is True
+    assert [r.name for r in book.file_rules] == ["later"]
 
 
 def test_a_failed_reload_keeps_the_rules_loaded(tmp_path: Path, tenant: Tenant) -> None:
