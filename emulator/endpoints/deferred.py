@@ -5,7 +5,8 @@ under one prefix, and most runs never call them; building them (three documents,
 dozen routes, their modules) was a tenth of ``payemu serve``'s start-up. A Deferred route
 stands in their place in the route list: a request whose path starts with one of its
 prefixes builds them, and Starlette's scan then sees them as if they had been there all
-along (the same 404, 405 and slash redirects, the same ``scope["route"]``).
+along (the same 404, 405 and slash redirects, the same ``scope["route"]``), as does
+payemu's index of fixed paths (:class:`emulator.endpoints.routing.FastRouter`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Deferred(BaseRoute):
         self.prefixes = tuple(prefixes)
         self._build: Callable[[], list[BaseRoute]] | None = build
         self._routes: list[BaseRoute] = []
+        self._listeners: list[Callable[[], None]] = []
 
     @property
     def routes(self) -> list[BaseRoute]:
@@ -33,7 +35,22 @@ class Deferred(BaseRoute):
         if self._build is not None:
             self._routes = self._build()  # a build that fails is tried again by the next request
             self._build = None
+            for listener in self._listeners:
+                listener()
         return self._routes
+
+    @property
+    def built(self) -> bool:
+        return self._build is None
+
+    @property
+    def built_routes(self) -> list[BaseRoute]:
+        """The group's routes if built, else none (building nothing)."""
+        return self._routes
+
+    def when_built(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` once the routes are built (a router indexing their paths)."""
+        self._listeners.append(listener)
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         """The first full match among the group's routes, else the first partial; the

@@ -5,7 +5,9 @@
 Starlette tries each route's regular expression in turn, and with some thirty routes that
 scan was a third of a simple request's cost. A fixed path is found by one lookup (then
 matched by its route as Starlette would); everything else (path parameters, 404, 405
-through partial matches, slash redirects) goes to Starlette's own scan.
+through partial matches, slash redirects) goes to Starlette's own scan. The routes of a
+group built on first request (:mod:`emulator.endpoints.deferred`) join the index once built,
+in the group's place; until then every path under its prefixes goes to the scan.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from starlette.routing import BaseRoute, Match, Route, Router
 from starlette.types import Lifespan, Receive, Scope, Send
 
 from emulator.contract.openapi import OpenApi
+from emulator.endpoints.deferred import Deferred
 from emulator.endpoints.pipeline import Endpoint, Handler, TenantOf
 
 if TYPE_CHECKING:
@@ -31,9 +34,24 @@ class FastRouter(Router):
     def __init__(self, routes: Sequence[BaseRoute], lifespan: Lifespan[Any] | None = None) -> None:
         super().__init__(list(routes), lifespan=lifespan)
         self._static: dict[str, Route] = {}
+        self._index()
         for route in self.routes:
-            if isinstance(route, Route) and "{" not in route.path:
-                self._static.setdefault(route.path, route)
+            if isinstance(route, Deferred):
+                route.when_built(self._index)
+
+    def _index(self) -> None:
+        """The fixed paths in the scan's order: a group's routes (:class:`Deferred`) in its
+        place once built, so the index finds what the scan would."""
+        static: dict[str, Route] = {}
+        unbuilt: tuple[str, ...] = ()  # prefixes of groups not built: their paths go to the scan
+        for route in self.routes:
+            if isinstance(route, Deferred) and not route.built:
+                unbuilt += route.prefixes
+                continue
+            for each in route.built_routes if isinstance(route, Deferred) else (route,):
+                if isinstance(each, Route) and "{" not in each.path and not each.path.startswith(unbuilt):
+                    static.setdefault(each.path, each)
+        self._static = static
 
     def app(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
         """The coroutine that answers: the found route's, else Starlette's scan (none of its own)."""

@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 
 from emulator.app.build import OWN_PREFIXES
 from emulator.endpoints.deferred import Deferred
+from emulator.endpoints.routing import FastRouter
 from tests.conftest import SANDBOX
 
 
@@ -95,6 +96,22 @@ def test_a_build_that_fails_is_tried_again() -> None:
         group.matches(scope)
     assert group.matches(scope)[0] is Match.FULL
     assert len(attempts) == 2
+
+
+def test_once_built_the_groups_fixed_paths_are_found_as_the_scan_finds_them() -> None:
+    """FastRouter's index of fixed paths takes a group's routes in their place once built:
+    a route before the group keeps a path both have, a route after it does not."""
+    before = Route("/_own/both", PlainTextResponse("before"), methods=["GET"])
+    inner = Route("/_own/page", PlainTextResponse("inner"), methods=["GET"])
+    shadowed = Route("/_own/both", PlainTextResponse("inner both"), methods=["GET"])
+    after = Route("/_own/page", PlainTextResponse("after"), methods=["GET"])
+    router = FastRouter([before, Deferred(["/_own"], lambda: [inner, shadowed]), after])
+    assert router._static == {"/_own/both": before}  # not built: the group's paths go to the scan
+    with TestClient(router) as client:
+        assert client.get("/_own/page").text == "inner"  # built by the scan
+        assert router._static == {"/_own/both": before, "/_own/page": inner}
+        assert client.get("/_own/page").text == "inner"  # found by the index
+        assert client.get("/_own/both").text == "before"
 
 
 def test_names_resolve_through_the_group() -> None:
