@@ -41,12 +41,8 @@ class Deferred(BaseRoute):
 
     @property
     def built(self) -> bool:
+        """Whether :attr:`routes` are made (reading them then builds nothing)."""
         return self._build is None
-
-    @property
-    def built_routes(self) -> list[BaseRoute]:
-        """The group's routes if built, else none (building nothing)."""
-        return self._routes
 
     def when_built(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` once the routes are built (a router indexing their paths)."""

@@ -48,7 +48,7 @@ class FastRouter(Router):
             if isinstance(route, Deferred) and not route.built:
                 unbuilt += route.prefixes
                 continue
-            for each in route.built_routes if isinstance(route, Deferred) else (route,):
+            for each in route.routes if isinstance(route, Deferred) else (route,):
                 if isinstance(each, Route) and "{" not in each.path and not each.path.startswith(unbuilt):
                     static.setdefault(each.path, each)
         self._static = static

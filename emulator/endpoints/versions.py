@@ -211,10 +211,9 @@ def served_by(runtime: Runtime, tenant: Tenant | None) -> OpenApi:
 
 def endpoint_for(endpoint: Endpoint, scope: Scope) -> Endpoint | Responder:
     """The endpoint for the request of ``scope``: ``endpoint`` unless the tenant is served
-    another document."""
+    another document. The router's chooser: asked only while some tenant is
+    (``runtime.interfaces``, :class:`emulator.endpoints.routing.Operations`)."""
     runtime = endpoint.runtime
-    if not runtime.interfaces:
-        return endpoint
     api = served_by(runtime, runtime.tenants.get(Headers(scope=scope).get("x-api-key")))
     if api is runtime.api:
         return endpoint

@@ -121,7 +121,9 @@ class ScenarioBook:
 
     def files(self) -> list[Path]:
         """Every file read, in rule order (the built-in file last)."""
-        files = expand_paths(self.paths, [])
+        return self._with_builtin(expand_paths(self.paths, []))
+
+    def _with_builtin(self, files: list[Path]) -> list[Path]:
         builtin = self._builtin_for(files)
         return files + ([builtin] if builtin else [])
 
@@ -138,7 +140,7 @@ class ScenarioBook:
         builtin = self._builtin_for(files)
         # the files' stamps before they are read: a file written while it is read then
         # shows as changed at the next check (stamped after, that write was never seen)
-        signature = _signature(files + ([builtin] if builtin else []))
+        signature = _signature(self._with_builtin(files))
         try:
             if self.on_demand:  # payemu's own files (the triggers, the conventions): read when needed
                 mine, triggers, generic = load_groups(files)
