@@ -1,17 +1,18 @@
-"""``dataclass``: :func:`dataclasses.dataclass`, each method it writes compiled on its first call.
+"""``dataclass``: :func:`dataclasses.dataclass`, doing less when a class is made.
 
-The standard decorator compiles every method it adds (``__init__``, ``__repr__``, ``__eq__``,
-``__hash__``, a frozen class's ``__setattr__``) when the class is made: for payemu's record
-classes, a sixth of the start-up, for methods a run mostly never calls. Here each is a stub
-that compiles the same source on its first call and puts the result in its place in the
-class; the fields, ``replace``, equality, hashing and the frozen checks are the standard's.
-Before a first call ``inspect.signature`` of the class reads ``(*args, **kwargs)``, so a
-class without a docstring (which the standard decorator writes from it) keeps the standard
-``__init__``. Without ``dataclasses._create_fn`` (3.13 compiles a class in one go): the standard."""
+Each method the standard decorator writes (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
+a frozen class's ``__setattr__``) is compiled on its first call; a class without a docstring
+keeps an eager ``__init__``, from whose signature the standard decorator writes one. A string
+annotation naming none of ``ClassVar``, ``InitVar`` and ``KW_ONLY`` reaches the decorator as a
+placeholder, which it need not parse with regular expressions; ``__annotations__``, each
+field's ``type`` and the methods' annotations stay the strings written. Fields, ``replace``,
+equality, hashing and the frozen checks are the standard's. Without
+``dataclasses._create_fn`` (3.13 compiles a class in one go): the standard decorator."""
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
 else:
     _create_fn = getattr(dataclasses, "_create_fn", None)
+    _SPECIAL = ("ClassVar", "InitVar", "KW_ONLY")  # what the decorator looks for in a string annotation
+
+    class _Plain:
+        """The placeholder for a string annotation naming none of :data:`_SPECIAL`."""
 
     def dataclass(cls: type | None = None, /, **options: Any) -> Any:
         """:func:`dataclasses.dataclass` (same options), its methods compiled on first call."""
@@ -26,17 +31,36 @@ else:
         def wrap(cls: type) -> type:
             if _create_fn is None:
                 return dataclasses.dataclass(cls, **options)
-            eager_init = not cls.__dict__.get("__doc__")
-            dataclasses._create_fn = _on_first_call(eager_init)
+            written = inspect.get_annotations(cls)
+            plain = {
+                name: hint
+                for name, hint in written.items()
+                if isinstance(hint, str) and not any(word in hint for word in _SPECIAL)
+            }
+            if plain:
+                cls.__annotations__ = {name: _Plain if name in plain else hint for name, hint in written.items()}
+            dataclasses._create_fn = _on_first_call(plain, eager_init=not cls.__dict__.get("__doc__"))
             try:
-                return dataclasses.dataclass(cls, **options)
+                made: type = dataclasses.dataclass(cls, **options)
             finally:
                 dataclasses._create_fn = _create_fn
+                if plain:
+                    cls.__annotations__ = written
+            if plain:
+                made.__annotations__ = written  # (slots=True makes a new class)
+                for each in dataclasses.fields(made):
+                    if each.type is _Plain:
+                        each.type = plain[each.name]
+            return made
 
         return wrap if cls is None else wrap(cls)
 
-    def _on_first_call(eager_init: bool) -> Callable[..., Any]:
+    def _on_first_call(plain: dict[str, str], eager_init: bool) -> Callable[..., Any]:
         def create(name: str, args: Any, body: Any, **how: Any) -> Any:
+            names = how.get("locals") or {}
+            for field_name, hint in plain.items():  # the method's annotations as written
+                if names.get(f"_type_{field_name}") is _Plain:
+                    names[f"_type_{field_name}"] = hint
             if eager_init and name == "__init__":
                 return _create_fn(name, args, body, **how)
             made: Callable[..., Any] | None = None

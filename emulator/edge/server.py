@@ -154,7 +154,10 @@ def tune_collector() -> None:
 def bind_socket(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port`` (not yet listening), so "address in use" is known
     before anything says the server is listening; raises OSError."""
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    # an ASCII name goes as bytes: a str is encoded by the IDNA codec first, whose import
+    # (with unicodedata and stringprep) took 2 ms of the start-up
+    name = host.encode("ascii") if host.isascii() else host
+    infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:

@@ -57,6 +57,8 @@ class SessionResult:
 
 @dataclass
 class Session:
+    """One eWallet session: the request it was made with, its expiry and its payment results."""
+
     token: str
     request: dict[str, Any]  # the validated request, enum values in canonical case
     created_at: datetime

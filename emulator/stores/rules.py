@@ -33,6 +33,8 @@ ANY = RuleLimits()
 
 @dataclass(frozen=True)
 class Refusal:
+    """Why a rule refused an operation: the reason code and the message the answer gives."""
+
     reason: RejectReason
     description: str
 

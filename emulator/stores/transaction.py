@@ -30,6 +30,8 @@ _DONE_STATE = {
 
 @dataclass(frozen=True)
 class OperationEntry:
+    """One operation on a transaction (a charge, capture, void or refund) as its history shows it."""
+
     operation: Operation
     reference: str
     amount: Decimal
@@ -185,6 +187,8 @@ _DEFAULTS: dict[str, Callable[[], Any]] = {
 
 @dataclass(frozen=True)
 class GatewayToken:
+    """A token a gateway issued for a card, with the gateway and account it belongs to."""
+
     token: str
     gateway: str
     account: str | None

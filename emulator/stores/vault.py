@@ -32,6 +32,8 @@ _CARD_FIELDS = {
 
 @dataclass(frozen=True)
 class StringToken:
+    """A stored string token: the payload a client keeps under it and when it was made."""
+
     token: str
     payload: str
     create_time: datetime

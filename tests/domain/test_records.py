@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any
+import inspect
+from dataclasses import KW_ONLY, InitVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -116,3 +118,40 @@ def test_a_subclass_calls_its_base_s_method_once_compiled() -> None:
     assert Child(1) == Child(1)
     assert Base(2) == Base(2)
     assert repr(Child(3)).endswith("Child(a=3)")
+
+
+def test_annotations_read_as_written_and_classvar_initvar_and_kw_only_as_the_standard() -> None:
+    made = []
+    for decorate in (dataclasses.dataclass, records.dataclass):
+
+        class Account:
+            """An account with a shared limit, a seed for __post_init__ and a keyword-only owner."""
+
+            limit: ClassVar[int] = 5
+            name: str
+            seed: InitVar[int | None] = None
+            _: KW_ONLY
+            owner: str = ""
+            tags: tuple[str, ...] = ()
+
+            def __post_init__(self, seed: int | None) -> None:
+                self.tags = (*self.tags, f"seed={seed}")
+
+        made.append(decorate(Account))
+    standard, lazy = made
+    assert lazy.__annotations__ == standard.__annotations__
+    assert [(f.name, f.type) for f in dataclasses.fields(lazy)] == [
+        ("name", "str"),
+        ("owner", "str"),
+        ("tags", "tuple[str, ...]"),
+    ]
+    assert [(f.name, f.type) for f in dataclasses.fields(lazy)] == [
+        (f.name, f.type) for f in dataclasses.fields(standard)
+    ]
+    assert lazy.limit == 5 and "limit" not in {f.name for f in dataclasses.fields(lazy)}
+    for cls in (standard, lazy):
+        assert cls("a", 7, owner="o").tags == ("seed=7",)
+        with pytest.raises(TypeError):
+            cls("a", 7, "o")  # owner is keyword-only
+    assert inspect.signature(lazy) == inspect.signature(standard)  # once __init__ is compiled
+    assert lazy.__init__.__annotations__ == standard.__init__.__annotations__
