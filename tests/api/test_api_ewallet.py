@@ -17,8 +17,9 @@ from emulator.stores import ewallet_tokens as tokens
 from tests.conftest import LIVE, SANDBOX, tenant_of
 from tests.conftest import setup_ewallet_tenant as setup_tenant
 from tests.support.paths import TESTS_DIR
+from tests.support.yamldata import load_yaml
 
-CASES = yaml.safe_load((TESTS_DIR / "cases" / "ewallet_sessions.yaml").read_text())
+CASES = load_yaml((TESTS_DIR / "cases" / "ewallet_sessions.yaml").read_text())
 
 
 @pytest.fixture

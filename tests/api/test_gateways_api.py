@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import yaml
 from starlette.testclient import TestClient
 
 from emulator.catalog.catalog import LEVEL_NOTES
 from emulator.domain.datafiles import gateway_files
+from tests.support.yamldata import load_yaml
 
 # every gateway the public record names (gateway requirements guide, PCI Booking's guidance
 # page, the library and portal pages)
@@ -39,7 +39,7 @@ def test_lists_every_gateway_file(client: TestClient) -> None:
     response = client.get("/PaymentGateway")
     assert response.status_code == 200
     listed = response.json()
-    data = [yaml.safe_load(path.read_text(encoding="utf-8")) for path in gateway_files()]
+    data = [load_yaml(path.read_text(encoding="utf-8")) for path in gateway_files()]
     assert [g["name"] for g in listed] == [g["name"] for g in data]
     for entry, source in zip(listed, data, strict=True):
         assert entry == {

@@ -10,7 +10,6 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -21,9 +20,10 @@ from tests.conftest import LIVE, SANDBOX
 from tests.support.bodies import STRIPE_MAIN, card
 from tests.support.casedata import patched
 from tests.support.paths import TESTS_DIR
+from tests.support.yamldata import load_yaml
 
 CASES_FILE = TESTS_DIR / "cases" / "payments.yaml"
-DATA = yaml.safe_load(CASES_FILE.read_text())
+DATA = load_yaml(CASES_FILE.read_text())
 KEYS = (KeySpec("sandbox-api-key", "sandbox-merchant", 10001, True, ("ipgCert",)), DEFAULT_KEYS[1])
 ROUTES = {
     "charge": ("POST", "/PaymentGateway/charge"),

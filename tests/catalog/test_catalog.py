@@ -17,6 +17,7 @@ from emulator.scenarios import ScenarioBook, ScenarioError
 from emulator.stores import accounts as accounts_module
 from tests.conftest import SANDBOX
 from tests.support.paths import TESTS_DIR
+from tests.support.yamldata import load_yaml
 
 REQUIRED = {
     "NULLSuccess",
@@ -274,7 +275,7 @@ def test_recipe_a_gateway_added_by_data_alone_takes_accounts_and_charges(tmp_pat
         assert "ShopId, ShopSecret" in unknown.text
 
 
-SUPPORTED = yaml.safe_load((TESTS_DIR / "data" / "supported-gateways.yaml").read_text(encoding="utf-8"))
+SUPPORTED = load_yaml((TESTS_DIR / "data" / "supported-gateways.yaml").read_text(encoding="utf-8"))
 
 
 def test_every_gateway_of_the_public_list_is_served(client: TestClient) -> None:

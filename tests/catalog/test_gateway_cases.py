@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-import yaml
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -25,11 +24,11 @@ from tests.conftest import LIVE, SANDBOX
 from tests.support.casedata import patched
 from tests.support.paths import TESTS_DIR
 from tests.support.quickclient import QuickClient, Sender
+from tests.support.yamldata import load_yaml
 
 CASES = TESTS_DIR / "cases"
 FILES = sorted((CASES / "gateways").glob("*.yaml"))
-# libyaml's loader (a tenth of the pure-Python one's time, which every worker would pay)
-DATA = {path.stem: yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) for path in FILES}
+DATA = {path.stem: load_yaml(path.read_text(encoding="utf-8")) for path in FILES}
 CATALOG = load_catalog()
 BOOK = ScenarioBook()  # the built-in rules: the gateways' own test cards and payemu's
 CERTIFICATE = "gatewayCert"
@@ -196,7 +195,7 @@ def test_trigger_answers_as_its_gateway_documents(
         assert re.fullmatch(pattern, result[key]), f"{where}: {key} {result[key]!r}"
 
 
-CREDENTIALS = yaml.safe_load((CASES / "credentials.yaml").read_text())["cases"]
+CREDENTIALS = load_yaml((CASES / "credentials.yaml").read_text())["cases"]
 
 
 @pytest.mark.parametrize("case", CREDENTIALS, ids=[c["name"] for c in CREDENTIALS])

@@ -12,6 +12,7 @@ import yaml
 
 from emulator.catalog.schema import FACT_KEYS
 from emulator.domain.datafiles import gateway_files
+from tests.support.yamldata import load_yaml
 
 FILES = gateway_files()
 # What a gateway file holds besides facts: how payemu shows it, where its sources are
@@ -32,7 +33,7 @@ NOT_FACTS = frozenset(
 
 
 def _data(path: Path) -> dict[str, Any]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = load_yaml(path.read_text(encoding="utf-8"))
     assert isinstance(data, dict), path
     return data
 

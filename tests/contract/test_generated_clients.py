@@ -28,7 +28,6 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
 
 from emulator.app.build import create_app
 from emulator.contract.openapi import OpenApi, default_schema_path
@@ -36,6 +35,7 @@ from emulator.domain.config import Settings
 from tests.support.bodies import card
 from tests.support.paths import TESTS_DIR
 from tests.support.servers import in_thread
+from tests.support.yamldata import load_yaml
 
 OLDER = TESTS_DIR / "data" / "openapi-1.0.9.36.json"
 OLDEST = TESTS_DIR / "data" / "openapi-1.0.7.15.yaml"
@@ -398,7 +398,7 @@ def test_driver_finds_a_module_for_every_served_operation(generated: dict[str, M
     served = _served_ids()
     documents = {"served": default_schema_path(), "older": OLDER, "oldest": OLDEST}
     for name, package in generated.items():
-        document = yaml.safe_load(documents[name].read_text())
+        document = load_yaml(documents[name].read_text())
         shared = {(m, p) for p, m, _ in _operations(document)} & set(served)
         driver = Driver(package, "http://127.0.0.1:9", document)
         assert set(driver.modules) == {served[key] for key in shared}
@@ -423,7 +423,7 @@ def test_the_oldest_client_drives_what_payemu_serves_of_its_document(
                 timeout=INTERFACE_SECONDS,
             )
             assert chosen.json()["interfaceVersion"] == "1.0.7.15", chosen.text
-        document = yaml.safe_load(OLDEST.read_text())
+        document = load_yaml(OLDEST.read_text())
         driver = Driver(generated["oldest"], server.url, document)
         seen = _drive(driver, server.url)
     assert not app.state.runtime.violations

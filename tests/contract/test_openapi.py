@@ -6,15 +6,15 @@ import json
 from typing import Any
 
 import pytest
-import yaml
 from openapi_spec_validator import validate
 
 from emulator.contract.openapi import OpenApi, to_json_schema
 from tests.support.paths import TESTS_DIR
+from tests.support.yamldata import load_yaml
 
 # What the interface document says (field tables, enumerations, limits), kept as data in
 # the repository so that the suite needs nothing beside it.
-FACTS: dict[str, Any] = yaml.safe_load((TESTS_DIR / "data" / "interface-facts.yaml").read_text(encoding="utf-8"))
+FACTS: dict[str, Any] = load_yaml((TESTS_DIR / "data" / "interface-facts.yaml").read_text(encoding="utf-8"))
 
 
 def _schemas(openapi: OpenApi) -> dict[str, Any]:

@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from starlette.testclient import TestClient
 
 from emulator.domain.cards import luhn_valid
 from tests.support.bodies import account, card
 from tests.support.casedata import patched
 from tests.support.paths import TESTS_DIR
+from tests.support.yamldata import load_yaml
 
-DATA = yaml.safe_load((TESTS_DIR / "cases" / "leniency.yaml").read_text(encoding="utf-8"))
+DATA = load_yaml((TESTS_DIR / "cases" / "leniency.yaml").read_text(encoding="utf-8"))
 CARD = card(cardHolderName="Jane Doe", cardNumber="4111111111111111", cvv="123")
 STRIPE = account("Stripe", SecretKey="sk_test_1")
 

@@ -12,6 +12,7 @@ import yaml
 from emulator.contract.openapi import OpenApi
 from emulator.domain.cards import BINS_PATH, CardTableError, default_table, load_table, luhn_valid
 from tests.support.paths import REPO_ROOT
+from tests.support.yamldata import load_yaml
 
 ROOT = REPO_ROOT
 DOCUMENTED = {
@@ -178,7 +179,7 @@ def test_luhn_and_length() -> None:
 
 
 def _write(tmp_path: Path, mutate: Any) -> Path:
-    data = yaml.safe_load(BINS_PATH.read_text())
+    data = load_yaml(BINS_PATH.read_text())
     mutate(data)
     path = tmp_path / "bins.yaml"
     path.write_text(yaml.safe_dump(data))

@@ -17,7 +17,6 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-import yaml
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from emulator.domain.config import Settings
@@ -28,6 +27,7 @@ from emulator.testing import Payemu, PayemuServer
 from tests.support.bodies import slow_charge
 from tests.support.paths import TESTS_DIR
 from tests.support.servers import in_thread, server_and_tenant
+from tests.support.yamldata import load_yaml
 
 HEAD_TIMEOUT = 0.5
 
@@ -161,7 +161,7 @@ def test_a_client_that_expects_100_continue_gets_it_then_its_answer(server: Paye
 
 
 # -- malformed and over-long requests (tests/cases/malformed_http.yaml) -------------------
-MALFORMED = yaml.safe_load((TESTS_DIR / "cases" / "malformed_http.yaml").read_text())["cases"]
+MALFORMED = load_yaml((TESTS_DIR / "cases" / "malformed_http.yaml").read_text())["cases"]
 
 
 @pytest.mark.parametrize("case", MALFORMED, ids=[case["name"] for case in MALFORMED])

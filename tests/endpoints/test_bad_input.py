@@ -6,15 +6,15 @@ import json
 from typing import Any
 
 import pytest
-import yaml
 from starlette.testclient import TestClient
 
 from tests.conftest import SANDBOX
 from tests.support.casedata import patched
 from tests.support.paths import TESTS_DIR
+from tests.support.yamldata import load_yaml
 
 CASES_FILE = TESTS_DIR / "cases" / "bad_input.yaml"
-DATA = yaml.safe_load(CASES_FILE.read_text())
+DATA = load_yaml(CASES_FILE.read_text())
 ONE_MIB = 1024 * 1024
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
 from emulator.endpoints import origins
 from tests.support.paths import TESTS_DIR
+from tests.support.yamldata import load_yaml
 
-CASES = yaml.safe_load((TESTS_DIR / "cases" / "origins.yaml").read_text())
+CASES = load_yaml((TESTS_DIR / "cases" / "origins.yaml").read_text())
 
 
 @pytest.mark.parametrize("case", CASES["urls"], ids=[c["name"] for c in CASES["urls"]])

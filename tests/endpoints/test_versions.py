@@ -24,10 +24,11 @@ from tests.conftest import LIVE, SANDBOX
 from tests.support.bodies import CARD
 from tests.support.paths import TESTS_DIR
 from tests.support.servers import free_port, payemu
+from tests.support.yamldata import load_yaml
 
 DATA = TESTS_DIR / "data"
 OLDER = DATA / "openapi-1.0.9.36.json"
-CASES = yaml.safe_load((TESTS_DIR / "cases" / "bad_documents.yaml").read_text())
+CASES = load_yaml((TESTS_DIR / "cases" / "bad_documents.yaml").read_text())
 DEFAULT_DOCUMENT = default_schema_path()
 ACCOUNT = {"paymentGatewayName": "Stripe", "credentials": [{"key": "SecretKey", "value": "sk_test_sk_v"}]}
 

@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-import yaml
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -18,8 +17,9 @@ from emulator.contract.openapi import OpenApi
 from emulator.domain.cards import luhn_valid
 from tests.conftest import SANDBOX
 from tests.support.paths import TESTS_DIR
+from tests.support.yamldata import load_yaml
 
-CASES = yaml.safe_load((TESTS_DIR / "cases" / "card_checks.yaml").read_text(encoding="utf-8"))["cases"]
+CASES = load_yaml((TESTS_DIR / "cases" / "card_checks.yaml").read_text(encoding="utf-8"))["cases"]
 CATALOG = load_catalog()
 CREDENTIALS = {
     "Stripe": [{"key": "SecretKey", "value": "sk_test_1"}],

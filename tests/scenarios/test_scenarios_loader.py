@@ -13,8 +13,9 @@ import yaml
 from emulator.scenarios import BUILTIN, RuleOutcome, ScenarioError, check_files, parse_rules
 from emulator.scenarios.loader import expand_paths, load_files
 from tests.support.paths import REPO_ROOT, TESTS_DIR
+from tests.support.yamldata import load_yaml
 
-CASES = yaml.safe_load((TESTS_DIR / "cases" / "scenario_files.yaml").read_text())["cases"]
+CASES = load_yaml((TESTS_DIR / "cases" / "scenario_files.yaml").read_text())["cases"]
 HUGE_INT = "9" * 5000  # `{huge_int}` in a case's text: past the 4,300 digits Python converts
 
 

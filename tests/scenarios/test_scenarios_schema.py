@@ -10,17 +10,17 @@ import sys
 from typing import Any
 
 import pytest
-import yaml
 
 from emulator.scenarios import BUILTIN
 from emulator.scenarios.schema import _fast, _fast_form, _rule_validator, rule_errors
 from tests.support.paths import REPO_ROOT
+from tests.support.yamldata import load_yaml
 
 ROOT = REPO_ROOT
 
 
 def _shipped_rules() -> list[dict[str, Any]]:
-    document = yaml.safe_load(BUILTIN.read_text(encoding="utf-8"))
+    document = load_yaml(BUILTIN.read_text(encoding="utf-8"))
     rules: list[dict[str, Any]] = document["scenarios"]
     return rules
 

@@ -16,7 +16,6 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-import yaml
 
 from emulator.app.build import create_app
 from emulator.cli.main import banner
@@ -24,9 +23,10 @@ from emulator.domain.config import LIMIT_KEYS, KeySpec, Limits, Settings
 from tests.support.bodies import STRIPE, card
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import PayemuProcess, ThreadServer, in_thread, payemu
+from tests.support.yamldata import load_yaml
 
 ROOT = REPO_ROOT
-CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests" / "cases" / "hostile.yaml").read_text())["cases"]
+CASES: list[dict[str, Any]] = load_yaml((ROOT / "tests" / "cases" / "hostile.yaml").read_text())["cases"]
 LIMITS = Limits(
     tenants=5, tenant_idle_seconds=3600, tokens=20, transactions=15, journal_bytes=64 * 1024, sessions=5, named=10
 )
