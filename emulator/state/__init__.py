@@ -150,6 +150,7 @@ class Persistence:
                 log.info("state of %d tenant(s) saved to %s", tenants, self.path)
             log.debug("longest hold of the event loop by a save: %.1f ms", self.saver.longest_step * 1000)
         finally:
+            self.durable.stop()
             self.done.set()
             with _active_lock:
                 _active.discard(self)

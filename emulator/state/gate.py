@@ -27,6 +27,7 @@ class Durable:
     def __init__(self) -> None:
         self.until = time.monotonic()
         self.broken = False  # a save failed: waiting would hold every answer for nothing
+        self.stopped = False  # no save will come (the saving stopped with the server's lifespan)
         self._moved = asyncio.Event()
 
     def saved(self, started: float) -> None:
@@ -40,8 +41,13 @@ class Durable:
         self.broken = True
         self._moved.set()
 
+    def stop(self) -> None:
+        """No save comes after this one: answers no longer wait (they would wait for ever)."""
+        self.stopped = True
+        self._moved.set()
+
     def behind(self) -> bool:
-        return not self.broken and time.monotonic() - self.until > LAG_SECONDS
+        return not self.broken and not self.stopped and time.monotonic() - self.until > LAG_SECONDS
 
     async def catch_up(self) -> None:
         """Return once the file trails by at most :data:`LAG_SECONDS` (or saving failed)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,9 +64,10 @@ def saved(make_app: Callable[..., Starlette], tmp_path: Path) -> tuple[Path, dic
 
 
 @pytest.fixture
-def second(make_app: Callable[..., Starlette], saved: tuple[Path, dict[str, Any]]) -> TestClient:
+def second(make_app: Callable[..., Starlette], saved: tuple[Path, dict[str, Any]]) -> Iterator[TestClient]:
+    """The second run, served (its lifespan and its saver running) while the test asks it."""
     with TestClient(make_app(state_path=str(saved[0])), headers=SANDBOX) as client:
-        return client
+        yield client
 
 
 def test_account_survives(second: TestClient) -> None:
