@@ -26,7 +26,19 @@ GATEWAYS_DIR = DATA_DIR / "gateways"  # one file per simulated gateway
 
 
 def gateway_files(folder: Path = GATEWAYS_DIR) -> list[Path]:
-    """The gateway files of ``folder`` (``<Name>.yaml``), by name regardless of case."""
+    """The gateway files of ``folder`` (``<Name>.yaml``), by name regardless of case;
+    payemu's own folder is listed once (its files do not change while payemu runs)."""
+    if folder == GATEWAYS_DIR:
+        return list(_own_gateway_files())
+    return _listed(folder)
+
+
+@cache
+def _own_gateway_files() -> tuple[Path, ...]:
+    return tuple(_listed(GATEWAYS_DIR))
+
+
+def _listed(folder: Path) -> list[Path]:
     try:
         names = [name for name in os.listdir(folder) if name.endswith(".yaml")]
     except OSError:

@@ -4,6 +4,7 @@ control API), its accounts. A name that is not one of them refuses the rule with
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 from emulator.domain.datafiles import gateway_files
@@ -28,6 +29,7 @@ class Names:
                 yield ["when", key], unknown(kind, named, known, fold=True)
 
 
+@cache
 def catalog_names() -> Names:
     """The gateways of payemu's catalog (each gateway's file is named after it); accounts unchecked."""
     return Names(tuple(path.stem for path in gateway_files()))
