@@ -59,8 +59,9 @@ else:
         def create(name: str, args: Any, body: Any, **how: Any) -> Any:
             names = how.get("locals") or {}
             for field_name, hint in plain.items():  # the method's annotations as written
-                if names.get(f"_type_{field_name}") is _Plain:
-                    names[f"_type_{field_name}"] = hint
+                for key in (f"_type_{field_name}", f"__dataclass_type_{field_name}__"):  # 3.11, 3.12
+                    if names.get(key) is _Plain:
+                        names[key] = hint
             if eager_init and name == "__init__":
                 return _create_fn(name, args, body, **how)
             made: Callable[..., Any] | None = None
