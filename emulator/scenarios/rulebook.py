@@ -121,11 +121,8 @@ class ScenarioBook:
 
     def files(self) -> list[Path]:
         """Every file read, in rule order (the built-in file last)."""
-        return self._with_builtin(expand_paths(self.paths, []))
-
-    def _with_builtin(self, files: list[Path]) -> list[Path]:
-        builtin = self._builtin_for(files)
-        return files + ([builtin] if builtin else [])
+        files = expand_paths(self.paths, [])
+        return _with_builtin(files, self._builtin_for(files))
 
     def reload(self) -> int:
         """Re-read every file. On a problem raise :class:`ScenarioError` and keep the
@@ -140,7 +137,7 @@ class ScenarioBook:
         builtin = self._builtin_for(files)
         # the files' stamps before they are read: a file written while it is read then
         # shows as changed at the next check (stamped after, that write was never seen)
-        signature = _signature(self._with_builtin(files))
+        signature = _signature(_with_builtin(files, builtin))
         try:
             if self.on_demand:  # payemu's own files (the triggers, the conventions): read when needed
                 mine, triggers, generic = load_groups(files)
@@ -327,6 +324,10 @@ class ScenarioBook:
         if self.builtin is None or any(_same(f, self.builtin) for f in files):
             return None
         return self.builtin
+
+
+def _with_builtin(files: list[Path], builtin: Path | None) -> list[Path]:
+    return files + ([builtin] if builtin else [])
 
 
 def _same(a: Path, b: Path) -> bool:
