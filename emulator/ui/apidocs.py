@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from emulator.ui.home import SCHEMA
 
 if TYPE_CHECKING:
+    from starlette.staticfiles import StaticFiles
+
     from emulator.tenants.runtime import Runtime
 
 PATH = "/docs"
@@ -24,7 +25,8 @@ ASSETS = PATH + "/static"
 
 
 class Assets:
-    """Swagger UI's files; the package is imported on the first request for one."""
+    """Swagger UI's files; the package (and Starlette's file serving) is imported on the
+    first request for one."""
 
     def __init__(self) -> None:
         self.files: StaticFiles | None = None
@@ -32,6 +34,7 @@ class Assets:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.files is None:
             import swagger_ui_bundle  # type: ignore[import-untyped]
+            from starlette.staticfiles import StaticFiles
 
             self.files = StaticFiles(directory=swagger_ui_bundle.swagger_ui_path)
         await self.files(scope, receive, send)

@@ -9,7 +9,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.catalog.docs_table import by_level
 from emulator.contract.wire import error_response
 from emulator.domain import errors
 from emulator.domain.release import INTERFACE_VERSION, __version__
@@ -33,6 +32,7 @@ def _home(runtime: Runtime) -> Any:
     async def home(request: Request) -> Response:
         if not wants_html(request):
             return error_response(errors.not_found("path", "No resource at GET /."))
+        from emulator.catalog.docs_table import by_level  # (the catalog's table: on the first visit)
         from emulator.ui.routes import render
 
         keys = [k.key for k in runtime.settings.keys if k.is_sandbox]

@@ -166,7 +166,8 @@ def test_clock_start_flag() -> None:
 # rich), SQLite (--state), a WebSocket library (a fifth of the start-up once), PyYAML (no YAML
 # file is read before the first answer: not the gateways' files, not the built-in test cards),
 # the URL parser of the payment pages, Faker and Jinja (the dashboard), jsonschema (the
-# wording of a validation error), difflib (a mistyped name) and the proxy
+# wording of a validation error), difflib (a mistyped name), the proxy, and what the start
+# page and /docs need only when first visited (the catalog's table, Starlette's file serving)
 NOT_AT_START = (
     "httpx",
     "sqlite3",
@@ -180,6 +181,8 @@ NOT_AT_START = (
     "difflib",
     "emulator.proxy.forward",
     "emulator.ui.dashboard",
+    "emulator.catalog.docs_table",
+    "starlette.staticfiles",
 )
 
 
