@@ -20,10 +20,13 @@ if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
 else:
     _create_fn = getattr(dataclasses, "_create_fn", None)
-    _SPECIAL = ("ClassVar", "InitVar", "KW_ONLY")  # what the decorator looks for in a string annotation
+
+    def _plain(hint: object) -> bool:
+        """Whether ``hint`` is a string naming none of what the decorator looks for in one."""
+        return isinstance(hint, str) and "ClassVar" not in hint and "InitVar" not in hint and "KW_ONLY" not in hint
 
     class _Plain:
-        """The placeholder for a string annotation naming none of :data:`_SPECIAL`."""
+        """The placeholder for a string annotation naming none of ``ClassVar``, ``InitVar`` and ``KW_ONLY``."""
 
     def dataclass(cls: type | None = None, /, **options: Any) -> Any:
         """:func:`dataclasses.dataclass` (same options), its methods compiled on first call."""
@@ -32,11 +35,7 @@ else:
             if _create_fn is None:
                 return dataclasses.dataclass(cls, **options)
             written = inspect.get_annotations(cls)
-            plain = {
-                name: hint
-                for name, hint in written.items()
-                if isinstance(hint, str) and not any(word in hint for word in _SPECIAL)
-            }
+            plain = {name: hint for name, hint in written.items() if _plain(hint)}
             if plain:
                 cls.__annotations__ = {name: _Plain if name in plain else hint for name, hint in written.items()}
             dataclasses._create_fn = _on_first_call(plain, eager_init=not cls.__dict__.get("__doc__"))
@@ -56,14 +55,19 @@ else:
         return wrap if cls is None else wrap(cls)
 
     def _on_first_call(plain: dict[str, str], eager_init: bool) -> Callable[..., Any]:
+        # the names under which __init__'s annotations reach _create_fn (3.11, 3.12)
+        written = {
+            key: hint for field, hint in plain.items() for key in (f"_type_{field}", f"__dataclass_type_{field}__")
+        }
+
         def create(name: str, args: Any, body: Any, **how: Any) -> Any:
-            names = how.get("locals") or {}
-            for field_name, hint in plain.items():  # the method's annotations as written
-                for key in (f"_type_{field_name}", f"__dataclass_type_{field_name}__"):  # 3.11, 3.12
-                    if names.get(key) is _Plain:
-                        names[key] = hint
-            if eager_init and name == "__init__":
-                return _create_fn(name, args, body, **how)
+            if name == "__init__":  # the one method annotated with the fields' types
+                names = how.get("locals") or {}
+                for key in written.keys() & names.keys():
+                    if names[key] is _Plain:
+                        names[key] = written[key]
+                if eager_init:
+                    return _create_fn(name, args, body, **how)
             made: Callable[..., Any] | None = None
 
             def stub(*given: Any, **named: Any) -> Any:

@@ -86,6 +86,9 @@ def test_a_method_is_compiled_on_its_first_call_and_then_is_the_class_s_own() ->
     assert stub.__qualname__.endswith("Pair.__eq__")
     assert Pair(1, 2) == Pair(1, 2)
     compiled = Pair.__dict__["__eq__"]
+    if not hasattr(dataclasses, "_create_fn"):  # 3.13 writes a class's methods in one go: the standard's
+        assert compiled is stub and stub.__code__.co_filename != records.__file__
+        return
     assert compiled is not stub
     assert compiled.__qualname__ == stub.__qualname__
     assert Pair(1, 2) != Pair(2, 1)
