@@ -19,7 +19,7 @@ PREFIX = "PAYEMU_"
 OWN_VARIABLE = frozenset({"card_form_port", "no_card_form"})
 TRUE = frozenset({"1", "true", "yes", "on"})
 FALSE = frozenset({"0", "false", "no", "off", ""})
-_SEPARATORS = re.compile(r"[\s,]+")
+_SEPARATORS = r"[\s,]+"
 
 
 def variable(action: argparse.Action) -> str:
@@ -62,7 +62,7 @@ def _value(action: argparse.Action, name: str, text: str) -> object:
             return False if isinstance(action, argparse._StoreTrueAction) else None
         raise ConfigError(f"{name}={text}: {option} is on or off: 1, true, yes, on or 0, false, no, off")
     if isinstance(action, argparse._AppendAction) or action.nargs == "+":
-        items = [item for item in (_SEPARATORS.split(text) if action.dest != "scenarios" else _paths(text)) if item]
+        items = [item for item in (re.split(_SEPARATORS, text) if action.dest != "scenarios" else _paths(text)) if item]
         return [_one(action, name, option, item) for item in items]
     return _one(action, name, option, text)
 

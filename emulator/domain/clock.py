@@ -14,7 +14,7 @@ _UNITS = {
     "w": timedelta(weeks=1),
 }
 NEGATIVE = "the clock only moves forward: negative durations are refused"
-_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_PART = r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)"
 
 
 class Clock:
@@ -60,7 +60,7 @@ def parse_duration(text: str | int | float) -> timedelta:
         return timedelta(seconds=float(compact))
     total = timedelta(0)
     position = 0
-    for match in _PART.finditer(compact):
+    for match in re.finditer(_PART, compact):
         if match.start() != position:
             break
         total += float(match.group(1)) * _UNITS[match.group(2)]

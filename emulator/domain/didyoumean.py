@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import NoReturn
 
-_CHOICE = re.compile(r"invalid choice: '([^']*)'")
+_CHOICE = r"invalid choice: '([^']*)'"
 
 
 def options_of(parser: argparse.ArgumentParser) -> list[str]:
@@ -70,7 +70,7 @@ class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose "invalid choice" errors name the closest choice."""
 
     def error(self, message: str) -> NoReturn:
-        found = _CHOICE.search(message)
+        found = re.search(_CHOICE, message)
         if found:
             choices = [c for a in self._actions if a.choices for c in a.choices]
             match = closest(found.group(1), [str(c) for c in choices])

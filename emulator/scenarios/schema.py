@@ -176,7 +176,7 @@ def _rule_validator() -> Draft7Validator:
     return validator
 
 
-_WORD = re.compile(r"[A-Za-z0-9]+")
+_WORD = r"[A-Za-z0-9]+"
 
 
 def _fast_form(schema: Any) -> Any:
@@ -191,7 +191,7 @@ def _fast_form(schema: Any) -> Any:
     out = {key: _fast_form(value) for key, value in schema.items() if key != "ienum"}
     if "ienum" in schema:
         choices = schema["ienum"]
-        if not all(_WORD.fullmatch(choice) for choice in choices):
+        if not all(re.fullmatch(_WORD, choice) for choice in choices):
             raise ValueError(f"ienum choices must be letters and digits: {choices}")
         either = "|".join("".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in x) for x in choices)
         out["allOf"] = [*out.get("allOf", []), {"pattern": f"^(?:{either})$"}]

@@ -40,8 +40,8 @@ ENGINE_OPERATION: dict[str, tuple[Operation, bool]] = {
     "PREAUTH_AND_TOKENIZE": (Operation.PRE_AUTH, True),
     "TOKENIZE": (Operation.TOKENIZE, False),
 }
-_COUNTRY = re.compile(r"^[A-Za-z]{2}$")
-_VAULT_TOKEN = re.compile(r"^[A-Za-z0-9]{32}$")
+_COUNTRY = r"^[A-Za-z]{2}$"
+_VAULT_TOKEN = r"^[A-Za-z0-9]{32}$"
 
 
 @dataclass
@@ -237,7 +237,7 @@ def check_request(tenant: SessionOwner, body: dict[str, Any]) -> list[errors.Fie
     for index, card in enumerate(body.get("storedCards") or []):
         problems += _stored_card_problems(tenant, card, f"storedCards[{index}]")
     country = body.get("countryCode")
-    if country is not None and not _COUNTRY.match(country):
+    if country is not None and not re.match(_COUNTRY, country):
         problems.append(("countryCode", ["The field CountryCode must be a two-letter ISO 3166 country code."]))
     return problems
 
@@ -261,7 +261,7 @@ def _certificate_problems(tenant: SessionOwner, name: str | None, where: str) ->
 def _stored_card_problems(tenant: SessionOwner, card: dict[str, Any], where: str) -> list[errors.FieldErrors]:
     problems: list[errors.FieldErrors] = []
     token = card["token"]
-    if not _VAULT_TOKEN.match(token) or token not in tenant.vault:
+    if not re.match(_VAULT_TOKEN, token) or token not in tenant.vault:
         problems.append((f"{where}.token", ["The token is not a string token of this account (POST /StringTokens)."]))
     year = card["expirationYear"]
     if not 2000 <= year <= 2100:
