@@ -57,7 +57,7 @@ def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
     with _pool_lock:
         pool, at = _POOLS.get(alphabet, ("", 0))
         if at + length > len(pool):
-            unused = _UNUSED_BYTES[256 % len(alphabet)]
+            unused = bytes(range(256 - 256 % len(alphabet), 256))  # past the largest multiple
             pool, at = pool[at:], 0
             while len(pool) < length:
                 pool += os.urandom(max(POOL_BYTES, 2 * length)).translate(table, unused).decode("ascii")
@@ -78,9 +78,6 @@ def _forget_pools() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_pools)
-
-
-_UNUSED_BYTES = [bytes(range(256 - extra, 256)) for extra in range(256)]  # the top ``extra`` bytes
 
 
 _TABLES: dict[str, bytes] = {}  # alphabet → its _byte_table, once made (read first: a dict is cheaper than a cache)
