@@ -328,7 +328,7 @@ def serve(settings: Settings, replay: tuple[str | None, bool] = (None, False), r
     else:
         from emulator.ui import cardform
 
-        split = cardform.PortSplit(served, cardform.app(), form_sock.getsockname()[1])
+        split = cardform.PortSplit(served, cardform.app, form_sock.getsockname()[1])
         serve_forever(split, settings, sock, [form_sock], on_started)
     if ready_file:
         from emulator.cli import ready

@@ -8,6 +8,7 @@ to the library endpoints (:mod:`emulator.ui.library`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -122,17 +123,21 @@ class SingleSlash:
 
 
 class PortSplit:
-    """One ASGI app for two listeners: requests that arrived on ``port`` go to ``form``,
-    the rest (and the lifespan) to ``main``."""
+    """One ASGI app for two listeners: requests that arrived on ``port`` go to the form's
+    site, which ``make_form`` makes on the first of them; the rest (and the lifespan) to
+    ``main``."""
 
-    def __init__(self, main: ASGIApp, form: ASGIApp, port: int) -> None:
+    def __init__(self, main: ASGIApp, make_form: Callable[[], ASGIApp], port: int) -> None:
         self.main = main
-        self.form = SingleSlash(form)
+        self.make_form = make_form
+        self.form: ASGIApp | None = None
         self.port = port
         self.state = getattr(main, "state", None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._on_form_port(scope):
+            if self.form is None:
+                self.form = SingleSlash(self.make_form())
             await self.form(scope, receive, send)
             return
         await self.main(scope, receive, send)

@@ -316,7 +316,7 @@ def test_authentication_is_checked_in_scenario_files() -> None:
 
 # -- the card form's listener --------------------------------------------------------------
 def test_the_form_is_served_at_the_double_slash_path(app: Starlette) -> None:
-    client = TestClient(cardform.PortSplit(app, cardform.app(), 4200))
+    client = TestClient(cardform.PortSplit(app, cardform.app, 4200))
     page = client.get("http://localhost:4200//pay/")
     assert page.status_code == 200
     assert 'src="cardform.js"' in page.text
@@ -327,10 +327,26 @@ def test_the_form_is_served_at_the_double_slash_path(app: Starlette) -> None:
     assert elsewhere.status_code == 404
 
 
+def test_the_form_site_is_made_by_its_first_request(app: Starlette) -> None:
+    """Serving builds the form's site only once a request comes to its port, and then once."""
+    made: list[Starlette] = []
+
+    def make() -> Starlette:
+        made.append(cardform.app())
+        return made[-1]
+
+    client = TestClient(cardform.PortSplit(app, make, 4200))
+    assert client.get("http://localhost:8080/Utils/apiKey", headers={"X-Api-Key": "sandbox-api-key"}).status_code == 200
+    assert made == []
+    for _ in range(2):
+        assert client.get("http://localhost:4200/pay/").status_code == 200
+    assert len(made) == 1
+
+
 def test_the_library_finds_its_strings_on_the_form_site(app: Starlette) -> None:
     """The library reads ``assets/i18n/{language}.json`` beside the form, CORS-preflighted
     (it sends an Authorization header): an empty map, so it keeps its own strings."""
-    client = TestClient(cardform.PortSplit(app, cardform.app(), 4200))
+    client = TestClient(cardform.PortSplit(app, cardform.app, 4200))
     url = "http://localhost:4200//pay/assets/i18n/en.json"
     origin = {"Origin": "http://localhost:5173"}
     preflight = client.options(

@@ -92,7 +92,7 @@ def in_thread(
         form = loopback_socket()
         sockets.append(form)
         form_port = int(form.getsockname()[1])
-        outer = cardform.PortSplit(served, cardform.app(), form_port)
+        outer = cardform.PortSplit(served, cardform.app, form_port)
     config = config_for(outer, settings, log_level=log_level)
     if keep_alive is not None:
         config.timeout_keep_alive = keep_alive  # type: ignore[assignment]
