@@ -106,6 +106,7 @@ def _pages() -> list[str]:
 def test_every_docs_page_opens_with_no_broken_internal_link(docs_site: str, page: Page) -> None:
     errors = _errors(page)
     checked: set[tuple[str, str]] = set()
+    answers: dict[str, httpx.Response] = {}  # each page fetched once, however many anchors link into it
     ids: dict[str, set[str]] = {}
     with httpx.Client(timeout=10) as client:
         for path in _pages():
@@ -118,7 +119,9 @@ def test_every_docs_page_opens_with_no_broken_internal_link(docs_site: str, page
                 if not url.startswith(docs_site) or (url, fragment) in checked:
                     continue
                 checked.add((url, fragment))
-                answer = client.get(url)
+                if url not in answers:
+                    answers[url] = client.get(url)
+                answer = answers[url]
                 assert answer.status_code == 200, f"{path}: broken link {link}"
                 if fragment and urlsplit(url).path.endswith("/"):
                     known = ids.setdefault(url, set(_ids(answer.text)))
