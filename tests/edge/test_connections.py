@@ -168,7 +168,8 @@ def test_when_every_connection_runs_a_request_a_new_one_gets_a_json_503(capped: 
         sock.sendall(charge)
         busy.append(sock)
     _until(lambda: _open(capped) == CAP)
-    time.sleep(0.1)  # let each request start
+    # each request has started: its head is read and its request cycle runs
+    _until(lambda: all(getattr(c, "cycle", None) is not None for c in capped.server.server_state.connections))
     with _connect(capped) as sock:
         received = b""
         with contextlib.suppress(ConnectionResetError):

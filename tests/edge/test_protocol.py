@@ -131,16 +131,16 @@ def _api_key_request() -> bytes:
 
 
 def test_a_kept_alive_connection_closes_after_the_keep_alive_time_and_not_before() -> None:
-    with _serving(keep_alive=0.4) as address, socket.create_connection(address, timeout=10) as sock:
-        for _ in range(4):  # each next request comes within the keep-alive time
+    with _serving(keep_alive=1.0) as address, socket.create_connection(address, timeout=10) as sock:
+        for _ in range(4):  # each next request comes within the keep-alive time (a loaded machine's delays too)
             sock.sendall(_api_key_request())
             status, answer = _read_answer(sock)
             assert status == 200
             assert json.loads(answer)["status"] == "OK"
-            time.sleep(0.2)
+            time.sleep(0.3)
         began = time.monotonic()
         assert sock.recv(1024) == b""  # closed by the server, idle
-        assert 0.1 <= time.monotonic() - began <= 2.0
+        assert 0.3 <= time.monotonic() - began <= 3.0
 
 
 def test_a_client_that_expects_100_continue_gets_it_then_its_answer(server: PayemuServer, tenant: Payemu) -> None:
