@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -22,10 +22,11 @@ from emulator.endpoints import versions
 from emulator.endpoints.deferred import Deferred
 from emulator.endpoints.pipeline import Call, Reply
 from emulator.endpoints.routing import FastRouter, build_routes
-from emulator.scenarios import watcher
-from emulator.state import Persistence, open_state
 from emulator.tenants.runtime import Runtime
 from emulator.ui import apidocs, home
+
+if TYPE_CHECKING:
+    from emulator.state import Persistence
 
 log = logging.getLogger("payemu")
 SWAGGER_PATH = "/swagger/1.0/swagger.json"
@@ -45,6 +46,8 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     and the periodic save of ``--state`` (saved once more on the way out)."""
     runtime: Runtime = app.state.runtime
     if runtime.settings.watch:
+        from emulator.scenarios import watcher
+
         runtime.watcher = watcher.start(runtime)
     persistence: Persistence | None = app.state.persistence  # --state (emulator.state)
     if persistence is not None:
@@ -65,8 +68,11 @@ def create_app(settings: Settings | None = None, openapi: OpenApi | None = None)
     if openapi is None:
         openapi = versions.load_checked(settings.openapi_path) if settings.openapi_path else OpenApi.load()
     runtime = Runtime(settings, openapi)
-    persistence = open_state(runtime)  # --state: the last run's tenants, or StateError
-    if persistence is not None:
+    persistence = None
+    if settings.state_path:  # --state: the last run's tenants, or StateError
+        from emulator.state import open_state
+
+        persistence = open_state(runtime, settings.state_path)
         runtime.index_sessions()
     handlers = api.handlers()
     routes: list[BaseRoute] = [Route(SWAGGER_PATH, _swagger(runtime), methods=["GET"])]

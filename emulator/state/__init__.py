@@ -34,15 +34,13 @@ _active: set[Persistence] = set()
 _active_lock = threading.Lock()
 
 
-def open_state(runtime: Runtime) -> Persistence | None:
-    """With ``--state``: check the path can be written, remove temporary files an earlier
+def open_state(runtime: Runtime, state_path: str) -> Persistence:
+    """With ``--state``: check ``state_path`` can be written, remove temporary files an earlier
     run left, read the file into ``runtime.tenants`` (all or nothing; :class:`StateError`
-    otherwise) and return what will keep it saved. None without ``--state``."""
-    if not runtime.settings.state_path:
-        return None
+    otherwise) and return what will keep it saved."""
     from emulator.state import database
 
-    path = Path(runtime.settings.state_path)
+    path = Path(state_path)
     database.check_writable(path)
     for orphan in database.remove_orphans(path):
         log.info("removed %s, a temporary file left by an earlier run", orphan)

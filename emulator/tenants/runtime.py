@@ -15,7 +15,6 @@ from emulator.domain import errors
 from emulator.domain.config import Settings
 from emulator.scenarios import ScenarioBook
 from emulator.stores.ewallet_sessions import SessionIndex
-from emulator.tenants import preload
 from emulator.tenants.tenants import Tenant, TenantRegistry
 
 if TYPE_CHECKING:
@@ -34,7 +33,10 @@ class Runtime:
         self.scenarios: ScenarioBook = ScenarioBook.load(settings)
         self.violations: list[str] = []
         self.session_index: SessionIndex[Tenant] = SessionIndex()  # payment pages find their tenant in O(1) (hardening)
-        preload.apply(self)  # the config file's demo state (accounts, tokens, sessions) per key
+        if settings.preload:  # the config file's demo state (accounts, tokens, sessions) per key
+            from emulator.tenants import preload
+
+            preload.apply(self)
         self.index_sessions()
         self.started = time.monotonic()
         self.control_api: OpenApi | None = None  # set when the control routes are built
@@ -60,7 +62,10 @@ class Runtime:
         """Empty ``tenant``; a configured key gets its demo state again."""
         tenant.reset()
         tenant.budget.charge(self.interface_weights.get(tenant, 0))  # the chosen interface stays
-        preload.apply_to(self, tenant)
+        if self.settings.preload:
+            from emulator.tenants import preload
+
+            preload.apply_to(self, tenant)
         self.index_sessions(tenant)
 
     def index_sessions(self, tenant: Tenant | None = None) -> None:

@@ -183,6 +183,9 @@ NOT_AT_START = (
     "emulator.ui.dashboard",
     "emulator.catalog.docs_table",
     "starlette.staticfiles",
+    "emulator.state",
+    "emulator.scenarios.watcher",
+    "emulator.tenants.preload",
 )
 
 
@@ -196,7 +199,7 @@ def test_serving_loads_no_module_it_does_not_use() -> None:
         "from emulator.domain.config import Settings\n"
         "from emulator.app.build import create_app\n"
         "from emulator.proxy.commands import replay_note, wrap_replay\n"
-        "cli.build_parser()\n"
+        "cli.build_parser(serving=True)\n"  # as main() builds it for serve
         "settings = Settings()\n"
         "app = create_app(settings)\n"
         "banner(settings, app.state.runtime)\n"

@@ -148,8 +148,7 @@ def test_the_last_save_of_a_stop_takes_no_naps(tmp_path: Path, monkeypatch: pyte
     naps: list[float] = []
     monkeypatch.setattr(database.time, "sleep", naps.append)
     runtime = Runtime(Settings(state_path=str(tmp_path / "state.sqlite")), OpenApi.load())
-    persistence = open_state(runtime)
-    assert persistence is not None
+    persistence = open_state(runtime, str(tmp_path / "state.sqlite"))
     vault = runtime.tenants.create(key="sandbox-many-tokens").vault
     for number in range(3 * CHUNK):  # one statement of more than CHUNK rows
         vault.store(f"payload {number}", lambda length, n=number: f"{n:0{length}d}", NOW)
