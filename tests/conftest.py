@@ -4,6 +4,7 @@ the one factory of a bare tenant (:func:`bare_tenant`) and the tenant of a key i
 
 from __future__ import annotations
 
+import collections
 import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -42,6 +43,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 # The modules that take longest (each over 10 s, measured with --junitxml), run first so
 # that no worker starts one while the others are finishing: the order only, never a result.
 LONGEST_FIRST = (
+    "tests/contract/test_fuzz.py",
     "tests/docs/test_first_contact_browser.py",
     "tests/catalog/test_gateway_cases_elsewhere.py",
     "tests/ui/test_dashboard_browser.py",
@@ -67,6 +69,10 @@ LONGEST_FIRST = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    seen = collections.Counter(item.nodeid for item in items)
+    twice = sorted(nodeid for nodeid, count in seen.items() if count > 1)
+    if twice:  # xdist hands tests out by node id: all but one of each would never run
+        raise pytest.UsageError("tests share a node id, so only one of them would run: " + ", ".join(twice))
     rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
