@@ -1,4 +1,5 @@
-"""``Deferred``: a group of routes built on the first request for one of its paths.
+"""``Deferred``: a group of routes built on the first request for one of its paths; and
+``OnFirstRequest``: one ASGI app made by its first request.
 
 The control API, the hosted page, the dashboard and the eWallet library's endpoints are
 under one prefix, and most runs never call them; building them (three documents, a few
@@ -16,7 +17,7 @@ from typing import Any
 
 from starlette.datastructures import URLPath
 from starlette.routing import BaseRoute, Match, NoMatchFound
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 
 class Deferred(BaseRoute):
@@ -80,3 +81,17 @@ class Deferred(BaseRoute):
         if root and path.startswith(root):
             path = path[len(root) :]
         return path.startswith(self.prefixes)
+
+
+class OnFirstRequest:
+    """The ASGI app ``make`` returns, made by the first request that reaches it (a site or
+    a file tree most runs never ask for, and the modules it needs)."""
+
+    def __init__(self, make: Callable[[], ASGIApp]) -> None:
+        self.make = make
+        self.app: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is None:
+            self.app = self.make()
+        await self.app(scope, receive, send)

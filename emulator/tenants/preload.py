@@ -14,7 +14,7 @@ from emulator.stores import ewallet_sessions as sessions
 from emulator.stores.vault import MAX_PAYLOAD, StringToken
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Mapping
 
     from emulator.catalog.catalog import Catalog
     from emulator.domain.config import Settings
@@ -36,22 +36,14 @@ class Target(Protocol):
     @property
     def api(self) -> Interface: ...
 
-    @property
-    def tenants(self) -> Iterable[Tenant]: ...
-
 
 ACCOUNT_OPERATION = "PaymentGatewayAccountSet"
 SESSION_OPERATION = "StartSession"
 
 
-def apply(runtime: Target) -> None:
-    """Preload every configured key; :class:`ConfigError` names the first problem."""
-    for tenant in runtime.tenants:
-        apply_to(runtime, tenant)
-
-
 def apply_to(runtime: Target, tenant: Tenant) -> None:
-    """Preload one tenant (at start and after ``POST /_emulator/reset``)."""
+    """Preload one tenant (at start and after ``POST /_emulator/reset``); :class:`ConfigError`
+    names the first problem."""
     preload = runtime.settings.preload.get(tenant.key)
     if not preload:
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -33,10 +33,7 @@ class Runtime:
         self.scenarios: ScenarioBook = ScenarioBook.load(settings)
         self.violations: list[str] = []
         self.session_index: SessionIndex[Tenant] = SessionIndex()  # payment pages find their tenant in O(1) (hardening)
-        if settings.preload:  # the config file's demo state (accounts, tokens, sessions) per key
-            from emulator.tenants import preload
-
-            preload.apply(self)
+        self._preload(self.tenants)
         self.index_sessions()
         self.started = time.monotonic()
         self.control_api: OpenApi | None = None  # set when the control routes are built
@@ -62,11 +59,17 @@ class Runtime:
         """Empty ``tenant``; a configured key gets its demo state again."""
         tenant.reset()
         tenant.budget.charge(self.interface_weights.get(tenant, 0))  # the chosen interface stays
+        self._preload([tenant])
+        self.index_sessions(tenant)
+
+    def _preload(self, tenants: Iterable[Tenant]) -> None:
+        """Give ``tenants`` the config file's demo state (accounts, tokens, sessions) per key;
+        the preloader is imported only when the config file has some."""
         if self.settings.preload:
             from emulator.tenants import preload
 
-            preload.apply_to(self, tenant)
-        self.index_sessions(tenant)
+            for tenant in tenants:
+                preload.apply_to(self, tenant)
 
     def index_sessions(self, tenant: Tenant | None = None) -> None:
         """Index the sessions that did not come through the API (preloaded or restored)."""

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
-from starlette.types import Receive, Scope, Send
 
+from emulator.endpoints.deferred import OnFirstRequest
 from emulator.ui.home import SCHEMA
 
 if TYPE_CHECKING:
@@ -24,26 +24,19 @@ PATH = "/docs"
 ASSETS = PATH + "/static"
 
 
-class Assets:
-    """Swagger UI's files; the package (and Starlette's file serving) is imported on the
-    first request for one."""
+def _assets() -> StaticFiles:
+    """Swagger UI's files (the package and Starlette's file serving imported by the first
+    request for one)."""
+    import swagger_ui_bundle  # type: ignore[import-untyped]
+    from starlette.staticfiles import StaticFiles
 
-    def __init__(self) -> None:
-        self.files: StaticFiles | None = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.files is None:
-            import swagger_ui_bundle  # type: ignore[import-untyped]
-            from starlette.staticfiles import StaticFiles
-
-            self.files = StaticFiles(directory=swagger_ui_bundle.swagger_ui_path)
-        await self.files(scope, receive, send)
+    return StaticFiles(directory=swagger_ui_bundle.swagger_ui_path)
 
 
 def routes(runtime: Runtime) -> list[BaseRoute]:
     return [
         Route(PATH, _page(runtime), methods=["GET"], name="payemu-apidocs"),
-        Mount(ASSETS, app=Assets(), name="payemu-apidocs-static"),
+        Mount(ASSETS, app=OnFirstRequest(_assets), name="payemu-apidocs-static"),
     ]
 
 

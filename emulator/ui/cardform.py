@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from emulator.contract.wire import error_response
 from emulator.domain import errors
+from emulator.endpoints.deferred import OnFirstRequest
 
 DEFAULT_PORT = 4200
 HERE = Path(__file__).resolve().parent
@@ -129,15 +130,12 @@ class PortSplit:
 
     def __init__(self, main: ASGIApp, make_form: Callable[[], ASGIApp], port: int) -> None:
         self.main = main
-        self.make_form = make_form
-        self.form: ASGIApp | None = None
+        self.form = OnFirstRequest(lambda: SingleSlash(make_form()))
         self.port = port
         self.state = getattr(main, "state", None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._on_form_port(scope):
-            if self.form is None:
-                self.form = SingleSlash(self.make_form())
             await self.form(scope, receive, send)
             return
         await self.main(scope, receive, send)
