@@ -12,6 +12,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from emulator.contract.validation import Compiled, SchemaCompiler
 from emulator.domain.datafiles import data_path
 from emulator.domain.records import dataclass
@@ -32,11 +34,15 @@ def default_schema_path() -> Path:
 
 
 def load_document(path: str | Path) -> dict[str, Any]:
-    text = Path(path).read_text(encoding="utf-8")
+    raw = Path(path).read_bytes()
+    text = raw.decode("utf-8")
     if not str(path).endswith(".json"):
         check_yaml(text, max_depth=OPENAPI_MAX_DEPTH)  # raises a ValueError naming the line
     if str(path).endswith(".json"):
-        document = json.loads(text)
+        try:
+            document = orjson.loads(raw)  # a third of the standard library's time
+        except orjson.JSONDecodeError:  # what orjson refuses (NaN, huge integers) as json reads it
+            document = json.loads(text)
     else:
         import yaml  # PyYAML: when a YAML document is first read
 

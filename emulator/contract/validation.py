@@ -37,6 +37,25 @@ def _identity(value: Any) -> Any:
     return value
 
 
+_DEFINITION = "#/definitions/"
+
+
+def _measure(node: Any) -> tuple[int, list[str]]:
+    """How many values ``node`` holds, and the definitions its ``$ref`` values name."""
+    count, names, stack = 0, [], [node]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str) and ref.startswith(_DEFINITION):  # a JSON pointer's first step
+                names.append(ref[len(_DEFINITION) :].split("/", 1)[0].replace("~1", "/").replace("~0", "~"))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count, names
+
+
 class Compiled:
     # a valid value is canonical already (no case to fix) when every object is closed
     # and no enum shares a field with free text: then normalizing can wait for a failure
@@ -46,15 +65,20 @@ class Compiled:
     def __init__(self, compiler: SchemaCompiler, schema: Any) -> None:
         self._compiler = compiler
         self.schema = schema
-        document = {"definitions": compiler.definitions, **schema} if schema else {}
-        self._document = document
         self._fast: jsonschema_rs.Draft7Validator | None = None
         self._slow: Draft7Validator | None = None
+
+    def _document(self) -> Any:
+        """The schema with the definitions it reaches: a validator converts the whole
+        document it is given, and the full table made a validator four times as dear."""
+        if not self.schema:
+            return {}
+        return {"definitions": self._compiler.reached(self.schema)[1], **self.schema}
 
     def warm(self) -> None:
         """Build the fast validator now rather than on first use."""
         if self._fast is None:
-            self._fast = jsonschema_rs.Draft7Validator(self._document, validate_formats=True)
+            self._fast = jsonschema_rs.Draft7Validator(self._document(), validate_formats=True)
 
     def is_valid(self, value: Any) -> bool:
         fast = self._fast
@@ -70,7 +94,7 @@ class Compiled:
         if self._slow is None:
             from jsonschema import Draft7Validator, FormatChecker  # on first use (see the module doc)
 
-            self._slow = Draft7Validator(self._document, format_checker=FormatChecker())
+            self._slow = Draft7Validator(self._document(), format_checker=FormatChecker())
         return self._slow
 
     def errors(self, value: Any, root: str | None = "body") -> list[FieldErrors]:
@@ -144,6 +168,7 @@ class SchemaCompiler:
     def __init__(self, definitions: dict[str, Any]) -> None:
         self.definitions = definitions
         self._cache: dict[str, Compiled] = {}
+        self._refs: dict[str, tuple[int, list[str]]] = {}  # definition → (its values, the names it refers to)
         self._normalizers: dict[str, Normalizer | None] = {}
 
     def warm(self) -> None:
@@ -154,37 +179,23 @@ class SchemaCompiler:
         """The schema values the fast validators will hold once warmed: each validator
         compiles its own copy of every definition it reaches through ``$ref``, so a large
         definition many schemas refer to is counted once per schema that reaches it."""
-        own: dict[str, tuple[int, list[str]]] = {}  # definition → (its values, the names it refers to)
+        return sum(self.reached(compiled.schema)[0] for compiled in self._cache.values())
 
-        def measure(node: Any) -> tuple[int, list[str]]:
-            count, names, stack = 0, [], [node]
-            while stack:
-                item = stack.pop()
-                count += 1
-                if isinstance(item, dict):
-                    ref = item.get("$ref")
-                    if isinstance(ref, str):
-                        names.append(ref.rsplit("/", 1)[-1])
-                    stack.extend(item.values())
-                elif isinstance(item, list):
-                    stack.extend(item)
-            return count, names
-
-        total = 0
-        for compiled in self._cache.values():
-            count, pending = measure(compiled.schema)
-            seen: set[str] = set()
-            while pending:
-                name = pending.pop()
-                if name in seen or name not in self.definitions:
-                    continue
-                seen.add(name)
-                if name not in own:
-                    own[name] = measure(self.definitions[name])
-                count += own[name][0]
-                pending.extend(own[name][1])
-            total += count
-        return total
+    def reached(self, schema: Any) -> tuple[int, dict[str, Any]]:
+        """The definitions ``schema`` reaches through ``$ref`` (directly or through other
+        definitions), and how many values the schema and they hold together."""
+        count, pending = _measure(schema)
+        found: dict[str, Any] = {}
+        while pending:
+            name = pending.pop()
+            if name in found or name not in self.definitions:
+                continue
+            found[name] = self.definitions[name]
+            if name not in self._refs:
+                self._refs[name] = _measure(found[name])
+            count += self._refs[name][0]
+            pending.extend(self._refs[name][1])
+        return count, found
 
     def compile(self, schema: Any) -> Compiled:
         key = _KEY.encode(schema)

@@ -86,7 +86,8 @@ def error_response(error: errors.ApiError) -> Response:
 
 
 # -- reading the request ----------------------------------------------------------------
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# compiled by re on the first body that needs it (one with an escape orjson refused)
+_SURROGATE = "[\ud800-\udfff]"
 
 
 def _reject_constant(name: str) -> Any:
@@ -106,7 +107,7 @@ def _has_lone_surrogate(value: Any) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if _SURROGATE.search(item):
+            if re.search(_SURROGATE, item):
                 return True
         elif isinstance(item, dict):
             stack.extend(item.keys())

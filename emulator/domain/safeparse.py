@@ -20,8 +20,9 @@ QUOTE_CHARS = 40  # characters of an offending value quoted in an error message
 
 # possessive (``++``, ``*+``): a string is one token, never a backtracking point per
 # character (the plain ``(?:[^"\\]|\\.)*`` kept about 120 bytes per character of a
-# string: 115 MiB for one 0.95 MB string, held while the body was checked)
-_JSON_TOKEN = re.compile(rb'"(?:[^"\\]++|\\.)*+"|"|[\[\]{}]', re.DOTALL)
+# string: 115 MiB for one 0.95 MB string, held while the body was checked); compiled by re
+# for the first body with more brackets than the limit
+_JSON_TOKEN = rb'"(?:[^"\\]++|\\.)*+"|"|[\[\]{}]'
 
 
 class TooComplex(ValueError):
@@ -118,7 +119,7 @@ def check_json_depth(raw: bytes, max_depth: int = MAX_DEPTH) -> None:
     if raw.count(b"[") + raw.count(b"{") <= max_depth:
         return
     depth = 0
-    for match in _JSON_TOKEN.finditer(raw):
+    for match in re.finditer(_JSON_TOKEN, raw, re.DOTALL):
         token = match.group()
         if token in (b"[", b"{"):
             depth += 1

@@ -108,3 +108,27 @@ def test_the_fast_validator_agrees_with_jsonschema_on_every_schema_of_a_document
 def test_a_value_the_fast_validator_cannot_take_is_judged_by_jsonschema(value: Any, valid: bool) -> None:
     compiled = SchemaCompiler(DEFINITIONS).compile({"$ref": "#/definitions/Card"})
     assert compiled.is_valid(value) is valid
+
+
+def test_a_validator_is_given_the_definitions_its_schema_reaches() -> None:
+    definitions = {
+        **DEFINITIONS,
+        "Wallet": {
+            "type": "object",
+            "properties": {"cards": {"type": "array", "items": {"$ref": "#/definitions/Card"}}},
+        },
+        "a/b": {"type": "integer"},  # a name with a slash: ~1 in a JSON pointer
+        "Unused": {"type": 12},  # no schema reaches it: jsonschema-rs would refuse it if handed it
+    }
+    compiler = SchemaCompiler(definitions)
+    wallet = compiler.compile({"$ref": "#/definitions/Wallet"})
+    count, reached = compiler.reached(wallet.schema)
+    assert sorted(reached) == ["Brand", "Card", "Wallet"]
+    assert count == 2 + 7 + 8 + 5  # every value of the schema, Wallet, Card and Brand
+    assert wallet.is_valid({"cards": [{"brand": "Visa", "number": "4111"}]})
+    assert not wallet.is_valid({"cards": [{"brand": "Amex"}]})
+    assert wallet.errors({"cards": [{"brand": "Amex"}]})  # jsonschema resolves the same references
+    slashed = compiler.compile({"properties": {"n": {"$ref": "#/definitions/a~1b"}}})
+    assert list(compiler.reached(slashed.schema)[1]) == ["a/b"]
+    assert slashed.is_valid({"n": 3}) and not slashed.is_valid({"n": "3"})
+    assert compiler.footprint() == count + compiler.reached(slashed.schema)[0]
