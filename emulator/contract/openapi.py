@@ -35,15 +35,14 @@ def default_schema_path() -> Path:
 
 def load_document(path: str | Path) -> dict[str, Any]:
     raw = Path(path).read_bytes()
-    text = raw.decode("utf-8")
-    if not str(path).endswith(".json"):
-        check_yaml(text, max_depth=OPENAPI_MAX_DEPTH)  # raises a ValueError naming the line
     if str(path).endswith(".json"):
         try:
-            document = orjson.loads(raw)  # a third of the standard library's time
+            document = orjson.loads(raw)  # half the standard library's time
         except orjson.JSONDecodeError:  # what orjson refuses (NaN, huge integers) as json reads it
-            document = json.loads(text)
+            document = json.loads(raw.decode("utf-8"))
     else:
+        text = raw.decode("utf-8")
+        check_yaml(text, max_depth=OPENAPI_MAX_DEPTH)  # raises a ValueError naming the line
         import yaml  # PyYAML: when a YAML document is first read
 
         document = yaml.safe_load(text)
