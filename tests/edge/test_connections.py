@@ -9,7 +9,7 @@ import logging
 import resource
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import httpx
@@ -18,9 +18,9 @@ import pytest
 from emulator.domain.config import Settings
 from emulator.edge.connections import ConnectionCap, default_cap
 from tests.support.servers import ThreadServer, in_thread
+from tests.support.waiting import until
 
 CAP = 12
-DEADLINE_SECONDS = 15.0
 
 
 @pytest.fixture
@@ -31,13 +31,6 @@ def capped() -> Iterator[ThreadServer]:
 
 def _open(running: ThreadServer) -> int:
     return len(running.server.server_state.connections)
-
-
-def _until(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while not condition():
-        assert time.monotonic() < deadline, "the server did not get there in time"
-        time.sleep(0.02)
 
 
 def _connect(running: ThreadServer) -> socket.socket:
@@ -100,14 +93,14 @@ def test_a_flood_of_idle_and_slow_connections_does_not_starve_requests(
     capped: ThreadServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     idle = [_connect(capped) for _ in range(CAP)]  # connected, never a byte
-    _until(lambda: _open(capped) == CAP)
+    until(lambda: _open(capped) == CAP)
     slow = []
     with caplog.at_level(logging.WARNING, logger="payemu"):
         for n in range(CAP):  # part of a head, or a head and part of a body, each: each takes
             sock = _connect(capped)  # the place of the oldest idle one
             sock.sendall(b"GET /Utils/apiKey HTTP/1.1\r\nHost: x\r\n" if n % 2 else SLOW_BODY)
             slow.append(sock)
-        _until(lambda: all(_closed_by_server(sock) for sock in idle))
+        until(lambda: all(_closed_by_server(sock) for sock in idle))
         for _ in range(5):  # legitimate clients, each on a new connection
             answer = httpx.get(capped.url + "/Utils/apiKey", headers={"X-Api-Key": "sandbox-api-key"}, timeout=10)
             assert answer.status_code == 200, answer.text
@@ -161,15 +154,15 @@ def _slow_charges(running: ThreadServer) -> bytes:
 
 def test_when_every_connection_runs_a_request_a_new_one_gets_a_json_503(capped: ThreadServer) -> None:
     charge = _slow_charges(capped)
-    _until(lambda: _open(capped) == 0)
+    until(lambda: _open(capped) == 0)
     busy = []
     for _ in range(CAP):  # each a charge a scenario delays: running, not idle
         sock = _connect(capped)
         sock.sendall(charge)
         busy.append(sock)
-    _until(lambda: _open(capped) == CAP)
+    until(lambda: _open(capped) == CAP)
     # each request has started: its head is read and its request cycle runs
-    _until(lambda: all(getattr(c, "cycle", None) is not None for c in capped.server.server_state.connections))
+    until(lambda: all(getattr(c, "cycle", None) is not None for c in capped.server.server_state.connections))
     with _connect(capped) as sock:
         received = b""
         with contextlib.suppress(ConnectionResetError):
@@ -183,7 +176,7 @@ def test_when_every_connection_runs_a_request_a_new_one_gets_a_json_503(capped: 
     for sock in busy:  # nobody running was cut: each gets its charge's answer
         assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
         sock.close()
-    _until(lambda: _open(capped) == 0)
+    until(lambda: _open(capped) == 0)
     assert httpx.get(capped.url + "/_emulator/health", timeout=10).status_code == 200
 
 
@@ -191,14 +184,14 @@ def test_when_every_connection_runs_a_request_a_new_one_gets_a_json_503(capped: 
 def test_a_client_that_never_reads_its_answers_is_cut_after_the_write_timeout(capped: ThreadServer) -> None:
     size = len(httpx.get(capped.url + "/swagger/1.0/swagger.json", timeout=10).content)
     count = 100  # 100 answers of ~120 KB: far more than the socket buffers and the write buffer hold
-    _until(lambda: _open(capped) == 0)
+    until(lambda: _open(capped) == 0)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     address = urlsplit(capped.url)
     sock.connect((address.hostname, address.port))
     sock.sendall(b"GET /swagger/1.0/swagger.json HTTP/1.1\r\nHost: x\r\n\r\n" * count)
-    _until(lambda: _open(capped) == 1)
-    _until(lambda: _open(capped) == 0)  # cut: nothing of it is held any more
+    until(lambda: _open(capped) == 1)
+    until(lambda: _open(capped) == 0)  # cut: nothing of it is held any more
     received = 0
     sock.settimeout(10)
     with contextlib.suppress(ConnectionResetError):

@@ -23,6 +23,7 @@ from emulator.domain.config import LIMIT_KEYS, KeySpec, Limits, Settings
 from tests.support.bodies import STRIPE, card
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import PayemuProcess, ThreadServer, in_thread, payemu
+from tests.support.waiting import until
 from tests.support.yamldata import load_yaml
 
 ROOT = REPO_ROOT
@@ -153,14 +154,13 @@ def test_a_client_leaving_mid_body_is_journaled_as_such(server: ThreadServer, ca
         )
         time.sleep(0.3)
     expected = [("/StringTokens", None, "client-disconnected")]
-    deadline = time.monotonic() + 10  # the server notes the departure on its own time
-    while True:
+
+    def journaled() -> list[tuple[str, int | None, str | None]]:
         entries = httpx.get(server.base_url + "/_emulator/requests", headers={"X-Api-Key": key}).json()["requests"]
-        found = [(e["path"], e["status"], e.get("fault")) for e in entries]
-        if found == expected or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    assert found == expected
+        return [(e["path"], e["status"], e.get("fault")) for e in entries]
+
+    until(lambda: journaled() == expected, 10, "the journal did not note the departure")  # on the server's time
+    assert journaled() == expected
     assert "payemu bug" not in caplog.text
 
 
