@@ -1,5 +1,6 @@
-"""``Deferred``: a group of routes built on the first request for one of its paths; and
-``OnFirstRequest``: one ASGI app made by its first request.
+"""``Deferred``: a group of routes built on the first request for one of its paths;
+``OnFirstRequest``: one ASGI app made by its first request; and ``OnFirstCall``: one
+operation's handler found by its first call.
 
 The control API, the hosted page, the dashboard and the eWallet library's endpoints are
 under one prefix, and most runs never call them; building them (three documents, a few
@@ -12,7 +13,7 @@ payemu's index of fixed paths (:class:`emulator.endpoints.routing.FastRouter`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from starlette.datastructures import URLPath
@@ -95,3 +96,26 @@ class OnFirstRequest:
         if self.app is None:
             self.app = self.make()
         await self.app(scope, receive, send)
+
+
+AnyHandler = Callable[[Any], Awaitable[Any]]
+
+
+class OnFirstCall:
+    """The handler ``load`` returns, found by the first call (its module imported then: the
+    payment engine is most of what ``payemu serve`` would import before its first answer).
+    An endpoint (:class:`emulator.endpoints.pipeline.Endpoint`) calls the loaded handler
+    itself from then on."""
+
+    def __init__(self, load: Callable[[], AnyHandler]) -> None:
+        self._load = load
+        self._handler: AnyHandler | None = None
+
+    def __call__(self, call: Any) -> Awaitable[Any]:
+        return self.load()(call)
+
+    def load(self) -> AnyHandler:
+        """The handler, loaded now if it was not yet (a load that fails is tried again)."""
+        if self._handler is None:
+            self._handler = self._load()
+        return self._handler

@@ -38,6 +38,7 @@ from emulator.contract.wire import (
 from emulator.domain import errors
 from emulator.domain.model import DropConnection
 from emulator.domain.records import dataclass
+from emulator.endpoints.deferred import OnFirstCall
 from emulator.stores import tenant_settings
 from emulator.stores.journal import Entry
 
@@ -147,7 +148,8 @@ class Endpoint:
     ) -> None:
         self.runtime = runtime
         self.operation = operation
-        self.handler = handler
+        self.handler = handler  # as given: an OnFirstCall (emulator.api) until its first call
+        self._handle: Handler = self._first_call if isinstance(handler, OnFirstCall) else handler
         self.journal = journal  # False for the control API: the journal records the public API
         # how an operation without an API key finds its tenant (default: an X-Api-Key sent
         # anyway); the payment page finds it by the session token in its URL
@@ -167,6 +169,13 @@ class Endpoint:
         self.integer_tree = binder.tree(self.integers)
         self.has_fraction = binder.checker(self.integers)
         return self.has_fraction is not None and self.has_fraction(value)
+
+    async def _first_call(self, call: Call) -> Reply:
+        """``_handle`` until a deferred handler's first call: loads it, which is called from then on."""
+        assert isinstance(self.handler, OnFirstCall)
+        loaded: Handler = self.handler.load()
+        self._handle = loaded
+        return await loaded(call)
 
     async def respond(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The whole pipeline for one request, its answer sent as two ASGI messages; none
@@ -206,7 +215,7 @@ class Endpoint:
                 raw = await receive_body(receive, limit, length)
                 body, sent = self._body(raw, headers, tenant, warnings)
             call = Call(self.runtime, tenant, op, body, path_values, query_values, scope, request)  # type: ignore[arg-type]
-            reply = await self.handler(call)
+            reply = await self._handle(call)
         except errors.ApiError as exc:
             reply = Reply(exc.status, exc.body, exc.headers, error=True)
         except DropConnection as exc:

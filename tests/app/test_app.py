@@ -12,6 +12,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from emulator import api
+from emulator.api import apikey
 from emulator.app.build import SWAGGER_PATH
 from emulator.contract.openapi import OpenApi, default_schema_path
 from emulator.endpoints.pipeline import Call, Reply
@@ -99,7 +100,7 @@ def test_an_operation_without_a_handler_is_a_clear_501(
 ) -> None:
     """An operation of another document that payemu has no handler for: a clear 501, never
     a fake success."""
-    monkeypatch.setattr(api.apikey, "HANDLERS", {})
+    monkeypatch.setitem(api.MODULES, "apikey", ())
     with TestClient(make_app(), headers=LIVE) as client:
         response = client.get("/Utils/apiKey")
     assert response.status_code == 501
@@ -113,7 +114,7 @@ def test_a_response_breaking_the_schema_is_a_500_naming_it(
     async def broken(call: Call) -> Reply:
         return Reply(200, {"status": "OK", "userName": "x", "accountId": "not a number", "isSandbox": True})
 
-    monkeypatch.setattr(api.apikey, "HANDLERS", {"ValidateApiKey": broken})
+    monkeypatch.setattr(apikey, "HANDLERS", {"ValidateApiKey": broken})
     app = make_app()
     with TestClient(app, headers=LIVE) as client:
         response = client.get("/Utils/apiKey")
@@ -134,9 +135,9 @@ def test_a_crashing_handler_is_a_json_500_and_the_server_goes_on(
         calls["n"] += 1
         if calls["n"] == 1:
             raise RuntimeError("boom")
-        return await api.apikey.validate_api_key(call)
+        return await apikey.validate_api_key(call)
 
-    monkeypatch.setattr(api.apikey, "HANDLERS", {"ValidateApiKey": flaky})
+    monkeypatch.setattr(apikey, "HANDLERS", {"ValidateApiKey": flaky})
     with TestClient(make_app(), headers=LIVE) as client:
         first = client.get("/Utils/apiKey")
         second = client.get("/Utils/apiKey")

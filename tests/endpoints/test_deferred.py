@@ -1,10 +1,12 @@
 """payemu's own routes (control API, pages, eWallet library) are built on their first
-request, and answer then exactly as routes built at start-up would."""
+request, and answer then exactly as routes built at start-up would; an operation's handler
+module is imported by its first call."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from starlette.applications import Starlette
@@ -12,10 +14,15 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Match, Mount, NoMatchFound, Route
 from starlette.testclient import TestClient
 
-from emulator.app.build import OWN_PREFIXES
-from emulator.endpoints.deferred import Deferred
+from emulator import api
+from emulator.app.build import OWN_PREFIXES, create_app
+from emulator.endpoints.deferred import Deferred, OnFirstCall
+from emulator.endpoints.pipeline import Handler
 from emulator.endpoints.routing import FastRouter
 from tests.conftest import SANDBOX
+from tests.support.bodies import NULL_SUCCESS, card
+
+CHARGE = {"amount": 10.5, "currency": "USD", "paymentGatewayAccount": NULL_SUCCESS, "card": card(cvv="123")}
 
 
 def _own(client: TestClient) -> Deferred:
@@ -143,3 +150,50 @@ def test_serving_does_not_import_them_until_asked() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False", "True", "True"]
+
+
+def test_the_payment_engine_is_imported_by_the_first_payment() -> None:
+    probe = (
+        "import sys\n"
+        "from starlette.testclient import TestClient\n"
+        "from emulator.app.build import create_app\n"
+        f"with TestClient(create_app(), headers={dict(SANDBOX)!r}) as client:\n"
+        "    assert client.get('/Utils/apiKey').json()['status'] == 'OK'\n"
+        "    print('emulator.engine.engine' in sys.modules, 'emulator.api.payments' in sys.modules)\n"
+        f"    answer = client.post('/PaymentGateway/charge', json={CHARGE!r}).json()\n"
+        "    print(answer['operationResultCode'], 'emulator.engine.engine' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False", "Success", "True"]
+
+
+def test_an_endpoint_loads_a_deferred_handler_once_and_then_calls_it_directly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loads: list[tuple[str, str]] = []
+    real = api._imported
+
+    def counted(module: str, operation_id: str) -> Handler:
+        loads.append((module, operation_id))
+        return real(module, operation_id)
+
+    monkeypatch.setattr(api, "_imported", counted)
+    app = create_app()
+    with TestClient(app, headers=SANDBOX) as client:
+        answers = [client.get("/Utils/apiKey").json()["status"] for _ in range(3)]
+    assert (answers, loads) == (["OK"] * 3, [("apikey", "ValidateApiKey")])
+
+
+def test_a_load_that_fails_is_tried_again() -> None:
+    outcomes = iter([ImportError("half-installed"), "handler"])
+
+    def load() -> Any:
+        outcome = next(outcomes)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    deferred = OnFirstCall(load)
+    with pytest.raises(ImportError, match="half-installed"):
+        deferred.load()
+    assert deferred.load() == deferred.load() == "handler"
