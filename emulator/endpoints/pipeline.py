@@ -114,14 +114,14 @@ class Call:
         return str(self.request.base_url).rstrip("/")
 
 
-_PLAIN_HOST = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+_PLAIN_HOST = r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"  # compiled by re when first used
 
 
 @lru_cache(maxsize=256)
 def _plain_base(scheme: str, host: bytes, root_path: str) -> str | None:
     """``scheme://host/root`` for a plain Host header (name or address, and a port), else None."""
     text = host.decode("latin-1")
-    return f"{scheme}://{text}{root_path}".rstrip("/") if _PLAIN_HOST.fullmatch(text) else None
+    return f"{scheme}://{text}{root_path}".rstrip("/") if re.fullmatch(_PLAIN_HOST, text) else None
 
 
 Handler = Callable[[Call], Awaitable[Reply]]

@@ -20,10 +20,11 @@ TOKEN_LENGTH = 32
 MAX_PAYLOAD = 16384
 MAX_TOKENS = 10_000  # per tenant by default (config: limits.tokensPerTenant)
 MAX_TOKEN_BYTES = 16 * 1024 * 1024  # characters (config: limits.tokenBytesPerTenant)
-TOKEN_REFERENCE = re.compile(r"@([A-Za-z0-9]{32})")
-_CARD_NUMBER = re.compile(r"\d{12,20}")
-_CVV = re.compile(r"\d{3,4}")
-_SEPARATORS = re.compile(r"[ \-]")
+# compiled by ``re`` when first used (a payload with card details, a token reference)
+_TOKEN_REFERENCE = r"@([A-Za-z0-9]{32})"
+_CARD_NUMBER = r"\d{12,20}"
+_CVV = r"\d{3,4}"
+_SEPARATORS = r"[ \-]"
 # Card fields a JSON payload may fill, by lower-case name.
 _CARD_FIELDS = {
     name.lower(): name for name in ("cardNumber", "cardHolderName", "expirationMonth", "expirationYear", "cvv")
@@ -146,8 +147,8 @@ def resolve_card(holder: VaultHolder, card: Card) -> Card:
     if isinstance(number, str) and number.startswith("@"):
         payload = _payload(holder.vault, number, "card.cardNumber")
         details = _card_details(payload)
-        digits = details.get("cardNumber") if details else _SEPARATORS.sub("", payload.strip())
-        if not isinstance(digits, str) or not _CARD_NUMBER.fullmatch(digits):
+        digits = details.get("cardNumber") if details else re.sub(_SEPARATORS, "", payload.strip())
+        if not isinstance(digits, str) or not re.fullmatch(_CARD_NUMBER, digits):
             raise errors.invalid("card.cardNumber", "The token does not hold a card number.")
         resolved = replace(
             resolved,
@@ -161,7 +162,7 @@ def resolve_card(holder: VaultHolder, card: Card) -> Card:
     if isinstance(cvv, str) and cvv.startswith("@"):
         payload = _payload(holder.vault, cvv, "card.cvv")
         held = _card_details(payload).get("cvv") if payload.lstrip().startswith("{") else payload.strip()
-        if not isinstance(held, str) or not _CVV.fullmatch(held):
+        if not isinstance(held, str) or not re.fullmatch(_CVV, held):
             raise errors.invalid("card.cvv", "The token does not hold a security code.")
         resolved = replace(resolved, cvv=held)
     return resolved
@@ -173,7 +174,7 @@ def _fill(given: Any, held: Any) -> Any:
 
 
 def _payload(vault: Vault, reference: str, field: str) -> str:
-    match = TOKEN_REFERENCE.fullmatch(reference)
+    match = re.fullmatch(_TOKEN_REFERENCE, reference)
     if match is None:
         raise errors.invalid(field, "A token reference is @ followed by the 32-character string token.")
     entry = vault.get(match.group(1))
@@ -200,7 +201,7 @@ def _card_details(payload: str) -> dict[str, Any]:
         if name in ("expirationMonth", "expirationYear"):
             value = _whole_number(value)
         elif name in ("cardNumber", "cvv"):
-            value = _SEPARATORS.sub("", str(value)) if isinstance(value, str | int) else None
+            value = re.sub(_SEPARATORS, "", str(value)) if isinstance(value, str | int) else None
         elif not isinstance(value, str):
             value = None
         if value is not None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 
 import orjson
 from hypothesis import HealthCheck, given, settings
@@ -109,6 +110,6 @@ def test_the_key_pattern_is_exactly_the_keys_mask_acts_on() -> None:
     """_MASKED_KEY spells the key sets out as a trie: it must stay equal to them."""
     keys = masking._CARD | masking._DROP | masking._REDACT | {"credentials"}
     for key in keys:
-        assert masking._MASKED_KEY.fullmatch(f'"{key}"'.encode()), key
+        assert re.fullmatch(masking._MASKED_KEY, f'"{key}"'.encode()), key
     for near in ("cardnumbers", "numbe", "pans", "cv", "cvv3", "secrets", "payloads", "credential", "value"):
-        assert not masking._MASKED_KEY.fullmatch(f'"{near}"'.encode()), near
+        assert not re.fullmatch(masking._MASKED_KEY, f'"{near}"'.encode()), near
