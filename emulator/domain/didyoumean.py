@@ -5,9 +5,11 @@ commands, control API query parameters and filter values, scenario and config ke
 from __future__ import annotations
 
 import argparse
+import functools
 import re
+import shutil
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 _CHOICE = r"invalid choice: '([^']*)'"
 
@@ -68,6 +70,13 @@ def unrecognized(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:
 
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose "invalid choice" errors name the closest choice."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        # argparse makes a help formatter for every option it adds (to check the option's
+        # metavar), each asking the terminal for its width: here the parser asks once
+        formatter = kwargs.pop("formatter_class", argparse.HelpFormatter)
+        width = shutil.get_terminal_size().columns - 2  # as argparse's formatter works it out
+        super().__init__(formatter_class=functools.partial(formatter, width=width), **kwargs)
 
     def error(self, message: str) -> NoReturn:
         found = re.search(_CHOICE, message)

@@ -3,9 +3,13 @@ usage of the command it was given to."""
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
 
 from emulator.cli import main as cli
+from emulator.domain.didyoumean import Parser
 
 
 def _error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -36,3 +40,21 @@ def test_a_scenarios_option(capsys: pytest.CaptureFixture[str]) -> None:
     err = _error(capsys, "scenarios", "list", "--confg", "x.yaml")
     assert err.startswith("usage: payemu scenarios list ")
     assert "--confg: did you mean --config?" in err
+
+
+@pytest.mark.parametrize("columns", [50, 120])
+def test_the_help_fits_the_terminal_asked_once_per_parser(columns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[int] = []
+
+    def size(*args: object) -> os.terminal_size:
+        asked.append(columns)
+        return os.terminal_size((columns, 24))
+
+    monkeypatch.setattr(shutil, "get_terminal_size", size)
+    parser = Parser(prog="payemu", description="word " * 60)
+    for number in range(10):
+        parser.add_argument(f"--option-{number}", help="help " * 20)
+    text = parser.format_help()
+    assert max(len(line) for line in text.splitlines()) <= columns - 2
+    assert max(len(line) for line in text.splitlines()) > columns - 20
+    assert asked == [columns]
