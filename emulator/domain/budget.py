@@ -11,7 +11,7 @@ import sys
 import time
 import weakref
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from emulator.domain import errors
 
@@ -47,12 +47,14 @@ SHED_SLICE = 64 * 1024  # freed by one request at the process's budget, beyond w
 BARREN_SECONDS = 1.0  # after a search that freed nothing, the next one waits this long (a 507 meanwhile)
 
 
-class Sheddable(Protocol):
-    """A store whose oldest items may be dropped for anyone's sake."""
+if TYPE_CHECKING:  # a type for the checker only (no class made at run time)
 
-    def shed(self, nbytes: int) -> int:
-        """Drop the oldest items until ``nbytes`` are freed; the bytes freed."""
-        ...
+    class Sheddable(Protocol):
+        """A store whose oldest items may be dropped for anyone's sake."""
+
+        def shed(self, nbytes: int) -> int:
+            """Drop the oldest items until ``nbytes`` are freed; the bytes freed."""
+            ...
 
 
 def text(value: str | bytes | None) -> int:

@@ -28,10 +28,12 @@ BUILTIN = data_path("default-scenarios.yaml")
 Signature = tuple[tuple[str, int, int], ...]
 
 
-class RuleHolder(Protocol):
-    """A tenant, as the book sees it: the rules it added at run time (and its sequence counters)."""
+if TYPE_CHECKING:  # a type for the checker only (no class made at run time)
 
-    rules: RuleSet
+    class RuleHolder(Protocol):
+        """A tenant, as the book sees it: the rules it added at run time (and its sequence counters)."""
+
+        rules: RuleSet
 
 
 # Who decides an attempt, first to last (docs/scenarios.md, "Precedence"). The gateway's

@@ -170,10 +170,12 @@ def check_credentials(
     return pairs
 
 
-class AccountStoreHolder(Protocol):
-    accounts: Accounts
+if TYPE_CHECKING:  # a type for the checker only (no class made at run time)
 
-    def now(self) -> datetime: ...
+    class AccountStoreHolder(Protocol):
+        accounts: Accounts
+
+        def now(self) -> datetime: ...
 
 
 def put(tenant: AccountStoreHolder, catalog: Catalog, name: str, body: dict[str, Any]) -> StoredAccount:

@@ -9,19 +9,19 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from emulator.stores.ledger import Ledger
+if TYPE_CHECKING:  # types for the checker only (no class made at run time)
+    from emulator.stores.ledger import Ledger
+
+    class AdmissionHolder(Protocol):
+        last_used: float
+        ledger: Ledger
+
+        def now(self) -> datetime: ...
 
 
-class AdmissionHolder(Protocol):
-    last_used: float
-    ledger: Ledger
-
-    def now(self) -> datetime: ...
-
-
-Tenant = TypeVar("Tenant", bound=AdmissionHolder)
+Tenant = TypeVar("Tenant", bound="AdmissionHolder")
 
 
 def holds_open_authorizations(tenant: AdmissionHolder) -> bool:

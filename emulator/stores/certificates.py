@@ -4,7 +4,7 @@ portal, payemu keeps only the names, and a request naming an unregistered one is
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from emulator.domain import budget as weights
 from emulator.domain import errors
@@ -76,8 +76,10 @@ class Certificates:
             )
 
 
-class CertificateStoreHolder(Protocol):
-    certificates: Certificates
+if TYPE_CHECKING:  # a type for the checker only (no class made at run time)
+
+    class CertificateStoreHolder(Protocol):
+        certificates: Certificates
 
 
 def names(tenant: CertificateStoreHolder) -> list[str]:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import field
 from datetime import datetime, timedelta
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from emulator.domain import budget as weights
 from emulator.domain import errors
@@ -186,30 +186,31 @@ class Sessions(Mapping[str, Session]):
         return reversed(list(self._sessions.values()))
 
 
-class SessionOwner(Protocol):
-    user_name: str
-    sessions: Sessions
-    certificates: Certificates
+if TYPE_CHECKING:  # types for the checker only (no class made at run time)
 
-    @property
-    def accounts(self) -> Mapping[str, Any]: ...
+    class SessionOwner(Protocol):
+        user_name: str
+        sessions: Sessions
+        certificates: Certificates
 
-    @property
-    def vault(self) -> Mapping[str, Any]: ...
+        @property
+        def accounts(self) -> Mapping[str, Any]: ...
 
-    def random_string(self, length: int) -> str: ...
+        @property
+        def vault(self) -> Mapping[str, Any]: ...
 
-    def sign_token(self, body: Mapping[str, Any]) -> str: ...
+        def random_string(self, length: int) -> str: ...
 
-    def now(self) -> datetime: ...
+        def sign_token(self, body: Mapping[str, Any]) -> str: ...
 
+        def now(self) -> datetime: ...
 
-class Indexed(Protocol):
-    @property
-    def session_index(self) -> SessionIndex[Any]: ...
+    class Indexed(Protocol):
+        @property
+        def session_index(self) -> SessionIndex[Any]: ...
 
-    @property
-    def tenants(self) -> Iterable[Any]: ...
+        @property
+        def tenants(self) -> Iterable[Any]: ...
 
 
 def check_request(tenant: SessionOwner, body: dict[str, Any]) -> list[errors.FieldErrors]:
@@ -317,11 +318,13 @@ def wallets(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"name": WALLET}] if cards or not allowed else []
 
 
-class _HasSessions(Protocol):
-    sessions: Sessions
+if TYPE_CHECKING:  # a type for the checker only (no class made at run time)
+
+    class _HasSessions(Protocol):
+        sessions: Sessions
 
 
-OwnerT = TypeVar("OwnerT", bound=_HasSessions)
+OwnerT = TypeVar("OwnerT", bound="_HasSessions")
 
 
 class SessionIndex(Generic[OwnerT]):

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from itertools import count
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import orjson
 
@@ -72,10 +72,12 @@ if len(FIELDS) != len(Entry._fields):
     raise ImportError("journal.FIELDS does not name every field of journal.Entry")
 
 
-class Renders(Protocol):
-    """An attempt kept as recorded (an AttemptRecord), rendered when first read."""
+if TYPE_CHECKING:  # a type for the checker only (no class made at run time)
 
-    def to_json(self) -> dict[str, Any]: ...
+    class Renders(Protocol):
+        """An attempt kept as recorded (an AttemptRecord), rendered when first read."""
+
+        def to_json(self) -> dict[str, Any]: ...
 
 
 def _jsonable(value: object) -> object:

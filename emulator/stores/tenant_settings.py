@@ -14,14 +14,12 @@ from emulator.domain.vocabulary import Operation
 if TYPE_CHECKING:
     from emulator.domain.config import Settings
 
+    class ServerDefaults(Protocol):
+        @property
+        def settings(self) -> Settings: ...
 
-class ServerDefaults(Protocol):
-    @property
-    def settings(self) -> Settings: ...
-
-
-class SettingsOwner(Protocol):
-    overrides: TenantSettings
+    class SettingsOwner(Protocol):
+        overrides: TenantSettings
 
 
 # control-API name → (TenantSettings / Settings attribute, allowed values or None for a boolean)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from emulator.domain import budget as weights
 from emulator.domain import errors
@@ -126,12 +126,14 @@ def _weight(payload: str) -> int:
     return weights.STRING_TOKEN + weights.text(payload)
 
 
-class VaultHolder(Protocol):
-    vault: Vault
+if TYPE_CHECKING:  # a type for the checker only (no class made at run time)
 
-    def random_string(self, length: int) -> str: ...
+    class VaultHolder(Protocol):
+        vault: Vault
 
-    def now(self) -> datetime: ...
+        def random_string(self, length: int) -> str: ...
+
+        def now(self) -> datetime: ...
 
 
 def store(holder: VaultHolder, payload: str) -> StringToken:

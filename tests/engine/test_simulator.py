@@ -8,7 +8,7 @@ import re
 import time
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,10 +21,12 @@ from emulator.domain.vocabulary import Operation, ResultCode
 from emulator.engine.simulator import AttemptInput, GatewayAccount, attempt, requirement_failure
 from emulator.scenarios import Attempt, Match, Rule, RuleOutcome, ScenarioBook
 from emulator.scenarios.model import RUNTIME_SOURCE
-from emulator.scenarios.rulebook import RuleHolder
 from emulator.stores.transaction import Transaction
 from emulator.tenants.tenants import Tenant
 from tests.conftest import bare_tenant
+
+if TYPE_CHECKING:
+    from emulator.scenarios.rulebook import RuleHolder
 
 CATALOG = load_catalog()
 CARD = "4111111111111111"
