@@ -294,8 +294,9 @@ class Catalog:
         self, gateways: list[GatewaySpec], files: Sequence[Path] = (), read: Callable[[Path], GatewaySpec] | None = None
     ) -> None:
         self._by_lower = {g.name.lower(): g for g in gateways}
-        self._names = [g.name for g in gateways] + [file.stem for file in files]
-        self._files = {file.stem.lower(): file for file in files}  # the files not read yet
+        stems = [file.stem for file in files]
+        self._names = [g.name for g in gateways] + stems
+        self._files = {stem.lower(): file for stem, file in zip(stems, files, strict=True)}  # the files not read yet
         self._read = read
 
     def get(self, name: str | None) -> GatewaySpec | None:
