@@ -16,7 +16,6 @@ from emulator.domain import errors
 from emulator.domain.budget import Budget
 from emulator.domain.records import dataclass
 from emulator.domain.vocabulary import Operation
-from emulator.stores.certificates import Certificates
 
 SESSION_LIFETIME = timedelta(minutes=30)
 KEEP_EXPIRED = timedelta(days=1)  # expired sessions stay readable (results) this long
@@ -187,6 +186,7 @@ class Sessions(Mapping[str, Session]):
 
 
 if TYPE_CHECKING:  # types for the checker only (no class made at run time)
+    from emulator.stores.certificates import Certificates
 
     class SessionOwner(Protocol):
         user_name: str

@@ -6,6 +6,7 @@ seed and the key), so its answers do not depend on what other tenants do."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -14,9 +15,9 @@ import secrets
 import string
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from emulator.domain import errors
 from emulator.domain.budget import Budget
@@ -24,20 +25,23 @@ from emulator.domain.clock import Clock
 from emulator.domain.config import KeySpec, Settings
 from emulator.scenarios.ruleset import RuleSet
 from emulator.stores import ewallet_tokens as tokens
-from emulator.stores.accounts import Accounts
 from emulator.stores.admission import room_maker
-from emulator.stores.certificates import Certificates
 from emulator.stores.ewallet_sessions import Sessions
 from emulator.stores.journal import Journal
 from emulator.stores.ledger import Ledger
 from emulator.stores.tenant_settings import TenantSettings
-from emulator.stores.vault import Vault
 
 if TYPE_CHECKING:
     from faker import Faker
 
+    from emulator.stores.accounts import Accounts
+    from emulator.stores.certificates import Certificates
+    from emulator.stores.vault import Vault
+
 ALPHANUMERIC = string.ascii_letters + string.digits
 MAX_KEY_LENGTH = 256
+Made = TypeVar("Made")
+_ON_FIRST_USE = ("certificates", "accounts", "vault")  # the stores Tenant._make_stores makes
 
 
 def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
@@ -104,6 +108,32 @@ def token_secret(api_key: str, seed: int | None) -> bytes:
     return hashlib.sha256(f"payemu/tokens/{seed}/{api_key}".encode()).digest()
 
 
+class OnFirstUse(Generic[Made]):
+    """An attribute of a tenant that ``make`` sets on the instance when it is first read; from
+    then on the instance's own attribute is found first. Neither reading it nor ``make``
+    touches the instance's ``__dict__``, which would slow every attribute of the tenant."""
+
+    def __init__(self, make: Callable[[Tenant], None]) -> None:
+        self.make = make
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, tenant: None, owner: type | None = None) -> OnFirstUse[Made]: ...
+
+    @overload
+    def __get__(self, tenant: Tenant, owner: type | None = None) -> Made: ...
+
+    def __get__(self, tenant: Tenant | None, owner: type | None = None) -> OnFirstUse[Made] | Made:
+        if tenant is None:
+            return self
+        self.make(tenant)
+        made: Made = getattr(tenant, self.name)
+        return made
+
+
 class Tenant:
     last_used: float  # hardening: monotonic time of the last request (for the registry's eviction)
     unsaved: str | None = None  # --state: why a save of it did not land (its requests then get a 503)
@@ -136,14 +166,37 @@ class Tenant:
         budget = self.budget
         budget.clear()  # the stores below start empty
         self.journal = Journal(self._settings.journal_size, bounds.journal_bytes, budget)
-        self.certificates = Certificates(self._spec.certificates, bounds.named, budget)
-        self.accounts = Accounts(bounds.named, budget)
-        self.vault = Vault(bounds.tokens, bounds.token_bytes, budget)
         self.ledger = Ledger(bounds.transactions, bounds.tokens, budget, self.clock)
         self.rules = RuleSet(sequence_limit=bounds.sequences, budget=budget)
         self.sessions = Sessions(bounds.sessions, budget)
         self.overrides = TenantSettings()  # its own strictness, success status, failover mode
         self._faker: Faker | None = None
+        for name in _ON_FIRST_USE:  # made afresh when next used
+            with contextlib.suppress(AttributeError):
+                delattr(self, name)
+
+    def _make_stores(self) -> None:
+        """The stores a payment with a plain card and an inline account never reads (nor
+        does ``payemu serve``'s first answer): made, and their modules imported, when one of
+        them is first read; all of them at once, so that every tenant's attributes keep one
+        order (an instance whose attributes come in another order loses Python's fast path
+        to every one of them)."""
+        from emulator.stores.accounts import Accounts
+        from emulator.stores.certificates import Certificates
+        from emulator.stores.vault import Vault
+
+        bounds = self._settings.limits
+        made = {
+            "certificates": Certificates(self._spec.certificates, bounds.named, self.budget),
+            "accounts": Accounts(bounds.named, self.budget),
+            "vault": Vault(bounds.tokens, bounds.token_bytes, self.budget),
+        }
+        for name, store in made.items():
+            setattr(self, name, store)
+
+    certificates: OnFirstUse[Certificates] = OnFirstUse(_make_stores)
+    accounts: OnFirstUse[Accounts] = OnFirstUse(_make_stores)
+    vault: OnFirstUse[Vault] = OnFirstUse(_make_stores)
 
     @property
     def faker(self) -> Faker:

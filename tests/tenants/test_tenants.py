@@ -8,6 +8,7 @@ from emulator.domain.config import ConfigError, Settings, load_config_file
 from emulator.stores import vault
 from emulator.stores.accounts import StoredAccount
 from emulator.tenants.tenants import TenantRegistry
+from tests.conftest import bare_tenant
 
 
 def test_default_keys_are_separate_tenants() -> None:
@@ -132,3 +133,20 @@ def test_clock_start_comes_from_the_config_file(tmp_path: Path) -> None:
     config.write_text("clockStart: next tuesday\n")
     with pytest.raises(ConfigError, match="clockStart 'next tuesday': an ISO 8601 date"):
         load_config_file(config)
+
+
+def test_the_rarely_used_stores_are_made_together_on_first_use_and_afresh_after_a_reset() -> None:
+    tenant, other = bare_tenant("a", certificates=["cert-1"]), bare_tenant("b")
+    lazy = ("certificates", "accounts", "vault")
+    assert [name for name in lazy if name in tenant.__class__.__dict__] == list(lazy)
+    assert "cert-1" in tenant.certificates  # the key's configured certificates are there
+    token = vault.store(tenant, "a secret")
+    assert tenant.vault[token.token].payload == "a secret"
+    before = tenant.vault
+    other.accounts  # noqa: B018
+    # made in one order whichever is read first: the same attribute layout for every tenant
+    assert [k for k in vars(tenant) if k in lazy] == [k for k in vars(other) if k in lazy] == list(lazy)
+    tenant.reset()
+    assert tenant.vault is not before
+    assert len(tenant.vault) == 0
+    assert "cert-1" in tenant.certificates
