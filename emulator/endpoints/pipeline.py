@@ -151,12 +151,9 @@ class Endpoint:
         self.handler = handler  # as given: an OnFirstCall (emulator.api) until its first call
         self._handle: Handler = self._first_call if isinstance(handler, OnFirstCall) else handler
         self.journal = journal  # False for the control API: the journal records the public API
-        # how an operation without an API key finds its tenant (default: an X-Api-Key sent
-        # anyway); the payment page finds it by the session token in its URL
-        self.tenant_of = tenant_of
+        self.tenant_of = tenant_of  # how a keyless operation finds a tenant (the payment page: its token)
         self.interface_version = operation.api.interface_version if operation.api else None
-        # integer fields, where the binder refuses a fraction (see emulator.contract.dotnet_binder):
-        # found by the first check of a body (a run calls few of its operations)
+        # fields where the binder refuses a fraction (contract.dotnet_binder), found by the first body
         self.integers: tuple[binder.Path, ...] = ()
         self.integer_tree: binder.Tree = {}
         self.has_fraction: binder.Check | None = self._first_fraction_check if operation.body else None
@@ -192,8 +189,7 @@ class Endpoint:
         notes = scope.get(NOTES)
         warnings: list[str] = list(notes) if notes else []
         headers = dict(reversed(scope["headers"]))  # by name; of a repeated one the first, as Headers.get
-        # Starlette's Request, made only for what reads the request through it
-        request: Request | Receive = receive
+        request: Request | Receive = receive  # a Starlette Request only for what reads one
         length = headers.get(b"content-length")
         key = headers.get(b"x-api-key")
         try:

@@ -28,7 +28,6 @@ from emulator.stores import ewallet_tokens as tokens
 from emulator.stores.admission import room_maker
 from emulator.stores.ewallet_sessions import Sessions
 from emulator.stores.journal import Journal
-from emulator.stores.ledger import Ledger
 from emulator.stores.tenant_settings import TenantSettings
 
 if TYPE_CHECKING:
@@ -36,12 +35,13 @@ if TYPE_CHECKING:
 
     from emulator.stores.accounts import Accounts
     from emulator.stores.certificates import Certificates
+    from emulator.stores.ledger import Ledger
     from emulator.stores.vault import Vault
 
 ALPHANUMERIC = string.ascii_letters + string.digits
 MAX_KEY_LENGTH = 256
 Made = TypeVar("Made")
-_ON_FIRST_USE = ("certificates", "accounts", "vault")  # the stores Tenant._make_stores makes
+_ON_FIRST_USE = ("certificates", "accounts", "vault", "ledger")  # the stores Tenant._make_stores makes
 
 
 def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
@@ -166,7 +166,6 @@ class Tenant:
         budget = self.budget
         budget.clear()  # the stores below start empty
         self.journal = Journal(self._settings.journal_size, bounds.journal_bytes, budget)
-        self.ledger = Ledger(bounds.transactions, bounds.tokens, budget, self.clock)
         self.rules = RuleSet(sequence_limit=bounds.sequences, budget=budget)
         self.sessions = Sessions(bounds.sessions, budget)
         self.overrides = TenantSettings()  # its own strictness, success status, failover mode
@@ -176,13 +175,14 @@ class Tenant:
                 delattr(self, name)
 
     def _make_stores(self) -> None:
-        """The stores a payment with a plain card and an inline account never reads (nor
-        does ``payemu serve``'s first answer): made, and their modules imported, when one of
-        them is first read; all of them at once, so that every tenant's attributes keep one
-        order (an instance whose attributes come in another order loses Python's fast path
-        to every one of them)."""
+        """The stores of payments, tokens and accounts, which a key's status check never
+        reads (``payemu serve``'s first answer): made, and their modules imported, when one
+        of them is first read; all of them at once, so that every tenant's attributes keep
+        one order (an instance whose attributes come in another order loses Python's fast
+        path to every one of them)."""
         from emulator.stores.accounts import Accounts
         from emulator.stores.certificates import Certificates
+        from emulator.stores.ledger import Ledger
         from emulator.stores.vault import Vault
 
         bounds = self._settings.limits
@@ -190,6 +190,7 @@ class Tenant:
             "certificates": Certificates(self._spec.certificates, bounds.named, self.budget),
             "accounts": Accounts(bounds.named, self.budget),
             "vault": Vault(bounds.tokens, bounds.token_bytes, self.budget),
+            "ledger": Ledger(bounds.transactions, bounds.tokens, self.budget, self.clock),
         }
         for name, store in made.items():
             setattr(self, name, store)
@@ -197,6 +198,7 @@ class Tenant:
     certificates: OnFirstUse[Certificates] = OnFirstUse(_make_stores)
     accounts: OnFirstUse[Accounts] = OnFirstUse(_make_stores)
     vault: OnFirstUse[Vault] = OnFirstUse(_make_stores)
+    ledger: OnFirstUse[Ledger] = OnFirstUse(_make_stores)
 
     @property
     def faker(self) -> Faker:

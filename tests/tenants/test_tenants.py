@@ -135,9 +135,9 @@ def test_clock_start_comes_from_the_config_file(tmp_path: Path) -> None:
         load_config_file(config)
 
 
-def test_the_rarely_used_stores_are_made_together_on_first_use_and_afresh_after_a_reset() -> None:
+def test_the_payment_and_token_stores_are_made_together_on_first_use_and_afresh_after_a_reset() -> None:
     tenant, other = bare_tenant("a", certificates=["cert-1"]), bare_tenant("b")
-    lazy = ("certificates", "accounts", "vault")
+    lazy = ("certificates", "accounts", "vault", "ledger")
     assert [name for name in lazy if name in tenant.__class__.__dict__] == list(lazy)
     assert "cert-1" in tenant.certificates  # the key's configured certificates are there
     token = vault.store(tenant, "a secret")
@@ -149,4 +149,5 @@ def test_the_rarely_used_stores_are_made_together_on_first_use_and_afresh_after_
     tenant.reset()
     assert tenant.vault is not before
     assert len(tenant.vault) == 0
+    assert tenant.ledger.clock is tenant.clock  # the reset's new clock
     assert "cert-1" in tenant.certificates
