@@ -8,16 +8,15 @@ from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from emulator.catalog import loader as catalog_files
-from emulator.catalog.catalog import Catalog
 from emulator.contract.openapi import OpenApi
 from emulator.domain import errors
 from emulator.domain.config import Settings
 from emulator.scenarios import ScenarioBook
 from emulator.stores.ewallet_sessions import SessionIndex
-from emulator.tenants.tenants import Tenant, TenantRegistry
+from emulator.tenants.tenants import OnFirstUse, Tenant, TenantRegistry
 
 if TYPE_CHECKING:
+    from emulator.catalog.catalog import Catalog
     from emulator.scenarios.watcher import Watcher
     from emulator.tenants.services import Compiler
 
@@ -29,7 +28,6 @@ class Runtime:
         self.settings = settings
         self.api = api
         self.tenants = TenantRegistry(settings)
-        self.catalog: Catalog = catalog_files.on_demand()  # each gateway's file read when first asked for
         self.scenarios: ScenarioBook = ScenarioBook.load(settings)
         self.violations: list[str] = []
         self.session_index: SessionIndex[Tenant] = SessionIndex()  # payment pages find their tenant in O(1) (hardening)
@@ -43,6 +41,16 @@ class Runtime:
         self.interfaces: weakref.WeakKeyDictionary[Tenant, OpenApi] = weakref.WeakKeyDictionary()
         # what each of those weighs, charged to its tenant's budget (emulator.endpoints.versions.choose)
         self.interface_weights: weakref.WeakKeyDictionary[Tenant, int] = weakref.WeakKeyDictionary()
+
+    def _load_catalog(self) -> None:
+        """The gateway catalog, its modules imported when first read (a key's status check,
+        ``payemu serve``'s first answer, needs none); each gateway's file is read when that
+        gateway is first asked for."""
+        from emulator.catalog import loader as catalog_files
+
+        self.catalog = catalog_files.on_demand()
+
+    catalog: OnFirstUse[Catalog] = OnFirstUse(_load_catalog)
 
     @cached_property
     def currencies(self) -> Mapping[str, str]:

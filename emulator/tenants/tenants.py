@@ -109,11 +109,11 @@ def token_secret(api_key: str, seed: int | None) -> bytes:
 
 
 class OnFirstUse(Generic[Made]):
-    """An attribute of a tenant that ``make`` sets on the instance when it is first read; from
-    then on the instance's own attribute is found first. Neither reading it nor ``make``
-    touches the instance's ``__dict__``, which would slow every attribute of the tenant."""
+    """An attribute that ``make`` sets on the instance when it is first read; from then on
+    the instance's own attribute is found first. Neither reading it nor ``make`` touches the
+    instance's ``__dict__``, which would slow every attribute of the instance."""
 
-    def __init__(self, make: Callable[[Tenant], None]) -> None:
+    def __init__(self, make: Callable[[Any], None]) -> None:
         self.make = make
         self.name = ""
 
@@ -121,16 +121,16 @@ class OnFirstUse(Generic[Made]):
         self.name = name
 
     @overload
-    def __get__(self, tenant: None, owner: type | None = None) -> OnFirstUse[Made]: ...
+    def __get__(self, instance: None, owner: type | None = None) -> OnFirstUse[Made]: ...
 
     @overload
-    def __get__(self, tenant: Tenant, owner: type | None = None) -> Made: ...
+    def __get__(self, instance: object, owner: type | None = None) -> Made: ...
 
-    def __get__(self, tenant: Tenant | None, owner: type | None = None) -> OnFirstUse[Made] | Made:
-        if tenant is None:
+    def __get__(self, instance: object | None, owner: type | None = None) -> OnFirstUse[Made] | Made:
+        if instance is None:
             return self
-        self.make(tenant)
-        made: Made = getattr(tenant, self.name)
+        self.make(instance)
+        made: Made = getattr(instance, self.name)
         return made
 
 
