@@ -2,13 +2,11 @@
 ``OnFirstRequest``: one ASGI app made by its first request; and ``OnFirstCall``: one
 operation's handler found by its first call.
 
-The control API, the hosted page, the dashboard and the eWallet library's endpoints are
-under one prefix, and most runs never call them; building them (three documents, a few
-dozen routes, their modules) was a tenth of ``payemu serve``'s start-up. A Deferred route
-stands in their place in the route list: a request whose path starts with one of its
-prefixes builds them, and Starlette's scan then sees them as if they had been there all
-along (the same 404, 405 and slash redirects, the same ``scope["route"]``), as does
-payemu's index of fixed paths (:class:`emulator.endpoints.routing.FastRouter`).
+The control API, the pages and the eWallet library's endpoints are under one prefix, and
+most runs never call them (building them was a tenth of ``payemu serve``'s start-up). A
+Deferred route stands in their place: a request under one of its prefixes builds them, and
+Starlette's scan and payemu's index of fixed paths (:class:`~emulator.endpoints.routing.FastRouter`)
+then see them as if built at start (the same 404, 405, redirects and ``scope["route"]``).
 """
 
 from __future__ import annotations
