@@ -100,10 +100,10 @@ AnyHandler = Callable[[Any], Awaitable[Any]]
 
 
 class OnFirstCall:
-    """The handler ``load`` returns, found by the first call (its module imported then: the
-    payment engine is most of what ``payemu serve`` would import before its first answer).
-    An endpoint (:class:`emulator.endpoints.pipeline.Endpoint`) calls the loaded handler
-    itself from then on."""
+    """The handler ``load`` returns, found by the first call (its module imported then, so
+    a run that never pays never imports the payment engine). An endpoint
+    (:class:`emulator.endpoints.pipeline.Endpoint`) calls the loaded handler itself from
+    then on."""
 
     def __init__(self, load: Callable[[], AnyHandler]) -> None:
         self._load = load
