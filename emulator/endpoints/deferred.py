@@ -1,6 +1,5 @@
-"""``Deferred``: a group of routes built on the first request for one of its paths;
-``OnFirstRequest``: one ASGI app made by its first request; and ``OnFirstCall``: one
-operation's handler found by its first call.
+"""``Deferred``: a group of routes built on the first request for one of its paths; and
+``OnFirstCall``: a callable (an ASGI app, an operation's handler) made by its first call.
 
 The control API, the pages and the eWallet library's endpoints are under one prefix, and
 most runs never call them (building them was a tenth of ``payemu serve``'s start-up). A
@@ -11,12 +10,12 @@ then see them as if built at start (the same 404, 405, redirects and ``scope["ro
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from starlette.datastructures import URLPath
 from starlette.routing import BaseRoute, Match, NoMatchFound
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 
 class Deferred(BaseRoute):
@@ -82,38 +81,21 @@ class Deferred(BaseRoute):
         return path.startswith(self.prefixes)
 
 
-class OnFirstRequest:
-    """The ASGI app ``make`` returns, made by the first request that reaches it (a site or
-    a file tree most runs never ask for, and the modules it needs)."""
-
-    def __init__(self, make: Callable[[], ASGIApp]) -> None:
-        self.make = make
-        self.app: ASGIApp | None = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.app is None:
-            self.app = self.make()
-        await self.app(scope, receive, send)
-
-
-AnyHandler = Callable[[Any], Awaitable[Any]]
-
-
 class OnFirstCall:
-    """The handler ``load`` returns, found by the first call (its module imported then, so
-    a run that never pays never imports the payment engine). An endpoint
-    (:class:`emulator.endpoints.pipeline.Endpoint`) calls the loaded handler itself from
-    then on."""
+    """The callable ``load`` returns, made by the first call and called from then on: a site
+    or file tree most runs never ask for, or an operation's handler (its module imported
+    then, so a run that never pays never imports the payment engine). An endpoint
+    (:class:`emulator.endpoints.pipeline.Endpoint`) calls a loaded handler itself."""
 
-    def __init__(self, load: Callable[[], AnyHandler]) -> None:
+    def __init__(self, load: Callable[[], Callable[..., Any]]) -> None:
         self._load = load
-        self._handler: AnyHandler | None = None
+        self._loaded: Callable[..., Any] | None = None
 
-    def __call__(self, call: Any) -> Awaitable[Any]:
-        return self.load()(call)
+    def __call__(self, *args: Any) -> Any:
+        return self.load()(*args)
 
-    def load(self) -> AnyHandler:
-        """The handler, loaded now if it was not yet (a load that fails is tried again)."""
-        if self._handler is None:
-            self._handler = self._load()
-        return self._handler
+    def load(self) -> Callable[..., Any]:
+        """What ``load`` returns, made now if it was not yet (a load that fails is tried again)."""
+        if self._loaded is None:
+            self._loaded = self._load()
+        return self._loaded

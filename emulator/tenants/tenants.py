@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 ALPHANUMERIC = string.ascii_letters + string.digits
 MAX_KEY_LENGTH = 256
 Made = TypeVar("Made")
-_ON_FIRST_USE = ("certificates", "accounts", "vault", "ledger")  # the stores Tenant._make_stores makes
 
 
 def secret_string(length: int, alphabet: str = ALPHANUMERIC) -> str:
@@ -120,6 +119,14 @@ class OnFirstUse(Generic[Made]):
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
+    @staticmethod
+    def forget(instance: object) -> None:
+        """Drop what every such attribute of ``instance``'s class made, so its next read makes it afresh."""
+        for name, value in vars(type(instance)).items():
+            if isinstance(value, OnFirstUse):
+                with contextlib.suppress(AttributeError):
+                    delattr(instance, name)
+
     @overload
     def __get__(self, instance: None, owner: type | None = None) -> OnFirstUse[Made]: ...
 
@@ -170,9 +177,7 @@ class Tenant:
         self.sessions = Sessions(bounds.sessions, budget)
         self.overrides = TenantSettings()  # its own strictness, success status, failover mode
         self._faker: Faker | None = None
-        for name in _ON_FIRST_USE:  # made afresh when next used
-            with contextlib.suppress(AttributeError):
-                delattr(self, name)
+        OnFirstUse.forget(self)  # the stores below are made afresh when next read
 
     def _make_stores(self) -> None:
         """The stores of payments, tokens and accounts, which a key's status check never

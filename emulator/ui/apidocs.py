@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from emulator.endpoints.deferred import OnFirstRequest
+from emulator.endpoints.deferred import OnFirstCall
 from emulator.ui.home import SCHEMA
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def _assets() -> StaticFiles:
 def routes(runtime: Runtime) -> list[BaseRoute]:
     return [
         Route(PATH, _page(runtime), methods=["GET"], name="payemu-apidocs"),
-        Mount(ASSETS, app=OnFirstRequest(_assets), name="payemu-apidocs-static"),
+        Mount(ASSETS, app=OnFirstCall(_assets), name="payemu-apidocs-static"),
     ]
 
 

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from emulator.contract.wire import error_response
 from emulator.domain import errors
-from emulator.endpoints.deferred import OnFirstRequest
+from emulator.endpoints.deferred import OnFirstCall
 
 DEFAULT_PORT = 4200
 HERE = Path(__file__).resolve().parent
@@ -130,7 +130,7 @@ class PortSplit:
 
     def __init__(self, main: ASGIApp, make_form: Callable[[], ASGIApp], port: int) -> None:
         self.main = main
-        self.form = OnFirstRequest(lambda: SingleSlash(make_form()))
+        self.form = OnFirstCall(lambda: SingleSlash(make_form()))
         self.port = port
         self.state = getattr(main, "state", None)
 
